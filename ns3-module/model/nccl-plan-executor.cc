@@ -1,0 +1,115 @@
+#include "nccl-plan-executor.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("NcclPlanExecutor");
+
+void
+NcclPlanExecutor::Start(Ptr<PhantoraTransport> transport,
+                        NcclPlan plan,
+                        std::vector<uint32_t> rankToGpu,
+                        DoneCallback onDone)
+{
+    Ptr<NcclPlanExecutor> exec = Ptr<NcclPlanExecutor>(
+        new NcclPlanExecutor(transport, std::move(plan), std::move(rankToGpu), std::move(onDone)),
+        false);
+    exec->m_self = exec;
+    if (exec->m_remaining == 0)
+    {
+        Simulator::Schedule(exec->m_plan.fixedLatency, &NcclPlanExecutor::Finish, exec);
+        return;
+    }
+    for (uint32_t i = 0; i < exec->m_plan.transfers.size(); ++i)
+    {
+        if (exec->m_pendingDeps[i] == 0)
+        {
+            exec->Launch(i);
+        }
+    }
+}
+
+NcclPlanExecutor::NcclPlanExecutor(Ptr<PhantoraTransport> transport,
+                                   NcclPlan plan,
+                                   std::vector<uint32_t> rankToGpu,
+                                   DoneCallback onDone)
+    : m_transport(transport),
+      m_plan(std::move(plan)),
+      m_rankToGpu(std::move(rankToGpu)),
+      m_onDone(std::move(onDone))
+{
+    const auto n = static_cast<uint32_t>(m_plan.transfers.size());
+    m_pendingDeps.resize(n, 0);
+    m_children.resize(n);
+    m_remaining = n;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        const NcclTransfer& t = m_plan.transfers[i];
+        NS_ABORT_MSG_IF(t.src >= m_rankToGpu.size() || t.dst >= m_rankToGpu.size(),
+                        "NCCL plan transfer " << i << " names a rank outside the communicator");
+        for (uint32_t d : t.deps)
+        {
+            NS_ABORT_MSG_IF(d >= i, "NCCL plan transfer " << i << " depends on a later one (" << d
+                                                          << "): plans must be topologically ordered");
+            m_children[d].push_back(i);
+            ++m_pendingDeps[i];
+        }
+    }
+}
+
+void
+NcclPlanExecutor::Launch(uint32_t index)
+{
+    const NcclTransfer& t = m_plan.transfers[index];
+    auto send = [this, index]() {
+        const NcclTransfer& tr = m_plan.transfers[index];
+        NS_LOG_LOGIC("transfer " << index << " " << tr.src << "->" << tr.dst << " " << tr.bytes
+                                 << " B at " << Simulator::Now());
+        m_transport->Send(m_rankToGpu[tr.src],
+                          m_rankToGpu[tr.dst],
+                          tr.bytes,
+                          [this, index]() { Delivered(index); });
+    };
+    if (t.delay.IsZero())
+    {
+        send();
+    }
+    else
+    {
+        Simulator::Schedule(t.delay, send);
+    }
+}
+
+void
+NcclPlanExecutor::Delivered(uint32_t index)
+{
+    for (uint32_t child : m_children[index])
+    {
+        if (--m_pendingDeps[child] == 0)
+        {
+            Launch(child);
+        }
+    }
+    if (--m_remaining == 0)
+    {
+        Simulator::Schedule(m_plan.fixedLatency, &NcclPlanExecutor::Finish, this);
+    }
+}
+
+void
+NcclPlanExecutor::Finish()
+{
+    // Release the self-reference last: the callback may start new work but must not see us gone.
+    Ptr<NcclPlanExecutor> keep = m_self;
+    m_self = nullptr;
+    if (m_onDone)
+    {
+        m_onDone();
+    }
+}
+
+} // namespace ns3

@@ -1,0 +1,44 @@
+#ifndef PHANTORA_TRANSPORT_H
+#define PHANTORA_TRANSPORT_H
+
+#include "ns3/object.h"
+
+#include <cstdint>
+#include <functional>
+
+namespace ns3
+{
+
+/**
+ * \ingroup phantora
+ * \brief Moves bytes between two GPUs of a simulated cluster.
+ *
+ * The NCCL layer and the bridge only see this interface, so the same collective
+ * runs over the packet-level network (ns-3 devices, queues, MTU-sized packets) or
+ * a flow-level one (max-min fair sharing) without knowing which.
+ */
+class PhantoraTransport : public Object
+{
+public:
+    /// Called once, at the simulated instant the last byte reaches the receiver.
+    using DeliveredCallback = std::function<void()>;
+
+    static TypeId GetTypeId();
+    ~PhantoraTransport() override;
+
+    /**
+     * Start sending \p bytes from GPU \p srcGpu to GPU \p dstGpu at Simulator::Now().
+     * \p bytes may be 0: delivery then costs the path's latency only.
+     */
+    virtual void Send(uint32_t srcGpu,
+                      uint32_t dstGpu,
+                      uint64_t bytes,
+                      DeliveredCallback onDelivered) = 0;
+
+    /// Number of GPUs this transport connects (GPU ids are 0 .. n-1).
+    virtual uint32_t GetNGpus() const = 0;
+};
+
+} // namespace ns3
+
+#endif
