@@ -11,8 +11,7 @@ namespace ns3
 
 NS_LOG_COMPONENT_DEFINE("ClusterTopology");
 
-uint32_t
-ClusterTopology::AddGpu(const std::string& name)
+uint32_t ClusterTopology::AddGpu(const std::string& name)
 {
     m_routesValid = false;
     m_nodes.push_back({NodeKind::Gpu, name, static_cast<uint32_t>(m_gpuNodes.size())});
@@ -21,8 +20,7 @@ ClusterTopology::AddGpu(const std::string& name)
     return m_gpuNodes.back();
 }
 
-uint32_t
-ClusterTopology::AddSwitch(const std::string& name, NodeKind kind)
+uint32_t ClusterTopology::AddSwitch(const std::string& name, NodeKind kind)
 {
     if (kind == NodeKind::Gpu)
     {
@@ -34,8 +32,8 @@ ClusterTopology::AddSwitch(const std::string& name, NodeKind kind)
     return static_cast<uint32_t>(m_nodes.size() - 1);
 }
 
-uint32_t
-ClusterTopology::AddLink(uint32_t a, uint32_t b, DataRate rate, Time delay, const std::string& kind)
+uint32_t ClusterTopology::AddLink(uint32_t a, uint32_t b, DataRate rate, Time delay,
+                                  const std::string& kind)
 {
     if (a >= m_nodes.size() || b >= m_nodes.size() || a == b)
     {
@@ -60,15 +58,13 @@ ClusterTopology::AddLink(uint32_t a, uint32_t b, DataRate rate, Time delay, cons
     return id;
 }
 
-uint32_t
-ClusterTopology::HopTarget(const Hop& hop) const
+uint32_t ClusterTopology::HopTarget(const Hop& hop) const
 {
     const Link& l = m_links.at(hop.link);
     return hop.forward ? l.b : l.a;
 }
 
-void
-ClusterTopology::ComputeRoutes() const
+void ClusterTopology::ComputeRoutes() const
 {
     // One BFS per destination GPU over reversed edges; GPUs other than the
     // destination are never expanded, so no route transits a GPU.
@@ -120,8 +116,8 @@ ClusterTopology::ComputeRoutes() const
     m_routesValid = true;
 }
 
-const std::vector<ClusterTopology::Hop>&
-ClusterTopology::NextHops(uint32_t node, uint32_t dstGpu) const
+const std::vector<ClusterTopology::Hop>& ClusterTopology::NextHops(uint32_t node,
+                                                                   uint32_t dstGpu) const
 {
     if (!m_routesValid)
     {
@@ -136,8 +132,8 @@ ClusterTopology::NextHops(uint32_t node, uint32_t dstGpu) const
     return hops;
 }
 
-std::vector<ClusterTopology::Hop>
-ClusterTopology::Route(uint32_t srcGpu, uint32_t dstGpu, uint64_t flowHash) const
+std::vector<ClusterTopology::Hop> ClusterTopology::Route(uint32_t srcGpu, uint32_t dstGpu,
+                                                         uint64_t flowHash) const
 {
     std::vector<Hop> path;
     uint32_t node = m_gpuNodes.at(srcGpu);
@@ -155,8 +151,7 @@ ClusterTopology::Route(uint32_t srcGpu, uint32_t dstGpu, uint64_t flowHash) cons
     return path;
 }
 
-void
-ClusterTopology::CheckConnected() const
+void ClusterTopology::CheckConnected() const
 {
     for (uint32_t s = 0; s < GetNGpus(); ++s)
     {

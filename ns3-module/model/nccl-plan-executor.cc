@@ -9,11 +9,8 @@ namespace ns3
 
 NS_LOG_COMPONENT_DEFINE("NcclPlanExecutor");
 
-void
-NcclPlanExecutor::Start(Ptr<PhantoraTransport> transport,
-                        NcclPlan plan,
-                        std::vector<uint32_t> rankToGpu,
-                        DoneCallback onDone)
+void NcclPlanExecutor::Start(Ptr<PhantoraTransport> transport, NcclPlan plan,
+                             std::vector<uint32_t> rankToGpu, DoneCallback onDone)
 {
     Ptr<NcclPlanExecutor> exec = Ptr<NcclPlanExecutor>(
         new NcclPlanExecutor(transport, std::move(plan), std::move(rankToGpu), std::move(onDone)),
@@ -33,13 +30,9 @@ NcclPlanExecutor::Start(Ptr<PhantoraTransport> transport,
     }
 }
 
-NcclPlanExecutor::NcclPlanExecutor(Ptr<PhantoraTransport> transport,
-                                   NcclPlan plan,
-                                   std::vector<uint32_t> rankToGpu,
-                                   DoneCallback onDone)
-    : m_transport(transport),
-      m_plan(std::move(plan)),
-      m_rankToGpu(std::move(rankToGpu)),
+NcclPlanExecutor::NcclPlanExecutor(Ptr<PhantoraTransport> transport, NcclPlan plan,
+                                   std::vector<uint32_t> rankToGpu, DoneCallback onDone)
+    : m_transport(transport), m_plan(std::move(plan)), m_rankToGpu(std::move(rankToGpu)),
       m_onDone(std::move(onDone))
 {
     const auto n = static_cast<uint32_t>(m_plan.transfers.size());
@@ -53,25 +46,24 @@ NcclPlanExecutor::NcclPlanExecutor(Ptr<PhantoraTransport> transport,
                         "NCCL plan transfer " << i << " names a rank outside the communicator");
         for (uint32_t d : t.deps)
         {
-            NS_ABORT_MSG_IF(d >= i, "NCCL plan transfer " << i << " depends on a later one (" << d
-                                                          << "): plans must be topologically ordered");
+            NS_ABORT_MSG_IF(d >= i, "NCCL plan transfer "
+                                        << i << " depends on a later one (" << d
+                                        << "): plans must be topologically ordered");
             m_children[d].push_back(i);
             ++m_pendingDeps[i];
         }
     }
 }
 
-void
-NcclPlanExecutor::Launch(uint32_t index)
+void NcclPlanExecutor::Launch(uint32_t index)
 {
     const NcclTransfer& t = m_plan.transfers[index];
-    auto send = [this, index]() {
+    auto send = [this, index]()
+    {
         const NcclTransfer& tr = m_plan.transfers[index];
         NS_LOG_LOGIC("transfer " << index << " " << tr.src << "->" << tr.dst << " " << tr.bytes
                                  << " B at " << Simulator::Now());
-        m_transport->Send(m_rankToGpu[tr.src],
-                          m_rankToGpu[tr.dst],
-                          tr.bytes,
+        m_transport->Send(m_rankToGpu[tr.src], m_rankToGpu[tr.dst], tr.bytes,
                           [this, index]() { Delivered(index); });
     };
     if (t.delay.IsZero())
@@ -84,8 +76,7 @@ NcclPlanExecutor::Launch(uint32_t index)
     }
 }
 
-void
-NcclPlanExecutor::Delivered(uint32_t index)
+void NcclPlanExecutor::Delivered(uint32_t index)
 {
     for (uint32_t child : m_children[index])
     {
@@ -100,8 +91,7 @@ NcclPlanExecutor::Delivered(uint32_t index)
     }
 }
 
-void
-NcclPlanExecutor::Finish()
+void NcclPlanExecutor::Finish()
 {
     // Release the self-reference last: the callback may start new work but must not see us gone.
     Ptr<NcclPlanExecutor> keep = m_self;

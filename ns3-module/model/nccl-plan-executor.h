@@ -2,10 +2,9 @@
 #define NCCL_PLAN_EXECUTOR_H
 
 #include "nccl-plan.h"
-#include "phantora-transport.h"
-
 #include "ns3/ptr.h"
 #include "ns3/simple-ref-count.h"
+#include "phantora-transport.h"
 
 #include <functional>
 #include <vector>
@@ -27,16 +26,12 @@ public:
     using DoneCallback = std::function<void()>;
 
     /// \p rankToGpu maps communicator ranks to GPU ids of the transport.
-    static void Start(Ptr<PhantoraTransport> transport,
-                      NcclPlan plan,
-                      std::vector<uint32_t> rankToGpu,
-                      DoneCallback onDone);
+    static void Start(Ptr<PhantoraTransport> transport, NcclPlan plan,
+                      std::vector<uint32_t> rankToGpu, DoneCallback onDone);
 
 private:
-    NcclPlanExecutor(Ptr<PhantoraTransport> transport,
-                     NcclPlan plan,
-                     std::vector<uint32_t> rankToGpu,
-                     DoneCallback onDone);
+    NcclPlanExecutor(Ptr<PhantoraTransport> transport, NcclPlan plan,
+                     std::vector<uint32_t> rankToGpu, DoneCallback onDone);
     void Launch(uint32_t index);
     void Delivered(uint32_t index);
     void Finish();

@@ -5,8 +5,7 @@
 namespace ns3
 {
 
-NcclPlan
-MakeRingAllReducePlan(uint32_t nRanks, uint64_t bytes)
+NcclPlan MakeRingAllReducePlan(uint32_t nRanks, uint64_t bytes)
 {
     NS_ABORT_MSG_IF(nRanks == 0, "a communicator needs at least one rank");
     NcclPlan plan;

@@ -22,17 +22,17 @@ namespace ns3
  */
 struct NcclTransfer
 {
-    uint32_t src{0};               ///< sending rank within the communicator
-    uint32_t dst{0};               ///< receiving rank within the communicator
-    uint64_t bytes{0};             ///< bytes on the wire (protocol overhead included)
-    uint32_t channel{0};           ///< NCCL channel, for traces
-    Time delay{0};                 ///< fixed latency added before the send starts
-    std::vector<uint32_t> deps{};  ///< indices of transfers that must be delivered first
+    uint32_t src{0};              ///< sending rank within the communicator
+    uint32_t dst{0};              ///< receiving rank within the communicator
+    uint64_t bytes{0};            ///< bytes on the wire (protocol overhead included)
+    uint32_t channel{0};          ///< NCCL channel, for traces
+    Time delay{0};                ///< fixed latency added before the send starts
+    std::vector<uint32_t> deps{}; ///< indices of transfers that must be delivered first
 };
 
 struct NcclPlan
 {
-    std::string algorithm{"ring"}; ///< "ring", "tree", ...
+    std::string algorithm{"ring"};  ///< "ring", "tree", ...
     std::string protocol{"simple"}; ///< "ll", "ll128", "simple"
     uint32_t nChannels{1};
     std::vector<NcclTransfer> transfers{};

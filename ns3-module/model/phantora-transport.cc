@@ -8,10 +8,10 @@ namespace ns3
 NS_LOG_COMPONENT_DEFINE("PhantoraTransport");
 NS_OBJECT_ENSURE_REGISTERED(PhantoraTransport);
 
-TypeId
-PhantoraTransport::GetTypeId()
+TypeId PhantoraTransport::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::PhantoraTransport").SetParent<Object>().SetGroupName("Phantora");
+    static TypeId tid =
+        TypeId("ns3::PhantoraTransport").SetParent<Object>().SetGroupName("Phantora");
     return tid;
 }
 

@@ -30,9 +30,7 @@ public:
      * Start sending \p bytes from GPU \p srcGpu to GPU \p dstGpu at Simulator::Now().
      * \p bytes may be 0: delivery then costs the path's latency only.
      */
-    virtual void Send(uint32_t srcGpu,
-                      uint32_t dstGpu,
-                      uint64_t bytes,
+    virtual void Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
                       DeliveredCallback onDelivered) = 0;
 
     /// Number of GPUs this transport connects (GPU ids are 0 .. n-1).

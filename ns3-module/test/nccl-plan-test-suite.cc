@@ -23,7 +23,8 @@ private:
                 const auto& t = plan.transfers[i];
                 NS_TEST_ASSERT_MSG_EQ(t.dst, (t.src + 1) % n, "ring successor");
                 NS_TEST_ASSERT_MSG_EQ(t.bytes, ((1 << 20) + n - 1) / n, "chunk size");
-                NS_TEST_ASSERT_MSG_EQ(t.deps.size(), (i < n ? 0U : 1U), "one dependency after step 0");
+                NS_TEST_ASSERT_MSG_EQ(t.deps.size(), (i < n ? 0U : 1U),
+                                      "one dependency after step 0");
             }
         }
         NS_TEST_ASSERT_MSG_EQ(MakeRingAllReducePlan(1, 100).transfers.size(), 0U, "single rank");
@@ -33,8 +34,7 @@ private:
 class NcclPlanTestSuite : public TestSuite
 {
 public:
-    NcclPlanTestSuite()
-        : TestSuite("phantora-nccl-plan", UNIT)
+    NcclPlanTestSuite() : TestSuite("phantora-nccl-plan", UNIT)
     {
         AddTestCase(new RingAllReducePlanTestCase, TestCase::QUICK);
     }

@@ -2,8 +2,7 @@
 // Debian package has no runner, so the module carries this one for ctest.
 #include "ns3/test.h"
 
-int
-main(int argc, char** argv)
+int main(int argc, char** argv)
 {
     return ns3::TestRunner::Run(argc, argv);
 }

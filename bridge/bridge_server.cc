@@ -1,0 +1,249 @@
+#include "bridge_server.h"
+
+#include "protocol/codec.h"
+
+#include <csignal>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace phantora
+{
+
+namespace
+{
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void OnSignal(int sig)
+{
+    g_interrupted = sig;
+}
+
+} // namespace
+
+BridgeServer::BridgeServer(SimulationEngine& engine, ServerOptions options)
+    : m_engine(engine), m_options(std::move(options)), m_context(1),
+      m_socket(m_context, zmq::socket_type::router)
+{
+    m_socket.set(zmq::sockopt::linger, 0);
+    m_socket.bind(fmt::format("tcp://{}:*", m_options.bindAddress));
+    m_endpoint = m_socket.get(zmq::sockopt::last_endpoint);
+}
+
+void BridgeServer::SendTo(const std::string& identity, const wire::ReplyEnvelope& reply)
+{
+    const std::string bytes = wire::Encode(reply);
+    m_socket.send(zmq::buffer(identity), zmq::send_flags::sndmore);
+    m_socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+}
+
+void BridgeServer::Send(int rank, const wire::ReplyEnvelope& reply)
+{
+    auto it = m_identityOf.find(rank);
+    if (it != m_identityOf.end())
+    {
+        SendTo(it->second, reply);
+    }
+}
+
+void BridgeServer::Flush()
+{
+    for (const auto& o : m_outbox)
+    {
+        Send(o.rank, o.reply);
+    }
+    m_outbox.clear();
+}
+
+void BridgeServer::OnMessage(const std::string& identity, const std::string& payload)
+{
+    wire::RequestEnvelope req;
+    try
+    {
+        req = wire::DecodeRequest(payload);
+    }
+    catch (const wire::DecodeError& e)
+    {
+        // Anything can connect to a TCP port: never let a stranger's bytes end the run.
+        ++m_rejected;
+        spdlog::warn("bridge: rejected a message ({} bytes): {}", payload.size(), e.what());
+        return;
+    }
+    if (const auto* hello = std::get_if<wire::Hello>(&req.body))
+    {
+        if (hello->token != m_options.token)
+        {
+            ++m_rejected;
+            spdlog::warn("bridge: refused a connection claiming rank {} (pid {}): wrong token",
+                         hello->rank, hello->pid);
+            SendTo(identity,
+                   {req.seq,
+                    wire::Failure{"wrong phantora token: this bridge belongs to another run"}});
+            return;
+        }
+        if (hello->rank < 0 || hello->rank >= m_engine.WorldSize())
+        {
+            SendTo(identity,
+                   {req.seq, wire::Failure{fmt::format("rank {} is outside the world of {} ranks",
+                                                       hello->rank, m_engine.WorldSize())}});
+            throw SimulationError(
+                fmt::format("a process (pid {}) connected as rank {}, outside the world of {}",
+                            hello->pid, hello->rank, m_engine.WorldSize()));
+        }
+        if (m_identityOf.count(hello->rank))
+        {
+            SendTo(identity, {req.seq, wire::Failure{fmt::format("rank {} is already connected",
+                                                                 hello->rank)}});
+            throw SimulationError(fmt::format(
+                "two processes connected as rank {} (pid {} and pid {}): only one process per rank "
+                "may use CUDA",
+                hello->rank, m_engine.Ranks()[static_cast<std::size_t>(hello->rank)].pid,
+                hello->pid));
+        }
+        m_rankOf[identity] = hello->rank;
+        m_identityOf[hello->rank] = identity;
+    }
+    auto it = m_rankOf.find(identity);
+    if (it == m_rankOf.end())
+    {
+        ++m_rejected;
+        spdlog::warn("bridge: ignored {} from a peer that has not said hello",
+                     wire::RequestName(req.body));
+        return;
+    }
+    m_engine.Handle(it->second, req, m_outbox);
+}
+
+void BridgeServer::ReceiveAll()
+{
+    for (;;)
+    {
+        zmq::message_t identity;
+        if (!m_socket.recv(identity, zmq::recv_flags::dontwait))
+        {
+            return;
+        }
+        zmq::message_t payload;
+        if (!identity.more() || !m_socket.recv(payload, zmq::recv_flags::none))
+        {
+            ++m_rejected;
+            continue;
+        }
+        while (payload.more())
+        {
+            // extra frames are not ours: drop them
+            zmq::message_t extra;
+            (void)m_socket.recv(extra, zmq::recv_flags::none);
+        }
+        OnMessage(identity.to_string(), payload.to_string());
+    }
+}
+
+void BridgeServer::DrainGoodbyes()
+{
+    // A rank's last message can still be in flight when its exit is seen; its
+    // report (peak memory) must not be lost to that race.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    auto pending = [this]
+    {
+        for (const auto& [rank, identity] : m_identityOf)
+        {
+            if (!m_engine.Ranks()[static_cast<std::size_t>(rank)].saidGoodbye)
+            {
+                return true;
+            }
+        }
+        return false;
+    };
+    while (pending() && std::chrono::steady_clock::now() < deadline)
+    {
+        zmq::pollitem_t item{m_socket.handle(), 0, ZMQ_POLLIN, 0};
+        zmq::poll(&item, 1, std::chrono::milliseconds(20));
+        ReceiveAll();
+    }
+}
+
+RunOutcome BridgeServer::Run(Launcher& launcher)
+{
+    std::signal(SIGINT, OnSignal);
+    std::signal(SIGTERM, OnSignal);
+    const auto started = std::chrono::steady_clock::now();
+    RunOutcome outcome;
+    try
+    {
+        while (!m_engine.AllDone())
+        {
+            std::vector<zmq::pollitem_t> items;
+            items.push_back({m_socket.handle(), 0, ZMQ_POLLIN, 0});
+            const std::vector<int> fds = launcher.OutputFds();
+            for (int fd : fds)
+            {
+                items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
+            }
+            zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
+            if (g_interrupted)
+            {
+                throw SimulationError(
+                    fmt::format("interrupted by signal {}", static_cast<int>(g_interrupted)));
+            }
+            for (std::size_t i = 1; i < items.size(); ++i)
+            {
+                if (items[i].revents)
+                {
+                    launcher.Relay(fds[i - 1]);
+                }
+            }
+            ReceiveAll();
+            for (const RankExit& e : launcher.Reap())
+            {
+                const RankState& r = m_engine.Ranks()[static_cast<std::size_t>(e.rank)];
+                if (!e.clean)
+                {
+                    launcher.RelayAll();
+                    throw SimulationError(fmt::format(
+                        "rank {} (pid {}) {}; its last call was {} at simulated {:.6f} ms\n{}",
+                        e.rank, e.pid, e.description, r.lastCall,
+                        static_cast<double>(r.clockNs) / 1e6, launcher.StderrTail(e.rank)));
+                }
+                m_engine.RankExited(e.rank);
+            }
+            m_engine.Progress(m_outbox);
+            Flush();
+            if (m_identityOf.size() < static_cast<std::size_t>(m_engine.WorldSize()) &&
+                std::chrono::steady_clock::now() - started > m_options.connectTimeout)
+            {
+                std::string missing;
+                for (int r = 0; r < m_engine.WorldSize(); ++r)
+                {
+                    if (!m_identityOf.count(r) &&
+                        m_engine.Ranks()[static_cast<std::size_t>(r)].phase != RankPhase::Exited)
+                    {
+                        missing += fmt::format(" {}", r);
+                    }
+                }
+                if (!missing.empty())
+                {
+                    throw SimulationError(fmt::format(
+                        "ranks{} have not made a CUDA call within {} s of the start (is the "
+                        "program "
+                        "using the GPU, and was it started with the interposer preloaded?)",
+                        missing, m_options.connectTimeout.count()));
+                }
+            }
+        }
+        DrainGoodbyes();
+        launcher.RelayAll();
+        outcome.ok = true;
+    }
+    catch (const std::exception& e)
+    {
+        launcher.RelayAll();
+        outcome.failure = e.what();
+        launcher.TerminateAll();
+    }
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    return outcome;
+}
+
+} // namespace phantora

@@ -1,0 +1,158 @@
+#include "communicators.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace phantora
+{
+
+const char* CollectiveName(wire::CollectiveOp op)
+{
+    switch (op)
+    {
+    case wire::CollectiveOp::AllReduce:
+        return "all_reduce";
+    }
+    return "collective";
+}
+
+std::optional<CommunicatorRegistry::Joined>
+CommunicatorRegistry::Join(const wire::NcclId& id, int nranks, int commRank, int globalRank)
+{
+    if (nranks <= 0 || commRank < 0 || commRank >= nranks)
+    {
+        throw CollectiveError(fmt::format("rank {}: ncclCommInitRank with rank {} of {} ranks",
+                                          globalRank, commRank, nranks));
+    }
+    PendingInit& p = m_pending[id];
+    if (p.nranks == 0)
+    {
+        p.nranks = nranks;
+        p.members.assign(static_cast<std::size_t>(nranks), -1);
+    }
+    if (p.nranks != nranks)
+    {
+        throw CollectiveError(fmt::format(
+            "rank {}: ncclCommInitRank with {} ranks, but other members of this id said {}",
+            globalRank, nranks, p.nranks));
+    }
+    if (p.members[static_cast<std::size_t>(commRank)] != -1)
+    {
+        throw CollectiveError(fmt::format(
+            "rank {}: ncclCommInitRank as communicator rank {}, already taken by rank {}",
+            globalRank, commRank, p.members[static_cast<std::size_t>(commRank)]));
+    }
+    p.members[static_cast<std::size_t>(commRank)] = globalRank;
+    if (++p.joined < nranks)
+    {
+        return std::nullopt;
+    }
+    Communicator c;
+    c.handle = m_nextHandle++;
+    c.ranks = std::move(p.members);
+    m_pending.erase(id);
+    const Communicator& stored = m_comms.emplace(c.handle, std::move(c)).first->second;
+    return Joined{&stored, stored.ranks};
+}
+
+const Communicator& CommunicatorRegistry::Get(uint64_t handle) const
+{
+    auto it = m_comms.find(handle);
+    if (it == m_comms.end())
+    {
+        throw CollectiveError(fmt::format("unknown NCCL communicator handle {}", handle));
+    }
+    return it->second;
+}
+
+int CommunicatorRegistry::MemberIndex(const Communicator& comm, int globalRank) const
+{
+    auto it = std::find(comm.ranks.begin(), comm.ranks.end(), globalRank);
+    if (it == comm.ranks.end())
+    {
+        throw CollectiveError(fmt::format("rank {} used communicator {} it is not a member of",
+                                          globalRank, comm.handle));
+    }
+    return static_cast<int>(it - comm.ranks.begin());
+}
+
+std::vector<std::string> CommunicatorRegistry::PendingInits() const
+{
+    std::vector<std::string> out;
+    for (const auto& [id, p] : m_pending)
+    {
+        std::string who;
+        for (std::size_t i = 0; i < p.members.size(); ++i)
+        {
+            if (p.members[i] >= 0)
+            {
+                who += fmt::format("{}rank {}", who.empty() ? "" : ", ", p.members[i]);
+            }
+        }
+        out.push_back(fmt::format("ncclCommInitRank of {} ranks: only {} joined ({})", p.nranks,
+                                  p.joined, who));
+    }
+    return out;
+}
+
+CollectiveMatcher::CollectiveMatcher(StartFn start) : m_start(std::move(start)) {}
+
+void CollectiveMatcher::Ready(const Communicator& comm, uint64_t sequence, int memberIndex,
+                              wire::CollectiveOp op, uint64_t bytes, uint64_t ticket,
+                              int64_t readyNs)
+{
+    const auto key = std::make_pair(comm.handle, sequence);
+    auto [it, fresh] = m_open.try_emplace(key);
+    Instance& inst = it->second;
+    const auto n = comm.ranks.size();
+    if (fresh)
+    {
+        inst.c.comm = &comm;
+        inst.c.sequence = sequence;
+        inst.c.op = op;
+        inst.c.bytes = bytes;
+        inst.c.startNs = readyNs;
+        inst.c.memberTickets.assign(n, 0);
+        inst.arrived.assign(n, false);
+    }
+    else if (inst.c.op != op || inst.c.bytes != bytes)
+    {
+        throw CollectiveError(fmt::format(
+            "collective #{} on communicator {}: rank {} called {} of {} bytes, but another member "
+            "called {} of {} bytes (NCCL would hang or corrupt data)",
+            sequence, comm.handle, comm.ranks[static_cast<std::size_t>(memberIndex)],
+            CollectiveName(op), bytes, CollectiveName(inst.c.op), inst.c.bytes));
+    }
+    inst.arrived[static_cast<std::size_t>(memberIndex)] = true;
+    inst.c.memberTickets[static_cast<std::size_t>(memberIndex)] = ticket;
+    inst.c.startNs = std::max(inst.c.startNs, readyNs);
+    if (++inst.count == static_cast<int>(n))
+    {
+        MatchedCollective done = std::move(inst.c);
+        m_open.erase(it);
+        m_start(done);
+    }
+}
+
+std::vector<std::string> CollectiveMatcher::Incomplete() const
+{
+    std::vector<std::string> out;
+    for (const auto& [key, inst] : m_open)
+    {
+        std::string missing;
+        for (std::size_t i = 0; i < inst.arrived.size(); ++i)
+        {
+            if (!inst.arrived[i])
+            {
+                missing +=
+                    fmt::format("{}rank {}", missing.empty() ? "" : ", ", inst.c.comm->ranks[i]);
+            }
+        }
+        out.push_back(fmt::format("{} #{} on communicator {} ({} bytes): not yet called by {}",
+                                  CollectiveName(inst.c.op), inst.c.sequence, key.first,
+                                  inst.c.bytes, missing));
+    }
+    return out;
+}
+
+} // namespace phantora

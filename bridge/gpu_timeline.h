@@ -1,0 +1,74 @@
+// The simulated GPU of one rank: its streams as queues of operations.  An op
+// starts at max(enqueue time + launch latency, the end of the stream's previous
+// op, a caller-given earliest start); its end is start + duration, except for a
+// collective, whose end only the network can tell.  Ops queued behind an
+// unfinished collective wait, exactly as they would on the real stream.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+
+namespace phantora
+{
+
+class DeviceTimeline
+{
+public:
+    /// Told the instant a collective's predecessors on its stream are done.
+    using ReadyCallback = std::function<void(int64_t readyNs)>;
+
+    explicit DeviceTimeline(int64_t launchLatencyNs);
+
+    /// A kernel, copy or memset of known duration.
+    void EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
+                      int64_t notBeforeNs = 0);
+
+    /// A collective identified by \p ticket; \p onReady fires (maybe at once) when it can start.
+    void EnqueueCollective(uint64_t stream, int64_t enqueueNs, uint64_t ticket,
+                           ReadyCallback onReady);
+
+    /// The network finished collective \p ticket at \p endNs: ops queued behind it proceed.
+    void CompleteCollective(uint64_t ticket, int64_t endNs);
+
+    /// End of the last op on \p stream, or nullopt while it waits for a collective.
+    std::optional<int64_t> StreamTail(uint64_t stream) const;
+    /// End of the last op on any stream, or nullopt while any stream waits.
+    std::optional<int64_t> DeviceTail() const;
+
+    uint64_t TimedOps() const { return m_timedOps; }
+    uint64_t Collectives() const { return m_collectives; }
+    int64_t BusyNs() const { return m_busyNs; }
+
+private:
+    struct PendingOp
+    {
+        int64_t enqueueNs;
+        int64_t durationNs;
+        int64_t notBeforeNs;
+        std::optional<uint64_t> ticket; ///< set for collectives
+        ReadyCallback onReady;
+    };
+
+    struct Stream
+    {
+        int64_t tailNs{0};
+        /// Front: a collective already started (waiting for its end), then ops behind it.
+        std::deque<PendingOp> waiting;
+    };
+
+    int64_t EarliestStart(const Stream& s, const PendingOp& op) const;
+    /// Runs the ops queued on \p s until the next collective, which it starts.
+    void Drain(Stream& s);
+
+    int64_t m_launchLatencyNs;
+    std::map<uint64_t, Stream> m_streams;
+    std::map<uint64_t, uint64_t> m_ticketStream; ///< running collectives -> their stream
+    uint64_t m_timedOps{0};
+    uint64_t m_collectives{0};
+    int64_t m_busyNs{0};
+};
+
+} // namespace phantora

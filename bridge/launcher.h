@@ -1,0 +1,86 @@
+// Starts one process per rank, as torchrun would (RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), with the interposer preloaded and
+// the bridge's address and token in the environment.  Their output is relayed
+// line by line with a "[rank N]" prefix; their exits are reported.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace phantora
+{
+
+struct LaunchSpec
+{
+    std::vector<std::string> command;
+    int nproc{1};
+    int gpusPerNode{1};
+    std::string interposer;     ///< path of libphantora_interposer.so
+    std::string bridgeEndpoint; ///< e.g. tcp://127.0.0.1:41234
+    std::string token;
+    int masterPort{29500};
+};
+
+struct RankExit
+{
+    int rank;
+    int pid;
+    bool clean;              ///< exit status 0
+    std::string description; ///< "exited with status 1", "killed by signal 9 (Killed)"
+};
+
+class Launcher
+{
+public:
+    Launcher() = default;
+    ~Launcher();
+    Launcher(const Launcher&) = delete;
+    Launcher& operator=(const Launcher&) = delete;
+
+    /// Starts every rank; throws std::runtime_error if a process cannot be created.
+    void Start(const LaunchSpec& spec);
+
+    /// File descriptors carrying rank output, to poll.
+    std::vector<int> OutputFds() const;
+    /// Relays what is readable on \p fd.
+    void Relay(int fd);
+    /// Relays everything still buffered in every pipe (before reporting a failure).
+    void RelayAll();
+
+    /// Exits that happened since the last call.
+    std::vector<RankExit> Reap();
+
+    /// The last lines a rank wrote to stderr, for failure reports.
+    std::string StderrTail(int rank) const;
+
+    /// Terminates every live rank (SIGTERM, then SIGKILL after \p graceMs) and reaps them.
+    void TerminateAll(int graceMs = 2000);
+
+    int Live() const;
+
+private:
+    struct Stream
+    {
+        int rank;
+        bool isStderr;
+        std::string partial;
+    };
+    struct Process
+    {
+        int pid{-1};
+        bool alive{false};
+        std::deque<std::string> stderrTail;
+    };
+
+    void Emit(Stream& s, const std::string& line);
+    void CloseFd(int fd);
+
+    std::vector<Process> m_procs;
+    std::map<int, Stream> m_streams; ///< by fd
+};
+
+} // namespace phantora

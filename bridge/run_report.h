@@ -1,0 +1,26 @@
+// What a run produced, for people (a table on stdout) and for tools (--report JSON).
+#pragma once
+
+#include "simulation_engine.h"
+
+#include <filesystem>
+#include <string>
+
+namespace phantora
+{
+
+struct RunInfo
+{
+    std::string scenarioFile;
+    std::string scenarioName;
+    std::vector<std::string> command;
+    double wallTimeS{0};
+    bool ok{false};
+    std::string failure;
+};
+
+void PrintSummary(const SimulationEngine& engine, const RunInfo& info);
+void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& engine,
+                     const RunInfo& info);
+
+} // namespace phantora

@@ -1,0 +1,297 @@
+// The CUDA runtime API as the program sees it, answered without a driver: device
+// queries from the scenario, memory from DeviceMemory, GPU work and waits from the
+// bridge's timeline.
+#include "cuda_state.h"
+#include "device_memory.h"
+#include "hook_scope.h"
+#include "kernel_registry.h"
+
+#include <atomic>
+#include <cstring>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+using namespace phantora;
+using namespace phantora::interposer;
+
+namespace phantora::interposer
+{
+
+CudaThreadState& ThreadState()
+{
+    thread_local CudaThreadState state;
+    return state;
+}
+
+uint64_t StreamId(cudaStream_t s)
+{
+    const auto v = reinterpret_cast<uintptr_t>(s);
+    // cudaStreamLegacy (1) and cudaStreamPerThread (2) are the default stream here.
+    return v <= 2 ? 0 : static_cast<uint64_t>(v);
+}
+
+} // namespace phantora::interposer
+
+namespace
+{
+
+// Stream handles are opaque to the program; ours are distinct small-step values
+// well away from the special handles 0, 1 and 2.
+std::atomic<uintptr_t> g_nextStream{0x1000};
+
+wire::CopyKind CopyKindOf(const void* dst, const void* src, cudaMemcpyKind kind)
+{
+    if (kind == cudaMemcpyDefault)
+    {
+        const bool d = DeviceMemory::Get().Contains(dst);
+        const bool s = DeviceMemory::Get().Contains(src);
+        kind = d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+                 : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+    }
+    switch (kind)
+    {
+    case cudaMemcpyHostToHost:
+        return wire::CopyKind::HostToHost;
+    case cudaMemcpyHostToDevice:
+        return wire::CopyKind::HostToDevice;
+    case cudaMemcpyDeviceToHost:
+        return wire::CopyKind::DeviceToHost;
+    default:
+        return wire::CopyKind::DeviceToDevice;
+    }
+}
+
+/// Host memory a copy writes gets zeros: device data is never materialised.
+void WriteHostSide(void* dst, const void* src, size_t count, wire::CopyKind kind)
+{
+    if (kind == wire::CopyKind::DeviceToHost)
+    {
+        std::memset(dst, 0, count);
+    }
+    else if (kind == wire::CopyKind::HostToHost)
+    {
+        std::memmove(dst, src, count);
+    }
+}
+
+void WaitFor(const HookScope& scope, wire::Request req)
+{
+    wire::Reply reply = scope.Client().Call(std::move(req));
+    if (auto* r = std::get_if<wire::Resume>(&reply))
+    {
+        SimClock::Get().AdvanceTo(r->clockNs);
+    }
+}
+
+cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, size_t sharedMem,
+                         cudaStream_t stream)
+{
+    HookScope scope;
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0 ||
+        static_cast<uint64_t>(block.x) * block.y * block.z > 1024)
+    {
+        return Status(cudaErrorInvalidConfiguration);
+    }
+    wire::KernelLaunch k;
+    k.stream = StreamId(stream);
+    k.name = KernelRegistry::Get().Name(func);
+    if (k.name.size() > wire::kMaxStringBytes)
+    {
+        k.name.resize(wire::kMaxStringBytes); // still unique enough to key a duration
+    }
+    k.grid = {grid.x, grid.y, grid.z};
+    k.block = {block.x, block.y, block.z};
+    k.sharedMem = static_cast<uint32_t>(sharedMem);
+    scope.Client().Post(std::move(k));
+    return cudaSuccess;
+}
+
+template <class Fn> Fn RealFunction(const char* name)
+{
+    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+} // namespace
+
+extern "C"
+{
+
+    cudaError_t cudaGetDeviceCount(int* count)
+    {
+        HookScope scope;
+        if (!count)
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        *count = scope.Client().Welcome().deviceCount;
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaSetDevice(int device)
+    {
+        HookScope scope;
+        if (device < 0 || device >= scope.Client().Welcome().deviceCount)
+        {
+            return Status(cudaErrorInvalidDevice);
+        }
+        ThreadState().device = device;
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaGetDevice(int* device)
+    {
+        HookScope scope;
+        if (!device)
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        *device = ThreadState().device;
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaMalloc(void** devPtr, size_t size)
+    {
+        HookScope scope;
+        if (!devPtr)
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        *devPtr = DeviceMemory::Get().Allocate(size);
+        return *devPtr ? cudaSuccess : Status(cudaErrorMemoryAllocation);
+    }
+
+    cudaError_t cudaFree(void* devPtr)
+    {
+        HookScope scope;
+        if (!devPtr)
+        {
+            return cudaSuccess;
+        }
+        return DeviceMemory::Get().Free(devPtr) ? cudaSuccess : Status(cudaErrorInvalidValue);
+    }
+
+    cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind)
+    {
+        HookScope scope;
+        const wire::CopyKind k = CopyKindOf(dst, src, kind);
+        WriteHostSide(dst, src, count, k);
+        WaitFor(scope, wire::Memcpy{0, k, count, true});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                                cudaStream_t stream)
+    {
+        HookScope scope;
+        const wire::CopyKind k = CopyKindOf(dst, src, kind);
+        WriteHostSide(dst, src, count, k);
+        scope.Client().Post(wire::Memcpy{StreamId(stream), k, count, false});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaMemset(void* devPtr, int, size_t count)
+    {
+        HookScope scope;
+        if (!DeviceMemory::Get().Contains(devPtr))
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        scope.Client().Post(wire::Memcpy{0, wire::CopyKind::Memset, count, false});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaMemsetAsync(void* devPtr, int, size_t count, cudaStream_t stream)
+    {
+        HookScope scope;
+        if (!DeviceMemory::Get().Contains(devPtr))
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        scope.Client().Post(wire::Memcpy{StreamId(stream), wire::CopyKind::Memset, count, false});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void**,
+                                 size_t sharedMem, cudaStream_t stream)
+    {
+        return LaunchKernel(func, gridDim, blockDim, sharedMem, stream);
+    }
+
+    // What nvcc 13's generated launch stubs call (via __cudaGetKernel's handle).
+    cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void**,
+                                   size_t sharedMem, cudaStream_t stream)
+    {
+        return LaunchKernel(reinterpret_cast<const void*>(kernel), gridDim, blockDim, sharedMem,
+                            stream);
+    }
+
+    cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void**,
+                                        size_t sharedMem, cudaStream_t stream)
+    {
+        return LaunchKernel(reinterpret_cast<const void*>(kernel), gridDim, blockDim, sharedMem,
+                            stream);
+    }
+
+    cudaError_t cudaStreamCreate(cudaStream_t* stream)
+    {
+        HookScope scope;
+        if (!stream)
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        *stream = reinterpret_cast<cudaStream_t>(g_nextStream.fetch_add(0x10));
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int)
+    {
+        return cudaStreamCreate(stream);
+    }
+
+    cudaError_t cudaStreamDestroy(cudaStream_t)
+    {
+        HookScope scope;
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+    {
+        HookScope scope;
+        WaitFor(scope, wire::Synchronize{false, StreamId(stream)});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaDeviceSynchronize()
+    {
+        HookScope scope;
+        WaitFor(scope, wire::Synchronize{true, 0});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaGetLastError()
+    {
+        const cudaError_t e = ThreadState().lastError;
+        ThreadState().lastError = cudaSuccess;
+        return e;
+    }
+
+    cudaError_t cudaPeekAtLastError()
+    {
+        return ThreadState().lastError;
+    }
+
+    // Pure table look-ups in the real runtime: safe without a driver, and the text
+    // must be exactly what the program would print on a real machine.
+    const char* cudaGetErrorString(cudaError_t error)
+    {
+        static auto real = RealFunction<const char* (*)(cudaError_t)>("cudaGetErrorString");
+        return real ? real(error) : "CUDA error (no runtime library loaded to describe it)";
+    }
+
+    const char* cudaGetErrorName(cudaError_t error)
+    {
+        static auto real = RealFunction<const char* (*)(cudaError_t)>("cudaGetErrorName");
+        return real ? real(error) : "cudaErrorUnknown";
+    }
+
+} // extern "C"

@@ -1,0 +1,47 @@
+// Virtual device memory: addresses in a reserved, inaccessible range of the
+// process, handed out first-fit and counted against the scenario's GPU memory.
+// Nothing is ever stored there; a host access to it faults, as it would on a
+// real device pointer without unified memory.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace phantora::interposer
+{
+
+class DeviceMemory
+{
+public:
+    static DeviceMemory& Get();
+
+    /// nullptr when \p bytes do not fit the remaining capacity.
+    void* Allocate(std::size_t bytes);
+    /// False when \p p was not returned by Allocate (or was freed already).
+    bool Free(void* p);
+    bool Contains(const void* p) const;
+
+    void SetCapacity(uint64_t bytes);
+    uint64_t Capacity() const { return m_capacity; }
+    uint64_t Used() const;
+    uint64_t Peak() const { return s_peak.load(); }
+
+    /// Alive until exit, whatever the order of static destruction.
+    static std::atomic<uint64_t> s_peak;
+
+private:
+    DeviceMemory();
+
+    mutable std::mutex m_mutex;
+    uintptr_t m_base{0};
+    std::size_t m_span{0};
+    uint64_t m_capacity{0};
+    uint64_t m_used{0};
+    std::map<uintptr_t, std::size_t> m_free; ///< offset -> length, coalesced
+    std::map<uintptr_t, std::size_t> m_live; ///< address -> rounded length
+};
+
+} // namespace phantora::interposer

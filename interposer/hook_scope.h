@@ -1,0 +1,42 @@
+// Brackets every intercepted call.  On entry the rank's clock is charged with the
+// CPU time the program used since its last call (plus the scenario's per-call
+// overhead); on exit the interposer's own CPU time is forgotten, so the cost of
+// simulating does not leak into the simulated time.
+#pragma once
+
+#include "rank_client.h"
+#include "sim_clock.h"
+
+namespace phantora::interposer
+{
+
+class HookScope
+{
+public:
+    HookScope()
+    {
+        if (t_depth++ == 0)
+        {
+            RankClient& client = RankClient::Get();
+            SimClock& clock = SimClock::Get();
+            clock.Charge();
+            clock.Advance(client.Welcome().callOverheadNs);
+        }
+    }
+    ~HookScope()
+    {
+        if (--t_depth == 0)
+        {
+            SimClock::Get().Rebase();
+        }
+    }
+    HookScope(const HookScope&) = delete;
+    HookScope& operator=(const HookScope&) = delete;
+
+    RankClient& Client() const { return RankClient::Get(); }
+
+private:
+    static thread_local int t_depth;
+};
+
+} // namespace phantora::interposer

@@ -1,0 +1,216 @@
+// NCCL as the program sees it.  Communicators are handles the bridge knows;
+// collectives become ops on the caller's stream whose end the network decides.
+#include "cuda_state.h"
+#include "hook_scope.h"
+
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nccl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+using namespace phantora;
+using namespace phantora::interposer;
+
+// ncclComm_t points at one of these; NCCL's own struct is opaque to programs.
+struct ncclComm
+{
+    uint64_t handle;
+    int nranks;
+    int rank;
+    int device;
+};
+
+namespace
+{
+
+std::mutex g_commMutex;
+std::map<ncclComm_t, std::unique_ptr<ncclComm>> g_comms;
+
+ncclComm* Lookup(ncclComm_t comm)
+{
+    std::lock_guard lock(g_commMutex);
+    auto it = g_comms.find(comm);
+    return it == g_comms.end() ? nullptr : it->second.get();
+}
+
+size_t TypeSize(ncclDataType_t t)
+{
+    switch (t)
+    {
+    case ncclInt8:
+    case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2:
+        return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+        return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+        return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
+} // namespace
+
+extern "C"
+{
+
+    ncclResult_t ncclGetVersion(int* version)
+    {
+        if (!version)
+        {
+            return ncclInvalidArgument;
+        }
+        *version = NCCL_VERSION_CODE;
+        return ncclSuccess;
+    }
+
+    ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId)
+    {
+        HookScope scope;
+        if (!uniqueId)
+        {
+            return ncclInvalidArgument;
+        }
+        // Random, like NCCL's (which embeds an address and a magic); the bridge only
+        // needs members of one communicator to present the same bytes.
+        std::memset(uniqueId, 0, sizeof *uniqueId);
+        if (getrandom(uniqueId->internal, sizeof uniqueId->internal, 0) !=
+            static_cast<ssize_t>(sizeof uniqueId->internal))
+        {
+            return ncclSystemError;
+        }
+        return ncclSuccess;
+    }
+
+    ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank)
+    {
+        HookScope scope;
+        if (!comm || nranks <= 0 || rank < 0 || rank >= nranks)
+        {
+            return ncclInvalidArgument;
+        }
+        wire::NcclCommInit init;
+        std::memcpy(init.id.data(), commId.internal, init.id.size());
+        init.nranks = nranks;
+        init.rank = rank;
+        wire::Reply reply = scope.Client().Call(init);
+        const auto* ready = std::get_if<wire::CommReady>(&reply);
+        if (!ready)
+        {
+            return ncclInternalError;
+        }
+        SimClock::Get().AdvanceTo(ready->clockNs);
+        auto c =
+            std::make_unique<ncclComm>(ncclComm{ready->comm, nranks, rank, ThreadState().device});
+        ncclComm_t handle = c.get();
+        std::lock_guard lock(g_commMutex);
+        g_comms.emplace(handle, std::move(c));
+        *comm = handle;
+        return ncclSuccess;
+    }
+
+    ncclResult_t ncclAllReduce(const void*, void*, size_t count, ncclDataType_t datatype,
+                               ncclRedOp_t, ncclComm_t comm, cudaStream_t stream)
+    {
+        HookScope scope;
+        ncclComm* c = Lookup(comm);
+        const size_t elem = TypeSize(datatype);
+        if (!c || elem == 0)
+        {
+            return ncclInvalidArgument;
+        }
+        scope.Client().Post(wire::NcclCollective{c->handle, wire::CollectiveOp::AllReduce,
+                                                 count * elem, StreamId(stream)});
+        return ncclSuccess;
+    }
+
+    ncclResult_t ncclCommDestroy(ncclComm_t comm)
+    {
+        HookScope scope;
+        std::unique_ptr<ncclComm> owned;
+        {
+            std::lock_guard lock(g_commMutex);
+            auto it = g_comms.find(comm);
+            if (it == g_comms.end())
+            {
+                return ncclInvalidArgument;
+            }
+            owned = std::move(it->second);
+            g_comms.erase(it);
+        }
+        scope.Client().Post(wire::NcclCommDestroy{owned->handle});
+        return ncclSuccess;
+    }
+
+    ncclResult_t ncclCommCount(const ncclComm_t comm, int* count)
+    {
+        ncclComm* c = Lookup(comm);
+        if (!c || !count)
+        {
+            return ncclInvalidArgument;
+        }
+        *count = c->nranks;
+        return ncclSuccess;
+    }
+
+    ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank)
+    {
+        ncclComm* c = Lookup(comm);
+        if (!c || !rank)
+        {
+            return ncclInvalidArgument;
+        }
+        *rank = c->rank;
+        return ncclSuccess;
+    }
+
+    ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device)
+    {
+        ncclComm* c = Lookup(comm);
+        if (!c || !device)
+        {
+            return ncclInvalidArgument;
+        }
+        *device = c->device;
+        return ncclSuccess;
+    }
+
+    const char* ncclGetErrorString(ncclResult_t result)
+    {
+        switch (result)
+        {
+        case ncclSuccess:
+            return "no error";
+        case ncclUnhandledCudaError:
+            return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+        case ncclSystemError:
+            return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+        case ncclInternalError:
+            return "internal error - please report this issue to the NCCL developers";
+        case ncclInvalidArgument:
+            return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+        case ncclInvalidUsage:
+            return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+        case ncclRemoteError:
+            return "remote process exited or there was a network error";
+        case ncclInProgress:
+            return "NCCL operation in progress";
+        default:
+            return "unknown result code";
+        }
+    }
+
+} // extern "C"

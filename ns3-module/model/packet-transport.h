@@ -1,0 +1,159 @@
+#ifndef PACKET_TRANSPORT_H
+#define PACKET_TRANSPORT_H
+
+#include "cluster-topology.h"
+#include "ns3/address.h"
+#include "ns3/net-device.h"
+#include "ns3/nstime.h"
+#include "ns3/ptr.h"
+#include "phantora-transport.h"
+
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+namespace ns3
+{
+
+class Node;
+class Packet;
+class PhantoraNetDevice;
+
+/**
+ * \ingroup phantora
+ * \brief The packet-level network: one ns3::Node per topology node, one pair of
+ * PhantoraNetDevices joined by a PhantoraChannel per topology link, a PhantoraSwitch
+ * on every non-GPU node, and MTU-sized packets.
+ *
+ * A Send() of B bytes becomes k = max(1, ceil(B / P)) packets, P = Mtu - HeaderBytes:
+ * k - 1 packets of P payload bytes and a last one with the rest (a 0-byte send is a
+ * single header-only packet).  Each packet carries a PhantoraHeader of HeaderBytes,
+ * so packet i has wire_i = payload_i + HeaderBytes bytes.
+ *
+ * Timing: a device serializes a packet in TxTime(wire) =
+ * DataRate::CalculateBytesTxTime(wire), rounded to the simulator's Time resolution per
+ * packet; packets of a backlog leave back to back; the channel adds its delay; a
+ * switch forwards a packet once it is fully received (store-and-forward, plus the
+ * optional SwitchLatency, 0 by default).  One flow alone on a path of h links of equal
+ * rate and delay d is therefore delivered after
+ *
+ *   sum_i TxTime(wire_i) + (h - 1) * max_i TxTime(wire_i) + h d,
+ *
+ * the tandem-queue result: every hop after the first adds the largest packet's time,
+ * not the last packet's, because a short last packet catches up with the full one
+ * ahead of it and waits behind it at the switch.  Since only the last packet can be
+ * short, max_i wire_i = min(Mtu, B + HeaderBytes).  A direct link (h = 1) takes
+ * sum_i TxTime(wire_i) + d.
+ *
+ * A ring all-reduce of B bytes over n GPUs of a single-switch star (h = 2) has no
+ * contention (each link carries one flow per direction), and each of its 2(n-1) steps
+ * sends a chunk of c = ceil(B / n) bytes, k = ceil(c / P) packets (k = 1 when c = 0),
+ * so it completes in
+ *
+ *   total = 2(n-1) * ( sum_{i=1..k} TxTime(wire_i) + TxTime(min(Mtu, c + HeaderBytes)) + 2 d ).
+ *
+ * When P divides c (or k = 1) the largest packet is also the last one, and the second
+ * term is TxTime(wire_k).
+ *
+ * The end-to-end tests rely on this formula; the model computes nothing in a fixed
+ * unit, so it holds at any Time resolution (the simulator uses picoseconds).
+ *
+ * Flows leaving through the same device share it round-robin, one packet per active
+ * flow.  The device is fed from per-flow state only when it goes idle, so a 1 GiB send
+ * costs no memory up front and a flow starting later gets its share at once.  A GPU with
+ * several links sends each flow through the first hop NextHops picks by the flow's hash.
+ */
+class PacketTransport : public PhantoraTransport
+{
+public:
+    static TypeId GetTypeId();
+    PacketTransport();
+    ~PacketTransport() override;
+
+    /**
+     * Builds the network for \p topology; call once, before Send().  Throws
+     * std::runtime_error when some GPU cannot reach another, std::invalid_argument
+     * when Mtu and HeaderBytes leave no room for payload.
+     */
+    void Setup(Ptr<ClusterTopology> topology);
+
+    void Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
+              DeliveredCallback onDelivered) override;
+    uint32_t GetNGpus() const override;
+
+    Ptr<ClusterTopology> GetTopology() const { return m_topology; }
+    /// The ns3::Node of topology node \p topologyNode.
+    Ptr<Node> GetNode(uint32_t topologyNode) const;
+    /// The device of topology link \p link at its end a (\p atB false) or b (\p atB true).
+    Ptr<PhantoraNetDevice> GetDevice(uint32_t link, bool atB) const;
+
+    /// Payload bytes of a full packet: Mtu - HeaderBytes.
+    uint32_t GetPayloadBytes() const { return m_mtu - m_headerBytes; }
+    uint32_t GetHeaderBytes() const { return m_headerBytes; }
+    uint32_t GetMtu() const { return m_mtu; }
+
+    uint64_t GetFlowsStarted() const { return m_flowsStarted; }
+    uint64_t GetFlowsCompleted() const { return m_flowsCompleted; }
+    /// Packets created at source GPUs.
+    uint64_t GetPacketsSent() const { return m_packetsSent; }
+    /// Packets that reached their destination GPU.
+    uint64_t GetPacketsDelivered() const { return m_packetsDelivered; }
+    /// Payload bytes that reached their destination GPU.
+    uint64_t GetBytesDelivered() const { return m_bytesDelivered; }
+    /// Packet transmissions over all devices (one per packet per hop).
+    uint64_t GetPacketTransmissions() const;
+
+protected:
+    void DoDispose() override;
+
+private:
+    struct Flow
+    {
+        uint32_t srcGpu;
+        uint32_t dstGpu;
+        uint64_t bytesToSend;   ///< payload not yet handed to the device
+        uint64_t packetsToSend; ///< packets not yet handed to the device
+        uint64_t packetsTotal;  ///< packets of the whole flow
+        uint64_t packetsDelivered;
+        uint64_t id;
+        DeliveredCallback onDelivered;
+    };
+
+    /// The sending side of one GPU device: the flows with packets left, in service order.
+    struct Egress
+    {
+        Ptr<PhantoraNetDevice> device;
+        std::deque<Flow*> active;
+        Flow* lastServed{nullptr}; ///< rejoins the back at the next turn, after newcomers
+    };
+
+    /// The device went idle: hand it the next packet in round-robin order, if any.
+    void FeedEgress(uint32_t egress);
+    void ReceiveAtGpu(Ptr<NetDevice> device, Ptr<const Packet> packet, uint16_t protocol,
+                      const Address& from, const Address& to, NetDevice::PacketType packetType);
+
+    uint16_t m_mtu{4096};
+    uint16_t m_headerBytes{48};
+    Time m_switchLatency;
+    uint32_t m_maxQueuePackets{1000000};
+
+    Ptr<ClusterTopology> m_topology;
+    std::vector<Ptr<Node>> m_nodes;                    ///< per topology node
+    std::vector<Ptr<PhantoraNetDevice>> m_linkDevices; ///< 2 per link: end a, end b
+    std::vector<uint32_t> m_egressOfDevice;            ///< same index; UINT32_MAX off GPUs
+    std::vector<Egress> m_egress;
+    // Flows by id; entries do not move while in the map, so Egress may point at them.
+    std::unordered_map<uint64_t, Flow> m_flows;
+    uint64_t m_nextFlowId{0};
+
+    uint64_t m_flowsStarted{0};
+    uint64_t m_flowsCompleted{0};
+    uint64_t m_packetsSent{0};
+    uint64_t m_packetsDelivered{0};
+    uint64_t m_bytesDelivered{0};
+};
+
+} // namespace ns3
+
+#endif

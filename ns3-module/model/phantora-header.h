@@ -1,0 +1,74 @@
+#ifndef PHANTORA_HEADER_H
+#define PHANTORA_HEADER_H
+
+#include "ns3/header.h"
+
+#include <cstdint>
+
+namespace ns3
+{
+
+/**
+ * \ingroup phantora
+ * \brief The header of every packet of the packet-level transport.
+ *
+ * It carries what a switch needs to forward (destination GPU, flow id for ECMP) and
+ * what the receiver needs to account delivery (flow id, payload bytes).  Real fabrics
+ * spend more than these few bytes per packet (Ethernet/IB/RoCE headers, CRC, NVLink
+ * flit headers), so the header is zero-padded to a configurable total size: that
+ * size is the per-packet wire overhead of the model.
+ *
+ * Wire format (network byte order), fields first, zero padding after:
+ * flow id (8 bytes), source GPU (4), destination GPU (4), payload bytes (4),
+ * total header size (2), padding up to the total header size.  The size travels in
+ * the header so that Deserialize() needs no out-of-band configuration.
+ */
+class PhantoraHeader : public Header
+{
+public:
+    /// Bytes taken by the fields; the smallest allowed serialized size.
+    static constexpr uint32_t FIELD_BYTES = 8 + 4 + 4 + 4 + 2;
+    /// The largest serialized size (the size field is 16 bits).
+    static constexpr uint32_t MAX_BYTES = 0xffff;
+
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+
+    /// A header of FIELD_BYTES bytes, all fields zero.
+    PhantoraHeader();
+
+    /**
+     * A header serialized as \p serializedSize bytes.
+     * Throws std::invalid_argument when \p serializedSize is outside
+     * [FIELD_BYTES, MAX_BYTES].
+     */
+    explicit PhantoraHeader(uint32_t serializedSize);
+
+    /// Throws std::invalid_argument when \p size is outside [FIELD_BYTES, MAX_BYTES].
+    void SetSerializedSize(uint32_t size);
+
+    void SetFlowId(uint64_t flowId) { m_flowId = flowId; }
+    uint64_t GetFlowId() const { return m_flowId; }
+    void SetSrcGpu(uint32_t gpu) { m_srcGpu = gpu; }
+    uint32_t GetSrcGpu() const { return m_srcGpu; }
+    void SetDstGpu(uint32_t gpu) { m_dstGpu = gpu; }
+    uint32_t GetDstGpu() const { return m_dstGpu; }
+    void SetPayloadBytes(uint32_t bytes) { m_payloadBytes = bytes; }
+    uint32_t GetPayloadBytes() const { return m_payloadBytes; }
+
+    uint32_t GetSerializedSize() const override;
+    void Serialize(Buffer::Iterator start) const override;
+    uint32_t Deserialize(Buffer::Iterator start) override;
+    void Print(std::ostream& os) const override;
+
+private:
+    uint64_t m_flowId{0};
+    uint32_t m_srcGpu{0};
+    uint32_t m_dstGpu{0};
+    uint32_t m_payloadBytes{0};
+    uint32_t m_size{FIELD_BYTES};
+};
+
+} // namespace ns3
+
+#endif

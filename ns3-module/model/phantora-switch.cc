@@ -1,0 +1,124 @@
+#include "phantora-switch.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "phantora-header.h"
+#include "phantora-net-device.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("PhantoraSwitch");
+NS_OBJECT_ENSURE_REGISTERED(PhantoraSwitch);
+
+TypeId PhantoraSwitch::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::PhantoraSwitch")
+            .SetParent<Object>()
+            .SetGroupName("Phantora")
+            .AddConstructor<PhantoraSwitch>()
+            .AddAttribute("Latency",
+                          "Time from a packet's full reception to its enqueueing "
+                          "on the output port (lookup, crossbar)",
+                          TimeValue(Seconds(0)), MakeTimeAccessor(&PhantoraSwitch::m_latency),
+                          MakeTimeChecker(Seconds(0)));
+    return tid;
+}
+
+PhantoraSwitch::PhantoraSwitch()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void PhantoraSwitch::DoDispose()
+{
+    NS_LOG_FUNCTION(this);
+    m_ports.clear();
+    m_routes.clear();
+    m_topology = nullptr;
+    Object::DoDispose();
+}
+
+void PhantoraSwitch::Setup(Ptr<const ClusterTopology> topology, uint32_t node)
+{
+    NS_LOG_FUNCTION(this << node);
+    m_topology = topology;
+    m_node = node;
+    m_routes.assign(topology->GetNGpus(), {});
+}
+
+void PhantoraSwitch::AddPort(uint32_t link, Ptr<PhantoraNetDevice> device)
+{
+    NS_LOG_FUNCTION(this << link << device);
+    m_ports.emplace_back(link, device);
+    std::sort(m_ports.begin(), m_ports.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto& r : m_routes)
+    {
+        r.clear();
+    }
+}
+
+uint32_t PhantoraSwitch::EcmpIndex(uint64_t flowId, uint32_t node, uint32_t nChoices)
+{
+    if (nChoices <= 1)
+    {
+        return 0;
+    }
+    // splitmix64's finalizer over flow id and node: consecutive flow ids spread evenly, and
+    // salting with the node keeps successive tiers from all making the same choice.
+    uint64_t z = flowId + 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(node) + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return static_cast<uint32_t>(z % nChoices);
+}
+
+const std::vector<Ptr<PhantoraNetDevice>>& PhantoraSwitch::Ports(uint32_t dstGpu)
+{
+    NS_ABORT_MSG_IF(dstGpu >= m_routes.size(), "switch " << m_topology->GetNode(m_node).name
+                                                         << ": packet for unknown GPU " << dstGpu);
+    std::vector<Ptr<PhantoraNetDevice>>& ports = m_routes[dstGpu];
+    if (ports.empty())
+    {
+        for (const ClusterTopology::Hop& hop : m_topology->NextHops(m_node, dstGpu))
+        {
+            auto it = std::lower_bound(m_ports.begin(), m_ports.end(), hop.link,
+                                       [](const auto& p, uint32_t link) { return p.first < link; });
+            NS_ABORT_MSG_IF(it == m_ports.end() || it->first != hop.link,
+                            "switch " << m_topology->GetNode(m_node).name
+                                      << " has no device on link " << hop.link);
+            ports.push_back(it->second);
+        }
+        NS_ABORT_MSG_IF(ports.empty(), "switch " << m_topology->GetNode(m_node).name
+                                                 << " received a packet addressed to itself");
+    }
+    return ports;
+}
+
+void PhantoraSwitch::Receive(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t, const Address&,
+                             const Address&, NetDevice::PacketType)
+{
+    PhantoraHeader header;
+    packet->PeekHeader(header);
+    NS_LOG_LOGIC("switch " << m_node << " forwards " << header);
+    const std::vector<Ptr<PhantoraNetDevice>>& ports = Ports(header.GetDstGpu());
+    const Ptr<PhantoraNetDevice>& out =
+        ports[EcmpIndex(header.GetFlowId(), m_node, static_cast<uint32_t>(ports.size()))];
+    ++m_forwarded;
+    if (m_latency.IsZero())
+    {
+        out->Enqueue(packet);
+    }
+    else
+    {
+        Simulator::Schedule(m_latency, &PhantoraNetDevice::Enqueue, out, packet);
+    }
+}
+
+} // namespace ns3

@@ -1,0 +1,183 @@
+// The bundled CUDA example end to end: real binary, real launcher, interposer,
+// bridge and ns-3 network, no GPU.  Its printed step times must be exactly what
+// the scenario's numbers imply.
+#include "run_helpers.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace phantora::test;
+
+namespace
+{
+
+constexpr int64_t kLaunchLatencyNs = 3000;
+constexpr int64_t kKernelNs = 250000;
+constexpr int64_t kLinkLatencyNs = 1000;
+constexpr uint64_t kMtu = 4096;
+constexpr uint64_t kHeader = 48;
+constexpr uint64_t kElems = 1 << 20; // floats per rank: a 4 MiB all-reduce
+
+std::string Scenario(int gpus, int gbps, const std::string& transport = "packet")
+{
+    return fmt::format(R"(name = "e2e"
+[gpu]
+model = "H200"
+memory = "141GiB"
+launch_latency = "{}ns"
+hbm_bandwidth = "4.8TB/s"
+pcie_bandwidth = "55GB/s"
+[cpu]
+time_scale = 0.0
+call_overhead = "0us"
+[topology]
+kind = "switch"
+gpus = {}
+link_bandwidth = "{}Gbps"
+link_latency = "{}ns"
+[network]
+transport = "{}"
+mtu = {}
+header_bytes = {}
+[kernels]
+default = "1us"
+[kernels.durations]
+phantora_step_kernel = "{}ns"
+)",
+                       kLaunchLatencyNs, gpus, gbps, kLinkLatencyNs, transport, kMtu, kHeader,
+                       kKernelNs);
+}
+
+/// Picoseconds to serialise \p bytes at \p gbps (exact for the rates used here).
+int64_t TxPs(uint64_t bytes, int gbps)
+{
+    return static_cast<int64_t>(bytes * 8 * 1000 / static_cast<uint64_t>(gbps));
+}
+
+/// The ring all-reduce time the packet model implies on a one-switch star: 2(n-1)
+/// steps, each a chunk of B/n bytes in MTU packets over two store-and-forward hops.
+/// The second hop adds the largest packet's time: a short last packet reaches the
+/// switch while the full packet ahead of it is still leaving, and queues behind it.
+int64_t RingAllReducePs(int n, uint64_t bytes, int gbps)
+{
+    const uint64_t chunk = (bytes + n - 1) / n;
+    const uint64_t payload = kMtu - kHeader;
+    const uint64_t packets = chunk == 0 ? 1 : (chunk + payload - 1) / payload;
+    const uint64_t lastPayload = chunk - (packets - 1) * payload;
+    const int64_t firstHop = static_cast<int64_t>(packets - 1) * TxPs(payload + kHeader, gbps) +
+                             TxPs(lastPayload + kHeader, gbps);
+    const uint64_t largest = std::min(kMtu, chunk + kHeader);
+    const int64_t step = firstHop + TxPs(largest, gbps) + 2 * kLinkLatencyNs * 1000;
+    return 2 * (n - 1) * step;
+}
+
+int64_t ExpectedStepNs(int n, int gbps)
+{
+    const int64_t ps = RingAllReducePs(n, kElems * 4, gbps);
+    return kLaunchLatencyNs + kKernelNs + (ps + 999) / 1000;
+}
+
+struct RunResult
+{
+    CommandResult cmd;
+    std::map<std::pair<int, int>, int64_t> steps;
+    nlohmann::json report;
+};
+
+RunResult Simulate(int n, int gbps, const std::string& transport = "packet")
+{
+    const auto scenario =
+        WriteFile(fmt::format("switch-{}-{}.toml", n, gbps), Scenario(n, gbps, transport));
+    const auto report = ScratchDir() / "report.json";
+    const auto idFile = ScratchDir() / "nccl.id";
+    RunResult r;
+    r.cmd = RunCommand(fmt::format(
+        "PHANTORA_EXAMPLE_ID_FILE={} {} --scenario {} --nproc {} --report {} -- {} {} 3",
+        idFile.string(), PHANTORA_CLUSTER, scenario.string(), n, report.string(),
+        PHANTORA_CUDA_EXAMPLE, kElems));
+    r.steps = StepTimesNs(r.cmd.output);
+    std::ifstream in(report);
+    if (in)
+    {
+        r.report = nlohmann::json::parse(in);
+    }
+    return r;
+}
+
+class CudaExample : public ::testing::TestWithParam<int>
+{
+};
+
+} // namespace
+
+TEST_P(CudaExample, StepTimeIsWhatTheScenarioImplies)
+{
+    const int n = GetParam();
+    const RunResult r = Simulate(n, 400);
+    ASSERT_EQ(r.cmd.exitCode, 0) << r.cmd.output;
+    ASSERT_EQ(r.steps.size(), static_cast<std::size_t>(3 * n)) << r.cmd.output;
+    const int64_t expected = ExpectedStepNs(n, 400);
+    for (const auto& [key, ns] : r.steps)
+    {
+        EXPECT_EQ(ns, expected) << "rank " << key.first << " step " << key.second;
+    }
+    ASSERT_TRUE(r.report.contains("ranks")) << r.cmd.output;
+    ASSERT_EQ(r.report["ranks"].size(), static_cast<std::size_t>(n));
+    EXPECT_GT(r.report["wall_time_s"].get<double>(), 0.0);
+    for (const auto& rank : r.report["ranks"])
+    {
+        // every rank ran 3 steps after init: at least 3 step times of simulated time
+        EXPECT_GE(rank["simulated_time_s"].get<double>(), 3 * expected * 1e-9);
+        EXPECT_EQ(rank["kernels"].get<int>(), 3);
+        EXPECT_EQ(rank["collectives"].get<int>(), 3);
+        EXPECT_EQ(rank["peak_device_bytes"].get<uint64_t>(), kElems * 4);
+    }
+    EXPECT_EQ(r.report["kernels"]["defaulted"].get<int>(), 0);
+}
+
+TEST_P(CudaExample, HalvingTheLinkBandwidthMovesTheStepAsTheModelSays)
+{
+    const int n = GetParam();
+    const RunResult fast = Simulate(n, 400);
+    const RunResult slow = Simulate(n, 200);
+    ASSERT_EQ(fast.cmd.exitCode, 0) << fast.cmd.output;
+    ASSERT_EQ(slow.cmd.exitCode, 0) << slow.cmd.output;
+    const int64_t fastNs = fast.steps.at({0, 1});
+    const int64_t slowNs = slow.steps.at({0, 1});
+    EXPECT_EQ(slowNs, ExpectedStepNs(n, 200));
+    // Serialisation doubles, latency and compute do not.
+    const int64_t serialFast =
+        fastNs - kLaunchLatencyNs - kKernelNs - 2 * (n - 1) * 2 * kLinkLatencyNs;
+    const int64_t serialSlow =
+        slowNs - kLaunchLatencyNs - kKernelNs - 2 * (n - 1) * 2 * kLinkLatencyNs;
+    EXPECT_NEAR(static_cast<double>(serialSlow), 2.0 * static_cast<double>(serialFast), 2.0);
+    std::printf("n=%d: step %.3f us at 400 Gb/s, %.3f us at 200 Gb/s\n", n, fastNs / 1e3,
+                slowNs / 1e3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, CudaExample, ::testing::Values(2, 4),
+                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+
+TEST(CudaExampleFailures, ACrashingRankIsNamed)
+{
+    // A rank whose program fails: the launcher reports which one and why.
+    const auto scenario = WriteFile("s.toml", Scenario(2, 400));
+    const CommandResult r = RunCommand(fmt::format(
+        "{} --scenario {} --nproc 2 -- /bin/sh -c 'exit 3'", PHANTORA_CLUSTER, scenario.string()));
+    EXPECT_NE(r.exitCode, 0);
+    EXPECT_NE(r.output.find("rank 0"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("exited with status 3"), std::string::npos) << r.output;
+}
+
+TEST(CudaExampleFailures, BadScenarioIsRefusedBeforeAnyRankStarts)
+{
+    const auto scenario = WriteFile("bad.toml", "[gpu]\nmodel = 3\n");
+    const CommandResult r = RunCommand(
+        fmt::format("{} --scenario {} -- /bin/true", PHANTORA_CLUSTER, scenario.string()));
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.output.find("bad.toml"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("gpu.model"), std::string::npos) << r.output;
+}

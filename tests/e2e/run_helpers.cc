@@ -1,0 +1,72 @@
+#include "run_helpers.h"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <regex>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace phantora::test
+{
+
+CommandResult RunCommand(const std::string& command)
+{
+    CommandResult r;
+    const std::string full = command + " 2>&1";
+    FILE* pipe = popen(full.c_str(), "r");
+    if (!pipe)
+    {
+        return r;
+    }
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0)
+    {
+        r.output.append(buf.data(), n);
+    }
+    const int status = pclose(pipe);
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+std::filesystem::path ScratchDir()
+{
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "." + info->name();
+    for (char& c : name)
+    {
+        if (c == '/')
+        {
+            c = '_';
+        }
+    }
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("phantora-e2e-" + std::to_string(getpid())) / name;
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+std::filesystem::path WriteFile(const std::string& name, const std::string& text)
+{
+    const auto file = ScratchDir() / name;
+    std::ofstream(file) << text;
+    return file;
+}
+
+std::map<std::pair<int, int>, int64_t> StepTimesNs(const std::string& output)
+{
+    static const std::regex line(R"(\[rank (\d+)\] rank (\d+) step (\d+) time ([0-9.]+) us)");
+    std::map<std::pair<int, int>, int64_t> out;
+    for (std::sregex_iterator it(output.begin(), output.end(), line), end; it != end; ++it)
+    {
+        const int rank = std::stoi((*it)[1]);
+        const int step = std::stoi((*it)[3]);
+        out[{rank, step}] = std::llround(std::stod((*it)[4]) * 1000.0);
+    }
+    return out;
+}
+
+} // namespace phantora::test

@@ -1,0 +1,31 @@
+// Running phantora-cluster from a test: scenarios written to a scratch folder,
+// output captured, step times read back from the example program's own lines.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace phantora::test
+{
+
+struct CommandResult
+{
+    int exitCode{-1};
+    std::string output; ///< stdout and stderr together
+};
+
+/// Runs \p command through /bin/sh, capturing its output.
+CommandResult RunCommand(const std::string& command);
+
+/// A fresh folder for this test's files.
+std::filesystem::path ScratchDir();
+
+/// Writes \p text to \p name in the scratch folder.
+std::filesystem::path WriteFile(const std::string& name, const std::string& text);
+
+/// "[rank R] rank R step S time X us" lines: (rank, step) -> nanoseconds.
+std::map<std::pair<int, int>, int64_t> StepTimesNs(const std::string& output);
+
+} // namespace phantora::test

@@ -1,0 +1,146 @@
+#include "protocol/codec.h"
+
+#include <gtest/gtest.h>
+#include <random>
+
+using namespace phantora::wire;
+
+namespace
+{
+
+template <class T> T RoundTripRequest(const T& body)
+{
+    RequestEnvelope in;
+    in.seq = 42;
+    in.clockNs = 123456789;
+    in.body = body;
+    const RequestEnvelope out = DecodeRequest(Encode(in));
+    EXPECT_EQ(out.seq, 42U);
+    EXPECT_EQ(out.clockNs, 123456789);
+    EXPECT_TRUE(std::holds_alternative<T>(out.body));
+    return std::get<T>(out.body);
+}
+
+} // namespace
+
+TEST(Codec, RequestsRoundTrip)
+{
+    Hello h{"tok", 3, 8, 3, 999};
+    const Hello h2 = RoundTripRequest(h);
+    EXPECT_EQ(h2.token, "tok");
+    EXPECT_EQ(h2.rank, 3);
+    EXPECT_EQ(h2.worldSize, 8);
+    EXPECT_EQ(h2.pid, 999);
+
+    KernelLaunch k{0x1010, "step(float*, int)", {1024, 2, 1}, {256, 1, 1}, 4096};
+    const KernelLaunch k2 = RoundTripRequest(k);
+    EXPECT_EQ(k2.stream, 0x1010U);
+    EXPECT_EQ(k2.name, k.name);
+    EXPECT_EQ(k2.grid, k.grid);
+    EXPECT_EQ(k2.block, k.block);
+    EXPECT_EQ(k2.sharedMem, 4096U);
+
+    const Memcpy m2 = RoundTripRequest(Memcpy{7, CopyKind::DeviceToHost, 1ULL << 33, true});
+    EXPECT_EQ(m2.kind, CopyKind::DeviceToHost);
+    EXPECT_EQ(m2.bytes, 1ULL << 33);
+    EXPECT_TRUE(m2.blocking);
+
+    NcclCommInit init;
+    for (std::size_t i = 0; i < init.id.size(); ++i)
+    {
+        init.id[i] = static_cast<uint8_t>(i * 7);
+    }
+    init.nranks = 4;
+    init.rank = 2;
+    const NcclCommInit init2 = RoundTripRequest(init);
+    EXPECT_EQ(init2.id, init.id);
+    EXPECT_EQ(init2.rank, 2);
+
+    const NcclCollective c2 =
+        RoundTripRequest(NcclCollective{5, CollectiveOp::AllReduce, 1 << 20, 9});
+    EXPECT_EQ(c2.comm, 5U);
+    EXPECT_EQ(c2.bytes, 1U << 20);
+    EXPECT_EQ(c2.stream, 9U);
+
+    EXPECT_TRUE(RoundTripRequest(Synchronize{true, 0}).wholeDevice);
+    EXPECT_EQ(RoundTripRequest(Goodbye{77}).peakDeviceBytes, 77U);
+    EXPECT_EQ(RoundTripRequest(NcclCommDestroy{3}).comm, 3U);
+}
+
+TEST(Codec, RepliesRoundTrip)
+{
+    Welcome w;
+    w.gpuName = "NVIDIA H200";
+    w.gpuMemoryBytes = 150754820096ULL;
+    w.deviceCount = 8;
+    w.cpuTimeScale = 0.5;
+    const ReplyEnvelope out = DecodeReply(Encode(ReplyEnvelope{9, w}));
+    EXPECT_EQ(out.seq, 9U);
+    const auto& w2 = std::get<Welcome>(out.body);
+    EXPECT_EQ(w2.gpuName, "NVIDIA H200");
+    EXPECT_EQ(w2.gpuMemoryBytes, 150754820096ULL);
+    EXPECT_EQ(w2.deviceCount, 8);
+    EXPECT_DOUBLE_EQ(w2.cpuTimeScale, 0.5);
+    EXPECT_EQ(std::get<Resume>(DecodeReply(Encode(ReplyEnvelope{1, Resume{-5}})).body).clockNs, -5);
+    EXPECT_EQ(std::get<Failure>(DecodeReply(Encode(ReplyEnvelope{1, Failure{"no"}})).body).message,
+              "no");
+}
+
+TEST(Codec, RejectsForeignAndTruncatedBytes)
+{
+    EXPECT_THROW(DecodeRequest("GET / HTTP/1.1\r\n\r\n"), DecodeError);
+    EXPECT_THROW(DecodeRequest(""), DecodeError);
+    const std::string good = Encode(RequestEnvelope{1, 2, KernelLaunch{1, "k", {}, {}, 0}});
+    for (std::size_t cut = 0; cut < good.size(); ++cut)
+    {
+        EXPECT_THROW(DecodeRequest(good.substr(0, cut)), DecodeError) << "cut at " << cut;
+    }
+    EXPECT_THROW(DecodeRequest(good + "x"), DecodeError);
+    // a reply is not a request: the envelope differs
+    EXPECT_THROW(DecodeReply(good), DecodeError);
+}
+
+TEST(Codec, RejectsAnotherProtocolVersion)
+{
+    std::string bytes = Encode(RequestEnvelope{1, 2, Goodbye{}});
+    // portable binary: one endianness byte, the 4-byte magic, then the version
+    bytes[5] = static_cast<char>(kVersion + 1);
+    try
+    {
+        DecodeRequest(bytes);
+        FAIL() << "accepted a message of another version";
+    }
+    catch (const DecodeError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("version"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Codec, BoundedRandomBytesNeverCrash)
+{
+    // A bounded fuzz of the decoder: random mutations of valid messages must either
+    // decode or throw DecodeError, nothing else.
+    std::mt19937_64 rng(12345);
+    const std::string seeds[] = {
+        Encode(RequestEnvelope{1, 2, KernelLaunch{1, "kernel_name", {1, 2, 3}, {4, 5, 6}, 7}}),
+        Encode(RequestEnvelope{3, 4, NcclCommInit{}}),
+        Encode(RequestEnvelope{5, 6, Hello{"token", 1, 2, 3, 4}}),
+    };
+    for (int i = 0; i < 20000; ++i)
+    {
+        std::string m = seeds[i % 3];
+        const int flips = 1 + static_cast<int>(rng() % 4);
+        for (int f = 0; f < flips; ++f)
+        {
+            m[rng() % m.size()] = static_cast<char>(rng());
+        }
+        try
+        {
+            (void)DecodeRequest(m);
+        }
+        catch (const DecodeError&)
+        {
+        }
+    }
+    SUCCEED();
+}

@@ -1,0 +1,65 @@
+#include "gpu_timeline.h"
+
+#include <gtest/gtest.h>
+
+using namespace phantora;
+
+TEST(GpuTimeline, OpsOnOneStreamRunBackToBack)
+{
+    DeviceTimeline tl(5);
+    tl.EnqueueTimed(1, 100, 50);  // starts 105, ends 155
+    tl.EnqueueTimed(1, 110, 20);  // waits for the first: 155..175
+    tl.EnqueueTimed(1, 1000, 10); // stream idle: 1005..1015
+    EXPECT_EQ(tl.StreamTail(1), 1015);
+    EXPECT_EQ(tl.BusyNs(), 80);
+    EXPECT_EQ(tl.TimedOps(), 3U);
+}
+
+TEST(GpuTimeline, StreamsAreIndependentAndTheDeviceWaitsForAll)
+{
+    DeviceTimeline tl(0);
+    tl.EnqueueTimed(1, 0, 100);
+    tl.EnqueueTimed(2, 0, 300);
+    EXPECT_EQ(tl.StreamTail(1), 100);
+    EXPECT_EQ(tl.StreamTail(2), 300);
+    EXPECT_EQ(tl.DeviceTail(), 300);
+    EXPECT_EQ(tl.StreamTail(99), 0); // never used
+}
+
+TEST(GpuTimeline, NotBeforeDelaysTheStart)
+{
+    DeviceTimeline tl(0);
+    tl.EnqueueTimed(0, 10, 5, 400);
+    EXPECT_EQ(tl.StreamTail(0), 405);
+}
+
+TEST(GpuTimeline, CollectiveHoldsItsStreamUntilTheNetworkAnswers)
+{
+    DeviceTimeline tl(4);
+    tl.EnqueueTimed(1, 0, 100); // 4..104
+    int64_t ready = -1;
+    tl.EnqueueCollective(1, 10, 77, [&](int64_t t) { ready = t; });
+    EXPECT_EQ(ready, 104);      // after the kernel, not at enqueue + latency (14)
+    tl.EnqueueTimed(1, 20, 30); // queued behind the collective
+    tl.EnqueueTimed(2, 20, 30); // another stream is not held
+    EXPECT_FALSE(tl.StreamTail(1).has_value());
+    EXPECT_FALSE(tl.DeviceTail().has_value());
+    EXPECT_EQ(tl.StreamTail(2), 54);
+    tl.CompleteCollective(77, 500);
+    EXPECT_EQ(tl.StreamTail(1), 530);
+    EXPECT_EQ(tl.DeviceTail(), 530);
+    EXPECT_EQ(tl.Collectives(), 1U);
+}
+
+TEST(GpuTimeline, ASecondCollectiveBecomesReadyWhenTheFirstEnds)
+{
+    DeviceTimeline tl(1);
+    std::vector<int64_t> ready;
+    tl.EnqueueCollective(3, 0, 1, [&](int64_t t) { ready.push_back(t); });
+    tl.EnqueueCollective(3, 0, 2, [&](int64_t t) { ready.push_back(t); });
+    ASSERT_EQ(ready.size(), 1U);
+    tl.CompleteCollective(1, 250);
+    ASSERT_EQ(ready.size(), 2U);
+    EXPECT_EQ(ready[1], 250);
+    EXPECT_THROW(tl.CompleteCollective(1, 300), std::logic_error);
+}
