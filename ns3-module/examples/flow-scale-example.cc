@@ -12,9 +12,12 @@
 #include "ns3/flow-transport.h"
 #include "ns3/nccl-plan-executor.h"
 #include "ns3/nccl-plan.h"
+#include "ns3/object-factory.h"
 #include "ns3/simulator.h"
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <string>
@@ -22,8 +25,7 @@
 
 using namespace ns3;
 
-int
-main(int argc, char** argv)
+int main(int argc, char** argv)
 {
     uint32_t nodes = 128;
     uint32_t gpusPerNode = 8;
@@ -38,7 +40,16 @@ main(int argc, char** argv)
     cmd.AddValue("spineOverprovision",
                  "Leaf uplink capacity over leaf downlink capacity (1 = non-blocking 1:1)",
                  spineOverprovision);
+    Time checkInterval = Seconds(0);
+    cmd.AddValue("checkInterval",
+                 "If positive, compare the rates with a from-scratch max-min allocation this often "
+                 "(slow: for small runs)",
+                 checkInterval);
+    std::string scheduler = "ns3::MapScheduler";
+    cmd.AddValue("scheduler", "ns-3 event scheduler", scheduler);
     cmd.Parse(argc, argv);
+    ObjectFactory schedulerFactory(scheduler);
+    Simulator::SetScheduler(schedulerFactory);
 
     const DataRate nvlink("3600Gbps");
     const DataRate pcie("512Gbps");
@@ -90,13 +101,33 @@ main(int argc, char** argv)
     // created (for a change of resolution), which would cost more than the plan itself.
     Time done = Seconds(-1);
     size_t nTransfers = 0;
-    Simulator::ScheduleNow([&]() {
-        NcclPlan plan = MakeRingAllReducePlan(nGpus, bytes);
-        nTransfers = plan.transfers.size();
-        NcclPlanExecutor::Start(transport, std::move(plan), ring, [&]() {
-            done = Simulator::Now();
+    Simulator::ScheduleNow(
+        [&]()
+        {
+            NcclPlan plan = MakeRingAllReducePlan(nGpus, bytes);
+            nTransfers = plan.transfers.size();
+            NcclPlanExecutor::Start(transport, std::move(plan), ring,
+                                    [&]() { done = Simulator::Now(); });
         });
-    });
+    double worstRateError = 0;
+    uint32_t checks = 0;
+    std::function<void()> check = [&]()
+    {
+        const double err = transport->CheckMaxMinFair();
+        if (err >= 0)
+        {
+            worstRateError = std::max(worstRateError, err);
+            ++checks;
+        }
+        if (done.IsStrictlyNegative())
+        {
+            Simulator::Schedule(checkInterval, check);
+        }
+    };
+    if (checkInterval.IsStrictlyPositive())
+    {
+        Simulator::Schedule(checkInterval, check);
+    }
     Simulator::Run();
     const auto wallEnd = std::chrono::steady_clock::now();
 
@@ -105,8 +136,9 @@ main(int argc, char** argv)
     const uint64_t events = Simulator::GetEventCount();
     const uint64_t chunk = (bytes + nGpus - 1) / nGpus;
     // Lower bound: every cross-node chunk has to cross one 400 Gb/s NIC link per step.
-    const double nicBound = 2.0 * (nGpus - 1) * static_cast<double>(transport->GetWireBytes(chunk)) *
-                            8 / static_cast<double>(nic.GetBitRate());
+    const double nicBound = 2.0 * (nGpus - 1) *
+                            static_cast<double>(transport->GetWireBytes(chunk)) * 8 /
+                            static_cast<double>(nic.GetBitRate());
 
     std::cout << std::fixed << std::setprecision(3);
     std::cout << "ring all-reduce of " << bytes << " B over " << nGpus << " GPUs (" << nodes
@@ -122,6 +154,11 @@ main(int argc, char** argv)
     std::cout << "rate changes        " << transport->GetRateChanges() << "\n";
     std::cout << "events              " << events << " (" << std::setprecision(0)
               << static_cast<double>(events) / runS << " events/s)\n";
+    if (checks > 0)
+    {
+        std::cout << std::setprecision(3) << std::scientific << "max-min self-check  " << checks
+                  << " checks, worst relative rate error " << worstRateError << "\n";
+    }
     Simulator::Destroy();
     return done.IsStrictlyNegative() ? 1 : 0;
 }

@@ -10,14 +10,13 @@ FlowTransportHelper::FlowTransportHelper()
     m_factory.SetTypeId(FlowTransport::GetTypeId());
 }
 
-void
-FlowTransportHelper::SetTransportAttribute(const std::string& name, const AttributeValue& value)
+void FlowTransportHelper::SetTransportAttribute(const std::string& name,
+                                                const AttributeValue& value)
 {
     m_factory.Set(name, value);
 }
 
-Ptr<FlowTransport>
-FlowTransportHelper::Install(Ptr<ClusterTopology> topology) const
+Ptr<FlowTransport> FlowTransportHelper::Install(Ptr<ClusterTopology> topology) const
 {
     NS_ABORT_MSG_IF(!topology, "FlowTransportHelper::Install: no topology");
     Ptr<FlowTransport> transport = m_factory.Create<FlowTransport>();

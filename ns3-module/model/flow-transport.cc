@@ -20,8 +20,7 @@ namespace
 /// Relative slack when comparing rates and loads: float sums of shares are not exact.
 constexpr double kTol = 1e-9;
 
-uint64_t
-SplitMix64(uint64_t x)
+uint64_t SplitMix64(uint64_t x)
 {
     x += 0x9E3779B97F4A7C15ULL;
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -31,8 +30,7 @@ SplitMix64(uint64_t x)
 
 } // namespace
 
-TypeId
-FlowTransport::GetTypeId()
+TypeId FlowTransport::GetTypeId()
 {
     static TypeId tid =
         TypeId("ns3::FlowTransport")
@@ -42,13 +40,11 @@ FlowTransport::GetTypeId()
             .AddAttribute("Mtu",
                           "Largest packet on the wire, header included, as on the packet-level "
                           "transport: it sets how many headers a transfer carries",
-                          UintegerValue(4096),
-                          MakeUintegerAccessor(&FlowTransport::m_mtu),
+                          UintegerValue(4096), MakeUintegerAccessor(&FlowTransport::m_mtu),
                           MakeUintegerChecker<uint32_t>(2))
             .AddAttribute("HeaderBytes",
                           "Per-packet wire overhead, as on the packet-level transport",
-                          UintegerValue(48),
-                          MakeUintegerAccessor(&FlowTransport::m_headerBytes),
+                          UintegerValue(48), MakeUintegerAccessor(&FlowTransport::m_headerBytes),
                           MakeUintegerChecker<uint32_t>(1));
     return tid;
 }
@@ -60,8 +56,7 @@ FlowTransport::FlowTransport()
 
 FlowTransport::~FlowTransport() = default;
 
-void
-FlowTransport::DoDispose()
+void FlowTransport::DoDispose()
 {
     NS_LOG_FUNCTION(this);
     // Pending events call back into this object through a raw pointer.
@@ -69,6 +64,9 @@ FlowTransport::DoDispose()
     m_updateEvent.Cancel();
     m_updatePending = false;
     m_flows.clear();
+    m_flowRes.clear();
+    m_flowSlots.clear();
+    m_nActive = 0;
     m_finishHeap.clear();
     m_resources.clear();
     m_freeFlows.clear();
@@ -78,8 +76,7 @@ FlowTransport::DoDispose()
     PhantoraTransport::DoDispose();
 }
 
-void
-FlowTransport::SetTopology(Ptr<ClusterTopology> topology)
+void FlowTransport::SetTopology(Ptr<ClusterTopology> topology)
 {
     NS_ABORT_MSG_IF(m_nActive > 0, "FlowTransport: cannot change the topology under active flows");
     m_topology = topology;
@@ -90,36 +87,31 @@ FlowTransport::SetTopology(Ptr<ClusterTopology> topology)
     m_dagHops.clear();
 }
 
-Ptr<ClusterTopology>
-FlowTransport::GetTopology() const
+Ptr<ClusterTopology> FlowTransport::GetTopology() const
 {
     return m_topology;
 }
 
-uint32_t
-FlowTransport::GetNGpus() const
+uint32_t FlowTransport::GetNGpus() const
 {
     return m_topology ? m_topology->GetNGpus() : 0;
 }
 
-uint64_t
-FlowTransport::GetPacketCount(uint64_t bytes) const
+uint64_t FlowTransport::GetPacketCount(uint64_t bytes) const
 {
-    NS_ABORT_MSG_IF(m_mtu <= m_headerBytes,
-                    "FlowTransport: Mtu (" << m_mtu << ") must exceed HeaderBytes ("
-                                           << m_headerBytes << ")");
+    NS_ABORT_MSG_IF(m_mtu <= m_headerBytes, "FlowTransport: Mtu (" << m_mtu
+                                                                   << ") must exceed HeaderBytes ("
+                                                                   << m_headerBytes << ")");
     const uint64_t payload = m_mtu - m_headerBytes;
     return bytes == 0 ? 1 : (bytes + payload - 1) / payload;
 }
 
-uint64_t
-FlowTransport::GetWireBytes(uint64_t bytes) const
+uint64_t FlowTransport::GetWireBytes(uint64_t bytes) const
 {
     return bytes + GetPacketCount(bytes) * m_headerBytes;
 }
 
-int64_t
-FlowTransport::TxSteps(uint32_t link, uint32_t wire) const
+int64_t FlowTransport::TxSteps(uint32_t link, uint32_t wire) const
 {
     // Nearly every flow asks for the same two sizes on a link, and each TxTime costs a
     // 128-bit division.
@@ -137,8 +129,8 @@ FlowTransport::TxSteps(uint32_t link, uint32_t wire) const
     return c.steps[slot];
 }
 
-Time
-FlowTransport::GetLoneFlowTime(const std::vector<ClusterTopology::Hop>& path, uint64_t bytes) const
+Time FlowTransport::GetLoneFlowTime(const std::vector<ClusterTopology::Hop>& path,
+                                    uint64_t bytes) const
 {
     const uint64_t n = GetPacketCount(bytes);
     const uint64_t payload = m_mtu - m_headerBytes;
@@ -171,8 +163,7 @@ FlowTransport::GetLoneFlowTime(const std::vector<ClusterTopology::Hop>& path, ui
     return TimeStep(best + delays);
 }
 
-uint32_t
-FlowTransport::ResolveAlias(uint32_t r) const
+uint32_t FlowTransport::ResolveAlias(uint32_t r) const
 {
     while (m_resources[r].alias != kNone)
     {
@@ -181,8 +172,7 @@ FlowTransport::ResolveAlias(uint32_t r) const
     return r;
 }
 
-uint32_t
-FlowTransport::GetNActiveFlows(uint32_t link, bool forward) const
+uint32_t FlowTransport::GetNActiveFlows(uint32_t link, bool forward) const
 {
     const size_t r = 2 * static_cast<size_t>(link) + (forward ? 0 : 1);
     if (r >= m_resources.size())
@@ -192,8 +182,7 @@ FlowTransport::GetNActiveFlows(uint32_t link, bool forward) const
     return static_cast<uint32_t>(m_resources[ResolveAlias(r)].flows.size());
 }
 
-int64_t
-FlowTransport::DrainSteps(double bytes, double rate)
+int64_t FlowTransport::DrainSteps(double bytes, double rate)
 {
     const double x = bytes / rate;
     if (!(x > 0))
@@ -206,8 +195,7 @@ FlowTransport::DrainSteps(double bytes, double rate)
     return static_cast<int64_t>(whole) + (x - whole <= 1e-9 + x * 1e-12 ? 0 : 1);
 }
 
-void
-FlowTransport::BuildResources()
+void FlowTransport::BuildResources()
 {
     const double stepsPerSecond = static_cast<double>(Seconds(1).GetTimeStep());
     const uint32_t nLinks = m_topology->GetNLinks();
@@ -256,16 +244,14 @@ FlowTransport::BuildResources()
     }
 }
 
-void
-FlowTransport::Restride(uint32_t stride)
+void FlowTransport::Restride(uint32_t stride)
 {
     std::vector<uint32_t> res(m_flows.size() * stride);
     std::vector<uint32_t> slots(m_flows.size() * stride);
     for (size_t id = 0; id < m_flows.size(); ++id)
     {
         std::copy_n(m_flowRes.begin() + id * m_stride, m_flows[id].nRes, res.begin() + id * stride);
-        std::copy_n(m_flowSlots.begin() + id * m_stride,
-                    m_flows[id].nRes,
+        std::copy_n(m_flowSlots.begin() + id * m_stride, m_flows[id].nRes,
                     slots.begin() + id * stride);
     }
     m_flowRes = std::move(res);
@@ -273,8 +259,7 @@ FlowTransport::Restride(uint32_t stride)
     m_stride = stride;
 }
 
-void
-FlowTransport::FillRoute(uint32_t srcGpu, uint32_t dstGpu, uint64_t flowHash)
+void FlowTransport::FillRoute(uint32_t srcGpu, uint32_t dstGpu, uint64_t flowHash)
 {
     // Bounds the cache for traffic that touches very many pairs (all-to-all on a big
     // cluster); past it, routes come from the topology directly.
@@ -328,16 +313,16 @@ FlowTransport::FillRoute(uint32_t srcGpu, uint32_t dstGpu, uint64_t flowHash)
     }
 }
 
-std::vector<ClusterTopology::Hop>
-FlowTransport::GetRoute(uint32_t srcGpu, uint32_t dstGpu, uint64_t flowHash)
+std::vector<ClusterTopology::Hop> FlowTransport::GetRoute(uint32_t srcGpu, uint32_t dstGpu,
+                                                          uint64_t flowHash)
 {
     NS_ABORT_MSG_IF(!m_topology, "FlowTransport::GetRoute before SetTopology");
     FillRoute(srcGpu, dstGpu, flowHash);
     return m_path;
 }
 
-void
-FlowTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes, DeliveredCallback onDelivered)
+void FlowTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
+                         DeliveredCallback onDelivered)
 {
     NS_LOG_FUNCTION(this << srcGpu << dstGpu << bytes);
     NS_ABORT_MSG_IF(!m_topology, "FlowTransport::Send before SetTopology");
@@ -417,8 +402,7 @@ FlowTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes, DeliveredC
     RequestUpdate();
 }
 
-void
-FlowTransport::RequestUpdate()
+void FlowTransport::RequestUpdate()
 {
     // Everything that starts or ends at this instant is recomputed together, once, after the
     // events already queued for the instant.
@@ -429,8 +413,7 @@ FlowTransport::RequestUpdate()
     }
 }
 
-void
-FlowTransport::HeapUpdate(uint32_t flow)
+void FlowTransport::HeapUpdate(uint32_t flow)
 {
     // One ns-3 event for the earliest completion instead of one per flow: a rate change then
     // costs a sift here rather than a cancelled event plus a new one in the simulator.  The
@@ -473,8 +456,7 @@ FlowTransport::HeapUpdate(uint32_t flow)
     m_flows[flow].heapPos = pos;
 }
 
-uint32_t
-FlowTransport::HeapPop()
+uint32_t FlowTransport::HeapPop()
 {
     const uint32_t top = m_finishHeap.front().flow;
     const uint32_t last = m_finishHeap.back().flow;
@@ -488,8 +470,7 @@ FlowTransport::HeapPop()
     return top;
 }
 
-void
-FlowTransport::SyncFinishEvent()
+void FlowTransport::SyncFinishEvent()
 {
     const int64_t next = m_finishHeap.empty() ? -1 : m_finishHeap.front().step;
     if (next == m_finishEventStep)
@@ -501,13 +482,11 @@ FlowTransport::SyncFinishEvent()
     if (next >= 0)
     {
         m_finishEvent = Simulator::Schedule(TimeStep(next - Simulator::Now().GetTimeStep()),
-                                            &FlowTransport::OnFinishEvent,
-                                            this);
+                                            &FlowTransport::OnFinishEvent, this);
     }
 }
 
-void
-FlowTransport::OnFinishEvent()
+void FlowTransport::OnFinishEvent()
 {
     const int64_t now = Simulator::Now().GetTimeStep();
     m_finishEventStep = -1;
@@ -522,8 +501,7 @@ FlowTransport::OnFinishEvent()
     SyncFinishEvent();
 }
 
-void
-FlowTransport::SetBottleneck(uint32_t id, uint32_t r)
+void FlowTransport::SetBottleneck(uint32_t id, uint32_t r)
 {
     Flow& f = m_flows[id];
     if (f.bottleneck != kNone)
@@ -552,8 +530,7 @@ FlowTransport::SetBottleneck(uint32_t id, uint32_t r)
     }
 }
 
-void
-FlowTransport::FlowFinished(uint32_t id)
+void FlowTransport::FlowFinished(uint32_t id)
 {
     NS_LOG_FUNCTION(this << id);
     SetBottleneck(id, kNone);
@@ -591,8 +568,7 @@ FlowTransport::FlowFinished(uint32_t id)
     m_freeFlows.push_back(id);
 }
 
-void
-FlowTransport::Release(uint32_t id)
+void FlowTransport::Release(uint32_t id)
 {
     Flow& f = m_flows[id];
     if (f.released != m_pass)
@@ -602,8 +578,7 @@ FlowTransport::Release(uint32_t id)
     }
 }
 
-void
-FlowTransport::ReleaseBottlenecked(uint32_t r)
+void FlowTransport::ReleaseBottlenecked(uint32_t r)
 {
     // Lists do not change within a recomputation, so once is enough.
     Resource& res = m_resources[r];
@@ -618,8 +593,7 @@ FlowTransport::ReleaseBottlenecked(uint32_t r)
     }
 }
 
-void
-FlowTransport::Update()
+void FlowTransport::Update()
 {
     m_updatePending = false;
     ++m_recomputations;
@@ -655,11 +629,11 @@ FlowTransport::Update()
     Apply();
 }
 
-void
-FlowTransport::Freeze(uint32_t i, double rate, uint32_t j)
+void FlowTransport::Freeze(uint32_t i, double rate, uint32_t j)
 {
     LocalFlow& lf = m_localFlows[i];
     lf.frozen = true;
+    --m_unfrozen;
     lf.newRate = rate;
     lf.bottleneck = j;
     const uint32_t* hops = m_localHops.data() + lf.hopsBegin;
@@ -673,8 +647,7 @@ FlowTransport::Freeze(uint32_t i, double rate, uint32_t j)
     m_localRes[j].minFrozen = std::min(m_localRes[j].minFrozen, rate);
 }
 
-void
-FlowTransport::Fill()
+void FlowTransport::Fill()
 {
     // Progressive filling of the released flows; the others hold their rates and only
     // shrink the capacity left on the links they share.  Everything here costs in the
@@ -737,7 +710,9 @@ FlowTransport::Fill()
     }
     auto later = [](const HeapItem& a, const HeapItem& b) { return a.share > b.share; };
     std::make_heap(m_heap.begin(), m_heap.end(), later);
-    while (!m_heap.empty())
+    // Once every flow is frozen the links left in the heap have nothing to decide.
+    m_unfrozen = nf;
+    while (m_unfrozen > 0)
     {
         std::pop_heap(m_heap.begin(), m_heap.end(), later);
         const HeapItem item = m_heap.back();
@@ -761,8 +736,7 @@ FlowTransport::Fill()
     }
 }
 
-void
-FlowTransport::FreezeAll(uint32_t j, double share)
+void FlowTransport::FreezeAll(uint32_t j, double share)
 {
     const LocalResource& lr = m_localRes[j];
     for (uint32_t k = lr.flowsBegin; k < lr.flowsBegin + lr.nReleased; ++k)
@@ -775,8 +749,7 @@ FlowTransport::FreezeAll(uint32_t j, double share)
     }
 }
 
-void
-FlowTransport::CollectBottlenecked(uint32_t r)
+void FlowTransport::CollectBottlenecked(uint32_t r)
 {
     Resource& res = m_resources[r];
     if (res.bottleneckReleased == m_pass)
@@ -793,8 +766,7 @@ FlowTransport::CollectBottlenecked(uint32_t r)
     }
 }
 
-bool
-FlowTransport::Validate()
+bool FlowTransport::Validate()
 {
     // Max-min fair <=> every flow crosses a saturated link on which no flow is faster.  The
     // released flows have one by construction, except against faster held flows; held flows
@@ -877,8 +849,7 @@ FlowTransport::Validate()
     return true;
 }
 
-void
-FlowTransport::Apply()
+void FlowTransport::Apply()
 {
     const int64_t now = Simulator::Now().GetTimeStep();
     for (uint32_t id : m_released)
@@ -915,8 +886,7 @@ FlowTransport::Apply()
     SyncFinishEvent();
 }
 
-double
-FlowTransport::CheckMaxMinFair() const
+double FlowTransport::CheckMaxMinFair() const
 {
     if (m_updatePending)
     {

@@ -2,11 +2,10 @@
 #define FLOW_TRANSPORT_H
 
 #include "cluster-topology.h"
-#include "phantora-transport.h"
-
 #include "ns3/event-id.h"
 #include "ns3/nstime.h"
 #include "ns3/ptr.h"
+#include "phantora-transport.h"
 
 #include <cstdint>
 #include <limits>
@@ -48,13 +47,17 @@ namespace ns3
  * packet interleaving within a flow's lifetime (sharing is perfectly fluid), and the time a
  * rate change takes to reach the other links of the path (all rates change instantly).
  *
- * Rates are recomputed incrementally: only flows that started or ended, and flows whose
- * bottleneck lost a flow, are released and re-filled, while all others keep their rate; then
- * the bottleneck condition (each flow crosses a saturated link on which no flow is faster) is
- * checked on every link the released flows cross, and violators are released too until it
- * holds.  The result is the global max-min allocation, at the cost of the links around the
- * change rather than of the whole network.  A flow's completion event is rescheduled only when
- * its rate actually changes.
+ * Rates are recomputed incrementally, once per instant at which flows start or end: only
+ * the new flows, the flows bottlenecked where a flow started or ended, are released and
+ * re-filled while all others hold their rates; then the bottleneck condition (each flow
+ * crosses a saturated link on which no flow is faster) is checked on every link the released
+ * flows cross, and violators are released too until it holds everywhere.  The result is the
+ * global max-min allocation (CheckMaxMinFair recomputes it from scratch to prove it), at the
+ * cost of the links around the change rather than of the whole network.  Completions sit in
+ * a heap ordered by drain time under a single simulator event, so a rate change costs a sift
+ * rather than a cancelled and a new event.  The two link directions in series through a
+ * forwarding node with exactly two links (GPU - PCIe - NIC - fabric) always carry the same
+ * flows, so only the slower of them takes part in the allocation.
  */
 class FlowTransport : public PhantoraTransport
 {
@@ -68,9 +71,7 @@ public:
     Ptr<ClusterTopology> GetTopology() const;
 
     // PhantoraTransport
-    void Send(uint32_t srcGpu,
-              uint32_t dstGpu,
-              uint64_t bytes,
+    void Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
               DeliveredCallback onDelivered) override;
     uint32_t GetNGpus() const override;
 
@@ -91,7 +92,7 @@ public:
 
     /// Times rates were recomputed (one per instant at which flows started or ended).
     uint64_t GetRateRecomputations() const { return m_recomputations; }
-    /// Times a flow's rate changed, each costing a completion event reschedule.
+    /// Times a running flow's rate changed (its completion moved).
     uint64_t GetRateChanges() const { return m_rateChanges; }
     uint64_t GetFlowsStarted() const { return m_flowsStarted; }
     uint64_t GetFlowsCompleted() const { return m_flowsCompleted; }
@@ -122,17 +123,17 @@ private:
     /// One direction of a link.  The fields a recomputation reads come first (one cache line).
     struct Resource
     {
-        uint64_t touched{0};      ///< filling pass that last touched it
-        uint32_t local{0};        ///< its index in that pass (m_touched, m_localRes)
+        uint64_t touched{0};       ///< filling pass that last touched it
+        uint32_t local{0};         ///< its index in that pass (m_touched, m_localRes)
         uint32_t nBottlenecked{0}; ///< flows whose bottleneck this is
-        double capacity{0};       ///< wire bytes per Time step
-        double load{0};           ///< sum of the flows' rates, kept up to date incrementally
+        double capacity{0};        ///< wire bytes per Time step
+        double load{0};            ///< sum of the flows' rates, kept up to date incrementally
         std::vector<Entry> flows;
         double maxUpper{0}; ///< no flow here is faster (may be stale high after slowdowns)
         double level{0};    ///< rate of the flows bottlenecked here: the fastest, if any
         uint32_t bottleneckHead{kNone}; ///< first of them (list through Flow::bNext)
-        uint32_t alias{kNone}; ///< set when another resource always carries the same flows
-        bool dirty{false};     ///< lost a flow since the last recomputation
+        uint32_t alias{kNone};          ///< set when another resource always carries the same flows
+        bool dirty{false};              ///< lost a flow since the last recomputation
         uint64_t bottleneckReleased{0}; ///< recomputation that released all its bottlenecked
     };
 
@@ -164,11 +165,11 @@ private:
      */
     struct LocalResource
     {
-        double residual;  ///< capacity left to the flows not yet frozen
-        double oldRates;  ///< the released flows' rates before this recomputation
-        double minFrozen; ///< slowest released flow frozen here
-        uint32_t nReleased; ///< released flows crossing it
-        uint32_t count;     ///< those not yet frozen
+        double residual;        ///< capacity left to the flows not yet frozen
+        double oldRates;        ///< the released flows' rates before this recomputation
+        double minFrozen;       ///< slowest released flow frozen here
+        uint32_t nReleased;     ///< released flows crossing it
+        uint32_t count;         ///< those not yet frozen
         uint32_t nBottReleased; ///< released flows that had it as bottleneck
         uint32_t flowsBegin;    ///< its released flows in m_localResFlows
     };
@@ -176,7 +177,7 @@ private:
     struct LocalFlow
     {
         double newRate;
-        uint32_t hopsBegin; ///< its resources in m_localHops
+        uint32_t hopsBegin;  ///< its resources in m_localHops
         uint32_t bottleneck; ///< local index of the resource that froze it
         bool frozen;
     };
@@ -188,10 +189,24 @@ private:
         int64_t steps[2]{0, 0};
     };
 
+    /// A local resource in the filling pass's heap, by share.
     struct HeapItem
     {
         double share;
         uint32_t resource;
+    };
+
+    /// An active flow in the completion heap; ties drain in the order they were scheduled.
+    struct FinishItem
+    {
+        int64_t step;
+        uint64_t seq;
+        uint32_t flow;
+
+        bool operator<(const FinishItem& o) const
+        {
+            return step < o.step || (step == o.step && seq < o.seq);
+        }
     };
 
     /// One node of a pair's equal-cost path DAG; the destination has no hops.
@@ -236,19 +251,6 @@ private:
     void OnFinishEvent();
     void FlowFinished(uint32_t flow);
     void SyncFinishEvent();
-    // the finish heap: active flows by (finishStep, finishSeq)
-    struct FinishItem
-    {
-        int64_t step;
-        uint64_t seq;
-        uint32_t flow;
-
-        bool operator<(const FinishItem& o) const
-        {
-            return step < o.step || (step == o.step && seq < o.seq);
-        }
-    };
-
     void HeapUpdate(uint32_t flow);
     uint32_t HeapPop();
     uint32_t ResolveAlias(uint32_t resource) const;
@@ -292,13 +294,14 @@ private:
     std::vector<uint32_t> m_localResFlows; ///< per local resource, local flow indices
     std::vector<uint32_t> m_violators;
     std::vector<HeapItem> m_heap;
+    uint32_t m_unfrozen{0}; ///< released flows the filling pass has yet to freeze
 
     // Route cache: the topology's next-hop tables are large and scattered, and a flow's route
     // is looked up hop by hop; the few pairs a collective uses fit in cache as DAGs.
     std::unordered_map<uint64_t, uint32_t> m_routeDags; ///< (src << 32 | dst) -> its first DagNode
     std::vector<DagNode> m_dagNodes;
     std::vector<DagHop> m_dagHops;
-    std::vector<uint32_t> m_dagIndexOf; ///< scratch while building: topology node -> DagNode
+    std::vector<uint32_t> m_dagIndexOf;       ///< scratch while building: topology node -> DagNode
     std::vector<ClusterTopology::Hop> m_path; ///< the route being filled
 
     uint64_t m_recomputations{0};

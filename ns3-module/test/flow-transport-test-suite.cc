@@ -11,6 +11,7 @@
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -24,8 +25,7 @@ const DataRate kRate("8192Mbps");        ///< a full packet (4096 wire bytes) in
 const Time kDelay = MicroSeconds(1);
 
 /// GPUs 0..n-1 each linked to one switch.
-Ptr<ClusterTopology>
-MakeStar(const std::vector<DataRate>& rates, Time delay)
+Ptr<ClusterTopology> MakeStar(const std::vector<DataRate>& rates, Time delay)
 {
     auto topo = Create<ClusterTopology>();
     const uint32_t sw = topo->AddSwitch("sw");
@@ -50,19 +50,13 @@ struct Deliveries
     }
 };
 
-void
-SendAt(Ptr<FlowTransport> t,
-       Time when,
-       uint32_t src,
-       uint32_t dst,
-       uint64_t bytes,
-       PhantoraTransport::DeliveredCallback cb)
+void SendAt(Ptr<FlowTransport> t, Time when, uint32_t src, uint32_t dst, uint64_t bytes,
+            PhantoraTransport::DeliveredCallback cb)
 {
     Simulator::Schedule(when, [=]() { t->Send(src, dst, bytes, cb); });
 }
 
-Time
-TxTime(DataRate rate, uint64_t wireBytes)
+Time TxTime(DataRate rate, uint64_t wireBytes)
 {
     return rate.CalculateBytesTxTime(static_cast<uint32_t>(wireBytes));
 }
@@ -72,10 +66,7 @@ TxTime(DataRate rate, uint64_t wireBytes)
 class FlowLoneOneLinkTestCase : public TestCase
 {
 public:
-    FlowLoneOneLinkTestCase()
-        : TestCase("lone flow on one link: per-packet TxTime plus delay")
-    {
-    }
+    FlowLoneOneLinkTestCase() : TestCase("lone flow on one link: per-packet TxTime plus delay") {}
 
 private:
     void DoRun() override
@@ -96,8 +87,7 @@ private:
         NS_TEST_ASSERT_MSG_EQ(d.at[1] - MilliSeconds(1),
                               MicroSeconds(40) + TxTime(kRate, 1048) + kDelay,
                               "ten full packets, a 1048-byte one, the delay");
-        NS_TEST_ASSERT_MSG_EQ(d.at[2] - MilliSeconds(2),
-                              TxTime(kRate, 48) + kDelay,
+        NS_TEST_ASSERT_MSG_EQ(d.at[2] - MilliSeconds(2), TxTime(kRate, 48) + kDelay,
                               "a header-only packet");
         NS_TEST_ASSERT_MSG_EQ(t->GetFlowsCompleted(), 3U, "flows completed");
         NS_TEST_ASSERT_MSG_EQ(t->GetNActiveFlows(), 0U, "no flow left");
@@ -123,18 +113,16 @@ private:
         SendAt(t, MilliSeconds(2), 0, 1, 0, d.Slot());
         SendAt(t, MilliSeconds(3), 0, 1, 1000, d.Slot());
         Simulator::Run();
-        NS_TEST_ASSERT_MSG_EQ(d.at[0], MicroSeconds(40 + 4 + 2), "10 packets, 1 more hop, 2 delays");
+        NS_TEST_ASSERT_MSG_EQ(d.at[0], MicroSeconds(40 + 4 + 2),
+                              "10 packets, 1 more hop, 2 delays");
         // The short last packet reaches the switch before the full one ahead of it has left,
         // so it waits: the extra hop costs a full packet's time.
         NS_TEST_ASSERT_MSG_EQ(d.at[1] - MilliSeconds(1),
-                              MicroSeconds(40) + TxTime(kRate, 1048) + MicroSeconds(4) +
-                                  2 * kDelay,
+                              MicroSeconds(40) + TxTime(kRate, 1048) + MicroSeconds(4) + 2 * kDelay,
                               "partial last packet");
-        NS_TEST_ASSERT_MSG_EQ(d.at[2] - MilliSeconds(2),
-                              2 * TxTime(kRate, 48) + 2 * kDelay,
+        NS_TEST_ASSERT_MSG_EQ(d.at[2] - MilliSeconds(2), 2 * TxTime(kRate, 48) + 2 * kDelay,
                               "header-only packet over two hops");
-        NS_TEST_ASSERT_MSG_EQ(d.at[3] - MilliSeconds(3),
-                              2 * TxTime(kRate, 1048) + 2 * kDelay,
+        NS_TEST_ASSERT_MSG_EQ(d.at[3] - MilliSeconds(3), 2 * TxTime(kRate, 1048) + 2 * kDelay,
                               "single packet over two hops");
         Simulator::Destroy();
 
@@ -296,9 +284,8 @@ private:
             ranks[i] = i;
         }
         Time done = Seconds(-1);
-        NcclPlanExecutor::Start(t, MakeRingAllReducePlan(n, bytes), ranks, [&]() {
-            done = Simulator::Now();
-        });
+        NcclPlanExecutor::Start(t, MakeRingAllReducePlan(n, bytes), ranks,
+                                [&]() { done = Simulator::Now(); });
         Simulator::Run();
         NS_TEST_ASSERT_MSG_EQ(done, 2 * (n - 1) * step, n << " ranks");
         NS_TEST_ASSERT_MSG_EQ(t->GetFlowsCompleted(), 2U * (n - 1) * n, "one flow per transfer");
@@ -311,8 +298,7 @@ private:
         // chunk of 10 full packets: 10 x 4 us, one more hop, two delays
         Check(4, 4 * 10 * kPayload, MicroSeconds(40 + 4 + 2));
         // 1 MiB over 8: chunks of 131072 B = 32 full packets and one of 1536 + 48 bytes
-        Check(8,
-              1 << 20,
+        Check(8, 1 << 20,
               MicroSeconds(32 * 4) + TxTime(kRate, 1536 + 48) + MicroSeconds(4) + 2 * kDelay);
     }
 };
@@ -320,10 +306,7 @@ private:
 class FlowEcmpTestCase : public TestCase
 {
 public:
-    FlowEcmpTestCase()
-        : TestCase("ECMP spreads flows between two leaves over both spines")
-    {
-    }
+    FlowEcmpTestCase() : TestCase("ECMP spreads flows between two leaves over both spines") {}
 
 private:
     void DoRun() override
@@ -357,10 +340,12 @@ private:
         }
         uint32_t onSpine0 = 0;
         uint32_t onSpine1 = 0;
-        Simulator::Schedule(NanoSeconds(1), [&]() {
-            onSpine0 = t->GetNActiveFlows(up[0], true);
-            onSpine1 = t->GetNActiveFlows(up[1], true);
-        });
+        Simulator::Schedule(NanoSeconds(1),
+                            [&]()
+                            {
+                                onSpine0 = t->GetNActiveFlows(up[0], true);
+                                onSpine1 = t->GetNActiveFlows(up[1], true);
+                            });
         Simulator::Run();
         NS_TEST_ASSERT_MSG_EQ(onSpine0 + onSpine1, nFlows, "every flow crosses one spine");
         NS_TEST_ASSERT_MSG_GT(onSpine0, 4U, "spine0 carries a fair part");
@@ -385,17 +370,21 @@ private:
         // between GPU links and spine links as flows come and go.
         auto topo = Create<ClusterTopology>();
         std::vector<uint32_t> leaves{topo->AddSwitch("leaf0"), topo->AddSwitch("leaf1")};
-        const std::vector<DataRate> spineRates{DataRate("40Gbps"),
-                                               DataRate("25Gbps"),
+        const std::vector<DataRate> spineRates{DataRate("40Gbps"), DataRate("25Gbps"),
                                                DataRate("10Gbps")};
-        const std::vector<DataRate> gpuRates{DataRate("10Gbps"),
-                                             DataRate("25Gbps"),
+        const std::vector<DataRate> gpuRates{DataRate("10Gbps"), DataRate("25Gbps"),
                                              DataRate("40Gbps")};
+        // Every GPU reaches its leaf through a NIC, over a PCIe link that is sometimes the
+        // slower of the two: the transport keeps only the slower direction of such pairs.
+        const std::vector<DataRate> pcieRates{DataRate("16Gbps"), DataRate("100Gbps")};
         const uint32_t nGpus = 12;
         for (uint32_t g = 0; g < nGpus; ++g)
         {
             const uint32_t gpu = topo->AddGpu("gpu" + std::to_string(g));
-            topo->AddLink(gpu, leaves[g % 2], gpuRates[g % 3], NanoSeconds(500), "roce");
+            const uint32_t nic =
+                topo->AddSwitch("nic" + std::to_string(g), ClusterTopology::NodeKind::Nic);
+            topo->AddLink(gpu, nic, pcieRates[g % 2], NanoSeconds(200), "pcie");
+            topo->AddLink(nic, leaves[g % 2], gpuRates[g % 3], NanoSeconds(500), "roce");
         }
         for (uint32_t s = 0; s < spineRates.size(); ++s)
         {
@@ -418,14 +407,16 @@ private:
             const uint64_t bytes = rng() % 2000000;
             const Time at = NanoSeconds(rng() % 2000000);
             SendAt(t, at, src, dst, bytes, [&]() { ++delivered; });
-            Simulator::Schedule(at + NanoSeconds(rng() % 5000), [&]() {
-                const double err = t->CheckMaxMinFair();
-                if (err >= 0)
-                {
-                    worst = std::max(worst, err);
-                    ++checks;
-                }
-            });
+            Simulator::Schedule(at + NanoSeconds(rng() % 5000),
+                                [&]()
+                                {
+                                    const double err = t->CheckMaxMinFair();
+                                    if (err >= 0)
+                                    {
+                                        worst = std::max(worst, err);
+                                        ++checks;
+                                    }
+                                });
         }
         Simulator::Run();
         NS_TEST_ASSERT_MSG_EQ(delivered, nFlows, "every flow delivered");
@@ -435,13 +426,69 @@ private:
     }
 };
 
+class FlowRouteTestCase : public TestCase
+{
+public:
+    FlowRouteTestCase() : TestCase("cached routes are the topology's routes") {}
+
+private:
+    void DoRun() override
+    {
+        // 2 leaves x 3 spines, two GPUs per leaf behind one more switch each: ECMP choices at
+        // two levels.
+        auto topo = Create<ClusterTopology>();
+        std::vector<uint32_t> leaves{topo->AddSwitch("leaf0"), topo->AddSwitch("leaf1")};
+        for (uint32_t s = 0; s < 3; ++s)
+        {
+            const uint32_t spine = topo->AddSwitch("spine" + std::to_string(s));
+            for (uint32_t l : leaves)
+            {
+                topo->AddLink(l, spine, kRate, kDelay, "roce");
+                topo->AddLink(l, spine, kRate, kDelay, "roce"); // parallel links: more ECMP
+            }
+        }
+        for (uint32_t g = 0; g < 4; ++g)
+        {
+            const uint32_t gpu = topo->AddGpu("gpu" + std::to_string(g));
+            const uint32_t tor = topo->AddSwitch("tor" + std::to_string(g));
+            topo->AddLink(gpu, tor, kRate, kDelay, "pcie");
+            topo->AddLink(tor, leaves[g / 2], kRate, kDelay, "roce");
+        }
+        Ptr<FlowTransport> t = FlowTransportHelper().Install(topo);
+        std::mt19937_64 rng(7);
+        uint32_t mismatches = 0;
+        std::vector<uint32_t> firstSpineLink;
+        for (uint32_t i = 0; i < 400; ++i)
+        {
+            const uint32_t src = rng() % 4;
+            const uint32_t dst = (src + 1 + rng() % 3) % 4;
+            const uint64_t hash = rng();
+            const auto cached = t->GetRoute(src, dst, hash);
+            const auto direct = topo->Route(src, dst, hash);
+            bool same = cached.size() == direct.size();
+            for (size_t h = 0; same && h < cached.size(); ++h)
+            {
+                same = cached[h].link == direct[h].link && cached[h].forward == direct[h].forward;
+            }
+            mismatches += same ? 0 : 1;
+            if (src / 2 != dst / 2)
+            {
+                firstSpineLink.push_back(cached[2].link);
+            }
+        }
+        NS_TEST_ASSERT_MSG_EQ(mismatches, 0U, "same hops as ClusterTopology::Route");
+        std::sort(firstSpineLink.begin(), firstSpineLink.end());
+        const auto distinct =
+            std::unique(firstSpineLink.begin(), firstSpineLink.end()) - firstSpineLink.begin();
+        NS_TEST_ASSERT_MSG_GT(distinct, 8, "the hash reaches most of the 12 uplinks");
+        Simulator::Destroy();
+    }
+};
+
 class FlowAttributesTestCase : public TestCase
 {
 public:
-    FlowAttributesTestCase()
-        : TestCase("Mtu and HeaderBytes set the wire overhead")
-    {
-    }
+    FlowAttributesTestCase() : TestCase("Mtu and HeaderBytes set the wire overhead") {}
 
 private:
     void DoRun() override
@@ -461,8 +508,7 @@ private:
 class FlowTransportTestSuite : public TestSuite
 {
 public:
-    FlowTransportTestSuite()
-        : TestSuite("phantora-flow-transport", UNIT)
+    FlowTransportTestSuite() : TestSuite("phantora-flow-transport", UNIT)
     {
         AddTestCase(new FlowLoneOneLinkTestCase, TestCase::QUICK);
         AddTestCase(new FlowLoneThroughSwitchTestCase, TestCase::QUICK);
@@ -473,6 +519,7 @@ public:
         AddTestCase(new FlowRingAllReduceTestCase, TestCase::QUICK);
         AddTestCase(new FlowEcmpTestCase, TestCase::QUICK);
         AddTestCase(new FlowRandomMaxMinTestCase, TestCase::QUICK);
+        AddTestCase(new FlowRouteTestCase, TestCase::QUICK);
         AddTestCase(new FlowAttributesTestCase, TestCase::QUICK);
     }
 };

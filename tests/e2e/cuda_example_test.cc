@@ -163,12 +163,16 @@ INSTANTIATE_TEST_SUITE_P(Ranks, CudaExample, ::testing::Values(2, 4),
 
 TEST(CudaExampleFailures, ACrashingRankIsNamed)
 {
-    // A rank whose program fails: the launcher reports which one and why.
+    // Rank 1's program fails, rank 0's succeeds: the launcher names rank 1, its exit
+    // status and its last stderr lines.
     const auto scenario = WriteFile("s.toml", Scenario(2, 400));
-    const CommandResult r = RunCommand(fmt::format(
-        "{} --scenario {} --nproc 2 -- /bin/sh -c 'exit 3'", PHANTORA_CLUSTER, scenario.string()));
+    const CommandResult r = RunCommand(
+        fmt::format("{} --scenario {} --nproc 2 -- /bin/sh -c "
+                    "'echo about to fail >&2; test $RANK = 1 && exit 3; exit 0'",
+                    PHANTORA_CLUSTER, scenario.string()));
     EXPECT_NE(r.exitCode, 0);
-    EXPECT_NE(r.output.find("rank 0"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("rank 1 (pid"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("about to fail"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("exited with status 3"), std::string::npos) << r.output;
 }
 
@@ -180,4 +184,16 @@ TEST(CudaExampleFailures, BadScenarioIsRefusedBeforeAnyRankStarts)
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.output.find("bad.toml"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("gpu.model"), std::string::npos) << r.output;
+}
+
+TEST(CudaExampleFailures, AnUnimplementedCallEndsTheRankWithItsName)
+{
+    const auto scenario = WriteFile("s.toml", Scenario(1, 400));
+    const CommandResult r = RunCommand(fmt::format("{} --scenario {} --nproc 1 -- {}", PHANTORA_CLUSTER,
+                                                   scenario.string(), PHANTORA_UNIMPLEMENTED_CALL));
+    EXPECT_NE(r.exitCode, 0);
+    EXPECT_NE(r.output.find("rank 0 (pid"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("cudaEventCreate is not implemented"), std::string::npos) << r.output;
+    // the program's own code after the call never ran
+    EXPECT_EQ(r.output.find("after the call"), std::string::npos) << r.output;
 }
