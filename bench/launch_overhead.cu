@@ -2,12 +2,11 @@
 // them with the host's real clock (a raw system call, which the interposer does
 // not answer with simulated time).  Prints the median and the 90th percentile of
 // the per-launch cost over batches.
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <cuda_runtime.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <vector>
@@ -49,7 +48,7 @@ int main(int argc, char** argv)
     cudaStreamSynchronize(stream);
     std::sort(perLaunchUs.begin(), perLaunchUs.end());
     std::printf("launch overhead: median %.3f us, p90 %.3f us per launch (%d batches of %d)\n",
-                perLaunchUs[perLaunchUs.size() / 2], perLaunchUs[perLaunchUs.size() * 9 / 10], batches,
-                perBatch);
+                perLaunchUs[perLaunchUs.size() / 2], perLaunchUs[perLaunchUs.size() * 9 / 10],
+                batches, perBatch);
     return 0;
 }

@@ -1,0 +1,121 @@
+// A rank that dies in the middle of a run: the simulation must end promptly,
+// non-zero, naming that rank, and leave no rank process behind.
+#include "run_helpers.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <dirent.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <future>
+#include <gtest/gtest.h>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+using namespace phantora::test;
+
+namespace
+{
+
+const char* kScenario = R"(name = "kill"
+[gpu]
+model = "H200"
+memory = "141GiB"
+launch_latency = "4us"
+hbm_bandwidth = "4.8TB/s"
+pcie_bandwidth = "55GB/s"
+[topology]
+kind = "switch"
+gpus = 4
+link_bandwidth = "400Gbps"
+link_latency = "1us"
+[kernels]
+default = "10us"
+)";
+
+/// Pids of live processes whose environment holds every one of \p needles.
+std::vector<int> ProcessesWithEnvironment(const std::vector<std::string>& needles)
+{
+    std::vector<int> pids;
+    DIR* proc = opendir("/proc");
+    if (!proc)
+    {
+        return pids;
+    }
+    while (dirent* e = readdir(proc))
+    {
+        const int pid = std::atoi(e->d_name);
+        if (pid <= 0)
+        {
+            continue;
+        }
+        std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+        std::stringstream env;
+        env << in.rdbuf();
+        std::string text = env.str();
+        for (char& c : text)
+        {
+            c = c == '\0' ? '\n' : c;
+        }
+        text = "\n" + text;
+        bool all = !env.str().empty();
+        for (const auto& n : needles)
+        {
+            all = all && text.find("\n" + n + "\n") != std::string::npos;
+        }
+        // a zombie has an empty environ: it is not "left behind" as a running process
+        if (all)
+        {
+            pids.push_back(pid);
+        }
+    }
+    closedir(proc);
+    return pids;
+}
+
+} // namespace
+
+TEST(RankFailure, KillingARankMidRunEndsTheSimulationNamingIt)
+{
+    const auto scenario = WriteFile("kill.toml", kScenario);
+    const std::string marker = (ScratchDir() / "nccl.id").string();
+    const std::string markerVar = "PHANTORA_EXAMPLE_ID_FILE=" + marker;
+    // Enough steps to run for minutes if nothing stopped it.
+    auto run = std::async(std::launch::async,
+                          [&]
+                          {
+                              return RunCommand(fmt::format(
+                                  "{} {} --scenario {} --nproc 4 -- {} 65536 1000000000", markerVar,
+                                  PHANTORA_CLUSTER, scenario.string(), PHANTORA_CUDA_EXAMPLE));
+                          });
+
+    // Wait until rank 1 is running, let it run a while, then kill it.
+    int victim = 0;
+    for (int i = 0; i < 200 && victim == 0; ++i)
+    {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        const auto pids = ProcessesWithEnvironment({markerVar, "RANK=1"});
+        victim = pids.empty() ? 0 : pids.front();
+    }
+    ASSERT_NE(victim, 0) << "rank 1 never started";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    const auto killedAt = std::chrono::steady_clock::now();
+    ASSERT_EQ(::kill(victim, SIGKILL), 0);
+
+    ASSERT_EQ(run.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+        << "the simulation did not end after rank 1 was killed";
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - killedAt).count();
+    const CommandResult r = run.get();
+    EXPECT_LT(seconds, 10.0);
+    EXPECT_NE(r.exitCode, 0);
+    EXPECT_NE(r.output.find(fmt::format("rank 1 (pid {}) was killed by signal 9", victim)),
+              std::string::npos)
+        << r.output.substr(r.output.size() > 4000 ? r.output.size() - 4000 : 0);
+    // the example printed steps before the kill: it was mid-run
+    EXPECT_NE(r.output.find("rank 1 step 1 "), std::string::npos);
+    EXPECT_TRUE(ProcessesWithEnvironment({markerVar}).empty()) << "rank processes were left behind";
+    std::printf("simulation ended %.3f s after rank 1 was killed\n", seconds);
+}
