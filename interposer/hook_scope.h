@@ -21,6 +21,8 @@ public:
             SimClock& clock = SimClock::Get();
             clock.Charge();
             clock.Advance(client.Welcome().callOverheadNs);
+            // after the charge: the interposer's own time, forgotten on exit
+            InjectJitter();
         }
     }
     ~HookScope()
@@ -36,6 +38,10 @@ public:
     RankClient& Client() const { return RankClient::Get(); }
 
 private:
+    /// PHANTORA_JITTER_US=N sleeps a random 0..N us of real time before each call, to
+    /// show (in tests) that host timing cannot change the simulated timeline.
+    static void InjectJitter();
+
     static thread_local int t_depth;
 };
 

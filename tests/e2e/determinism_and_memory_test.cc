@@ -1,0 +1,97 @@
+// Properties of whole runs: the simulated timeline does not depend on how fast the
+// host runs each rank, and device memory is bounded as the scenario says.
+#include "run_helpers.h"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace phantora::test;
+
+namespace
+{
+
+std::string Scenario(int gpus, const std::string& memory)
+{
+    return fmt::format(R"(name = "props"
+[gpu]
+model = "H200"
+memory = "{}"
+launch_latency = "4us"
+hbm_bandwidth = "4.8TB/s"
+pcie_bandwidth = "55GB/s"
+[cpu]
+time_scale = 0.0
+call_overhead = "3us"
+[topology]
+kind = "switch"
+gpus = {}
+link_bandwidth = "400Gbps"
+link_latency = "1us"
+[kernels]
+default = "10us"
+[kernels.durations]
+phantora_step_kernel = "40us"
+)",
+                       memory, gpus);
+}
+
+} // namespace
+
+TEST(Determinism, RandomHostDelaysDoNotChangeTheSimulatedTimeline)
+{
+    // Simulated CPU time counts only the per-call overhead here (time_scale 0), so any
+    // difference between runs could only come from the order in which the bridge
+    // happened to receive the ranks' messages.
+    const auto scenario = WriteFile("s.toml", Scenario(8, "141GiB"));
+    std::vector<std::string> signatures;
+    for (int run = 0; run < 3; ++run)
+    {
+        const auto report = ScratchDir() / fmt::format("report{}.json", run);
+        const CommandResult r = RunCommand(
+            fmt::format("PHANTORA_JITTER_US={} PHANTORA_EXAMPLE_ID_FILE={} {} --scenario {} "
+                        "--nproc 8 --report {} -- {} 262144 4",
+                        run == 0 ? 0 : 2000, (ScratchDir() / "id").string(), PHANTORA_CLUSTER,
+                        scenario.string(), report.string(), PHANTORA_CUDA_EXAMPLE));
+        ASSERT_EQ(r.exitCode, 0) << r.output;
+        const auto steps = StepTimesNs(r.output);
+        ASSERT_EQ(steps.size(), 32U) << r.output;
+        std::ifstream in(report);
+        const auto j = nlohmann::json::parse(in);
+        std::string sig;
+        for (const auto& [key, ns] : steps)
+        {
+            sig += fmt::format("{}.{}={} ", key.first, key.second, ns);
+        }
+        for (const auto& rank : j["ranks"])
+        {
+            sig += fmt::format("end{}={} ", rank["rank"].get<int>(),
+                               rank["simulated_time_ns"].get<int64_t>());
+        }
+        signatures.push_back(sig);
+    }
+    EXPECT_EQ(signatures[1], signatures[0]);
+    EXPECT_EQ(signatures[2], signatures[0]);
+}
+
+TEST(DeviceMemory, AllocationsPastTheScenarioGpuFailAsOnARealOne)
+{
+    const auto scenario = WriteFile("s.toml", Scenario(1, "1GiB"));
+    const CommandResult r =
+        RunCommand(fmt::format("{} --scenario {} --nproc 1 -- {}", PHANTORA_CLUSTER,
+                               scenario.string(), PHANTORA_OOM_PROGRAM));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find(
+                  "allocated 4 blocks of 256 MiB, then cudaErrorMemoryAllocation: out of memory"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find(fmt::format("last error {}, then 0", static_cast<int>(2))),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("after a free: cudaSuccess, then cudaErrorMemoryAllocation"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("1024.0 MiB"), std::string::npos) << "peak memory in the summary\n"
+                                                              << r.output;
+}
