@@ -14,27 +14,45 @@ int64_t DeviceTimeline::EarliestStart(const Stream& s, const PendingOp& op) cons
     return std::max({op.enqueueNs + m_launchLatencyNs, s.tailNs, op.notBeforeNs});
 }
 
-void DeviceTimeline::EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
-                                  int64_t notBeforeNs)
+void DeviceTimeline::Push(uint64_t stream, PendingOp op)
 {
     Stream& s = m_streams[stream];
-    s.waiting.push_back({enqueueNs, durationNs, notBeforeNs, std::nullopt, nullptr});
+    s.id = stream;
+    s.waiting.push_back(std::move(op));
     if (s.waiting.size() == 1)
     {
         Drain(s);
     }
 }
 
+void DeviceTimeline::EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
+                                  int64_t notBeforeNs)
+{
+    Push(stream, {PendingOp::Kind::Timed, enqueueNs, durationNs, notBeforeNs, 0, nullptr});
+}
+
 void DeviceTimeline::EnqueueCollective(uint64_t stream, int64_t enqueueNs, uint64_t ticket,
                                        ReadyCallback onReady)
 {
-    Stream& s = m_streams[stream];
     m_ticketStream[ticket] = stream;
-    s.waiting.push_back({enqueueNs, 0, 0, ticket, std::move(onReady)});
-    if (s.waiting.size() == 1)
-    {
-        Drain(s);
-    }
+    Push(stream, {PendingOp::Kind::Collective, enqueueNs, 0, 0, ticket, std::move(onReady)});
+}
+
+void DeviceTimeline::EnqueueRecord(uint64_t stream, int64_t enqueueNs, uint64_t record)
+{
+    m_records[record] = std::nullopt;
+    Push(stream, {PendingOp::Kind::Record, enqueueNs, 0, 0, record, nullptr});
+}
+
+void DeviceTimeline::EnqueueWait(uint64_t stream, uint64_t record)
+{
+    Push(stream, {PendingOp::Kind::Wait, 0, 0, 0, record, nullptr});
+}
+
+std::optional<int64_t> DeviceTimeline::RecordTime(uint64_t record) const
+{
+    auto it = m_records.find(record);
+    return it == m_records.end() ? std::optional<int64_t>(0) : it->second;
 }
 
 void DeviceTimeline::Drain(Stream& s)
@@ -42,19 +60,56 @@ void DeviceTimeline::Drain(Stream& s)
     while (!s.waiting.empty())
     {
         PendingOp& op = s.waiting.front();
-        const int64_t start = EarliestStart(s, op);
-        if (op.ticket)
+        switch (op.kind)
+        {
+        case PendingOp::Kind::Collective:
         {
             ++m_collectives;
             // Stays at the front until the network reports its end.
             auto onReady = std::move(op.onReady);
-            onReady(start);
+            onReady(EarliestStart(s, op));
             return;
         }
-        s.tailNs = start + op.durationNs;
-        m_busyNs += op.durationNs;
-        ++m_timedOps;
-        s.waiting.pop_front();
+        case PendingOp::Kind::Wait:
+        {
+            const auto t = RecordTime(op.id);
+            if (!t)
+            {
+                // Resumed by the record's stream when it gets there.
+                m_waiters[op.id].push_back(s.id);
+                return;
+            }
+            s.tailNs = std::max(s.tailNs, *t);
+            s.waiting.pop_front();
+            break;
+        }
+        case PendingOp::Kind::Record:
+        {
+            const int64_t t = EarliestStart(s, op);
+            s.tailNs = t;
+            const uint64_t record = op.id;
+            s.waiting.pop_front();
+            m_records[record] = t;
+            auto waiters = m_waiters.extract(record);
+            if (!waiters.empty())
+            {
+                for (uint64_t other : waiters.mapped())
+                {
+                    Drain(m_streams[other]);
+                }
+            }
+            break;
+        }
+        case PendingOp::Kind::Timed:
+        {
+            const int64_t start = EarliestStart(s, op);
+            s.tailNs = start + op.durationNs;
+            m_busyNs += op.durationNs;
+            ++m_timedOps;
+            s.waiting.pop_front();
+            break;
+        }
+        }
     }
 }
 
@@ -67,7 +122,8 @@ void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs)
     }
     Stream& s = m_streams[it->second];
     m_ticketStream.erase(it);
-    if (s.waiting.empty() || s.waiting.front().ticket != ticket)
+    if (s.waiting.empty() || s.waiting.front().kind != PendingOp::Kind::Collective ||
+        s.waiting.front().id != ticket)
     {
         throw std::logic_error("collective ticket " + std::to_string(ticket) +
                                " completed but is not at the head of its stream");

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <vector>
 
 namespace phantora
 {
@@ -33,6 +34,15 @@ public:
     /// The network finished collective \p ticket at \p endNs: ops queued behind it proceed.
     void CompleteCollective(uint64_t ticket, int64_t endNs);
 
+    /// cudaEventRecord: \p record completes when the stream's earlier work has.
+    void EnqueueRecord(uint64_t stream, int64_t enqueueNs, uint64_t record);
+    /// cudaStreamWaitEvent: later ops on \p stream start after \p record completes.
+    /// A record this timeline has never seen counts as complete (CUDA: an event never
+    /// recorded is complete).
+    void EnqueueWait(uint64_t stream, uint64_t record);
+    /// When \p record completed, or nullopt while unknown.  Unknown records: 0.
+    std::optional<int64_t> RecordTime(uint64_t record) const;
+
     /// End of the last op on \p stream, or nullopt while it waits for a collective.
     std::optional<int64_t> StreamTail(uint64_t stream) const;
     /// End of the last op on any stream, or nullopt while any stream waits.
@@ -45,27 +55,40 @@ public:
 private:
     struct PendingOp
     {
+        enum class Kind
+        {
+            Timed,
+            Collective,
+            Record, ///< zero-length marker: its start is the record's time
+            Wait,   ///< holds the stream until a record is known
+        };
+        Kind kind;
         int64_t enqueueNs;
         int64_t durationNs;
         int64_t notBeforeNs;
-        std::optional<uint64_t> ticket; ///< set for collectives
+        uint64_t id; ///< collective ticket or record id
         ReadyCallback onReady;
     };
 
     struct Stream
     {
+        uint64_t id{0};
         int64_t tailNs{0};
         /// Front: a collective already started (waiting for its end), then ops behind it.
         std::deque<PendingOp> waiting;
     };
 
     int64_t EarliestStart(const Stream& s, const PendingOp& op) const;
-    /// Runs the ops queued on \p s until the next collective, which it starts.
+    /// Runs the ops queued on \p s until the next collective (which it starts) or an
+    /// unresolved wait.
     void Drain(Stream& s);
+    void Push(uint64_t stream, PendingOp op);
 
     int64_t m_launchLatencyNs;
     std::map<uint64_t, Stream> m_streams;
-    std::map<uint64_t, uint64_t> m_ticketStream; ///< running collectives -> their stream
+    std::map<uint64_t, uint64_t> m_ticketStream;          ///< running collectives -> their stream
+    std::map<uint64_t, std::optional<int64_t>> m_records; ///< record -> time, once enqueued
+    std::map<uint64_t, std::vector<uint64_t>> m_waiters;  ///< record -> streams blocked on it
     uint64_t m_timedOps{0};
     uint64_t m_collectives{0};
     int64_t m_busyNs{0};

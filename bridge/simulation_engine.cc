@@ -101,6 +101,29 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
             [&](const wire::NcclCommInit& m) { OnCommInit(rank, req, m, out); },
             [&](const wire::NcclCollective& m) { OnCollective(rank, req, m); },
             [&](const wire::NcclCommDestroy&) {},
+            [&](const wire::EventRecord& m) { tl.EnqueueRecord(m.stream, r.clockNs, m.record); },
+            [&](const wire::StreamWaitEvent& m) { tl.EnqueueWait(m.stream, m.record); },
+            [&](const wire::EventWait& m)
+            {
+                PendingWait w;
+                w.kind = m.query ? PendingWait::Kind::EventQuery : PendingWait::Kind::EventSync;
+                w.seq = req.seq;
+                w.record = m.record;
+                w.callNs = r.clockNs;
+                w.call = m.query ? "cudaEventQuery" : "cudaEventSynchronize";
+                Block(rank, std::move(w));
+            },
+            [&](const wire::EventElapsed& m)
+            {
+                PendingWait w;
+                w.kind = PendingWait::Kind::EventElapsed;
+                w.seq = req.seq;
+                w.record = m.start;
+                w.endRecord = m.end;
+                w.callNs = r.clockNs;
+                w.call = "cudaEventElapsedTime";
+                Block(rank, std::move(w));
+            },
             [&](const wire::Goodbye& m)
             {
                 r.peakDeviceBytes = m.peakDeviceBytes;
@@ -250,6 +273,16 @@ void SimulationEngine::Resume(int rank, uint64_t seq, int64_t atNs, std::vector<
     out.push_back({rank, {seq, wire::Resume{r.clockNs}}});
 }
 
+void SimulationEngine::Answer(int rank, uint64_t seq, wire::Reply reply,
+                              std::vector<OutgoingReply>& out)
+{
+    // An answer that does not move the caller's clock (queries).
+    RankState& r = Rank(rank);
+    r.wait.reset();
+    r.phase = RankPhase::Running;
+    out.push_back({rank, {seq, std::move(reply)}});
+}
+
 void SimulationEngine::AnswerWaits(std::vector<OutgoingReply>& out)
 {
     for (int rank = 0; rank < WorldSize(); ++rank)
@@ -288,6 +321,30 @@ void SimulationEngine::AnswerWaits(std::vector<OutgoingReply>& out)
                 Resume(rank, w.seq, *end, out);
             }
             break;
+        case PendingWait::Kind::EventSync:
+            if (auto t = tl.RecordTime(w.record))
+            {
+                Resume(rank, w.seq, *t, out);
+            }
+            break;
+        case PendingWait::Kind::EventQuery:
+            // Final once the record's time is known: done if it is not after the caller's clock.
+            if (auto t = tl.RecordTime(w.record))
+            {
+                Answer(rank, w.seq, wire::QueryAnswer{*t <= w.callNs}, out);
+            }
+            break;
+        case PendingWait::Kind::EventElapsed:
+        {
+            const auto start = tl.RecordTime(w.record);
+            const auto end = tl.RecordTime(w.endRecord);
+            if (start && end)
+            {
+                Answer(rank, w.seq,
+                       wire::Elapsed{*end - *start, std::max(*start, *end) <= w.callNs}, out);
+            }
+            break;
+        }
         }
     }
 }

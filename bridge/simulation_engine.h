@@ -73,6 +73,7 @@ private:
     void StartMatched(const MatchedCollective& c);
     void Block(int rank, PendingWait wait);
     void Resume(int rank, uint64_t seq, int64_t atNs, std::vector<OutgoingReply>& out);
+    void Answer(int rank, uint64_t seq, wire::Reply reply, std::vector<OutgoingReply>& out);
     /// Answers every waiting rank whose answer is now known.
     void AnswerWaits(std::vector<OutgoingReply>& out);
     int64_t Horizon() const;

@@ -104,7 +104,8 @@ const char* RequestName(const Request& r)
 {
     static constexpr const char* kNames[] = {"Hello",           "KernelLaunch", "Memcpy",
                                              "Synchronize",     "NcclCommInit", "NcclCollective",
-                                             "NcclCommDestroy", "Goodbye"};
+                                             "NcclCommDestroy", "Goodbye",      "EventRecord",
+                                             "StreamWaitEvent", "EventWait",    "EventElapsed"};
     static_assert(std::size(kNames) == std::variant_size_v<Request>);
     return kNames[r.index()];
 }

@@ -140,14 +140,49 @@ struct NcclCommDestroy
     template <class A> void serialize(A& ar) { ar(comm); }
 };
 
+/// cudaEventRecord: \p record identifies this one recording (an event recorded again
+/// is a new record; waits refer to the record current when they were issued).
+struct EventRecord
+{
+    uint64_t stream{0};
+    uint64_t record{0};
+    template <class A> void serialize(A& ar) { ar(stream, record); }
+};
+
+/// cudaStreamWaitEvent: later work on \p stream starts after \p record.
+struct StreamWaitEvent
+{
+    uint64_t stream{0};
+    uint64_t record{0};
+    template <class A> void serialize(A& ar) { ar(stream, record); }
+};
+
+/// cudaEventSynchronize (query = false: returns when the record is done) or
+/// cudaEventQuery (query = true: answers whether it is done at the caller's clock).
+struct EventWait
+{
+    uint64_t record{0};
+    bool query{false};
+    template <class A> void serialize(A& ar) { ar(record, query); }
+};
+
+/// cudaEventElapsedTime between two records.
+struct EventElapsed
+{
+    uint64_t start{0};
+    uint64_t end{0};
+    template <class A> void serialize(A& ar) { ar(start, end); }
+};
+
 struct Goodbye
 {
     uint64_t peakDeviceBytes{0};
     template <class A> void serialize(A& ar) { ar(peakDeviceBytes); }
 };
 
-using Request = std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
-                             NcclCommDestroy, Goodbye>;
+using Request =
+    std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
+                 NcclCommDestroy, Goodbye, EventRecord, StreamWaitEvent, EventWait, EventElapsed>;
 
 struct RequestEnvelope
 {
@@ -191,13 +226,29 @@ struct CommReady
     template <class A> void serialize(A& ar) { ar(comm, clockNs); }
 };
 
+/// Whether a queried record is done at the caller's clock (which does not move).
+struct QueryAnswer
+{
+    bool ready{false};
+    template <class A> void serialize(A& ar) { ar(ready); }
+};
+
+/// Simulated nanoseconds between two records, and whether both are done at the
+/// caller's clock (if not, CUDA answers cudaErrorNotReady).
+struct Elapsed
+{
+    int64_t ns{0};
+    bool ready{false};
+    template <class A> void serialize(A& ar) { ar(ns, ready); }
+};
+
 struct Failure
 {
     std::string message;
     template <class A> void serialize(A& ar) { ar(BoundedString{message}); }
 };
 
-using Reply = std::variant<Welcome, Resume, CommReady, Failure>;
+using Reply = std::variant<Welcome, Resume, CommReady, Failure, QueryAnswer, Elapsed>;
 
 struct ReplyEnvelope
 {

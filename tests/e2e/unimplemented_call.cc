@@ -1,4 +1,4 @@
-// Calls cudaEventCreate, which the interposer does not implement (yet): the rank
+// Calls cudaGraphCreate, which the interposer does not implement (yet): the rank
 // must end there, naming the call, instead of reaching the real runtime.
 #include <cuda_runtime_api.h>
 
@@ -8,8 +8,8 @@ int main()
 {
     int n = 0;
     cudaGetDeviceCount(&n);
-    cudaEvent_t e;
-    const cudaError_t err = cudaEventCreate(&e);
+    cudaGraph_t graph;
+    const cudaError_t err = cudaGraphCreate(&graph, 0);
     std::printf("after the call: %d\n", static_cast<int>(err));
     return 0;
 }

@@ -63,3 +63,40 @@ TEST(GpuTimeline, ASecondCollectiveBecomesReadyWhenTheFirstEnds)
     EXPECT_EQ(ready[1], 250);
     EXPECT_THROW(tl.CompleteCollective(1, 300), std::logic_error);
 }
+
+TEST(GpuTimeline, ARecordCompletesWithTheWorkBeforeIt)
+{
+    DeviceTimeline tl(5);
+    tl.EnqueueRecord(1, 0, 100); // idle stream: at enqueue + latency
+    EXPECT_EQ(tl.RecordTime(100), 5);
+    tl.EnqueueTimed(1, 0, 50); // 5..55
+    tl.EnqueueRecord(1, 10, 101);
+    EXPECT_EQ(tl.RecordTime(101), 55);
+    EXPECT_EQ(tl.RecordTime(999), 0); // never recorded: complete
+}
+
+TEST(GpuTimeline, AStreamWaitingOnARecordStartsAfterIt)
+{
+    DeviceTimeline tl(0);
+    tl.EnqueueTimed(1, 0, 300);
+    tl.EnqueueRecord(1, 0, 7); // at 300
+    tl.EnqueueWait(2, 7);
+    tl.EnqueueTimed(2, 0, 10); // 300..310, not 0..10
+    EXPECT_EQ(tl.StreamTail(2), 310);
+}
+
+TEST(GpuTimeline, AWaitOnARecordBehindACollectiveHoldsTheStreamUntilTheNetworkAnswers)
+{
+    DeviceTimeline tl(0);
+    int64_t ready = -1;
+    tl.EnqueueCollective(1, 0, 42, [&](int64_t t) { ready = t; });
+    tl.EnqueueRecord(1, 0, 8);
+    EXPECT_FALSE(tl.RecordTime(8).has_value());
+    tl.EnqueueWait(2, 8);
+    tl.EnqueueTimed(2, 0, 20);
+    EXPECT_FALSE(tl.StreamTail(2).has_value());
+    tl.CompleteCollective(42, 1000);
+    EXPECT_EQ(tl.RecordTime(8), 1000);
+    EXPECT_EQ(tl.StreamTail(2), 1020);
+    EXPECT_EQ(tl.DeviceTail(), 1020);
+}
