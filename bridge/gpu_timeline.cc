@@ -26,16 +26,18 @@ void DeviceTimeline::Push(uint64_t stream, PendingOp op)
 }
 
 void DeviceTimeline::EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
-                                  int64_t notBeforeNs)
+                                  int64_t notBeforeNs, std::string label)
 {
-    Push(stream, {PendingOp::Kind::Timed, enqueueNs, durationNs, notBeforeNs, 0, nullptr});
+    Push(stream, {PendingOp::Kind::Timed, enqueueNs, durationNs, notBeforeNs, 0, nullptr,
+                  std::move(label)});
 }
 
 void DeviceTimeline::EnqueueCollective(uint64_t stream, int64_t enqueueNs, uint64_t ticket,
-                                       ReadyCallback onReady)
+                                       ReadyCallback onReady, std::string label)
 {
     m_ticketStream[ticket] = stream;
-    Push(stream, {PendingOp::Kind::Collective, enqueueNs, 0, 0, ticket, std::move(onReady)});
+    Push(stream, {PendingOp::Kind::Collective, enqueueNs, 0, 0, ticket, std::move(onReady),
+                  std::move(label)});
 }
 
 void DeviceTimeline::EnqueueRecord(uint64_t stream, int64_t enqueueNs, uint64_t record)
@@ -66,8 +68,9 @@ void DeviceTimeline::Drain(Stream& s)
         {
             ++m_collectives;
             // Stays at the front until the network reports its end.
+            op.startNs = EarliestStart(s, op);
             auto onReady = std::move(op.onReady);
-            onReady(EarliestStart(s, op));
+            onReady(op.startNs);
             return;
         }
         case PendingOp::Kind::Wait:
@@ -105,6 +108,10 @@ void DeviceTimeline::Drain(Stream& s)
             const int64_t start = EarliestStart(s, op);
             s.tailNs = start + op.durationNs;
             m_busyNs += op.durationNs;
+            if (m_observer)
+            {
+                m_observer(s.id, op.label, start, s.tailNs);
+            }
             ++m_timedOps;
             s.waiting.pop_front();
             break;
@@ -129,6 +136,10 @@ void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs)
                                " completed but is not at the head of its stream");
     }
     s.tailNs = std::max(s.tailNs, endNs);
+    if (m_observer)
+    {
+        m_observer(s.id, s.waiting.front().label, s.waiting.front().startNs, endNs);
+    }
     s.waiting.pop_front();
     Drain(s);
 }

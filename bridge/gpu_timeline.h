@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace phantora
@@ -21,15 +22,20 @@ public:
     /// Told the instant a collective's predecessors on its stream are done.
     using ReadyCallback = std::function<void(int64_t readyNs)>;
 
+    /// Told of every op once its start and end are known (for traces).
+    using OpObserver = std::function<void(uint64_t stream, const std::string& label,
+                                          int64_t startNs, int64_t endNs)>;
+
     explicit DeviceTimeline(int64_t launchLatencyNs);
+    void SetObserver(OpObserver observer) { m_observer = std::move(observer); }
 
     /// A kernel, copy or memset of known duration.
     void EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
-                      int64_t notBeforeNs = 0);
+                      int64_t notBeforeNs = 0, std::string label = {});
 
     /// A collective identified by \p ticket; \p onReady fires (maybe at once) when it can start.
     void EnqueueCollective(uint64_t stream, int64_t enqueueNs, uint64_t ticket,
-                           ReadyCallback onReady);
+                           ReadyCallback onReady, std::string label = {});
 
     /// The network finished collective \p ticket at \p endNs: ops queued behind it proceed.
     void CompleteCollective(uint64_t ticket, int64_t endNs);
@@ -68,6 +74,8 @@ private:
         int64_t notBeforeNs;
         uint64_t id; ///< collective ticket or record id
         ReadyCallback onReady;
+        std::string label{};
+        int64_t startNs{0}; ///< collectives: when they started
     };
 
     struct Stream
@@ -92,6 +100,7 @@ private:
     uint64_t m_timedOps{0};
     uint64_t m_collectives{0};
     int64_t m_busyNs{0};
+    OpObserver m_observer;
 };
 
 } // namespace phantora

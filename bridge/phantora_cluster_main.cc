@@ -42,6 +42,7 @@ int main(int argc, char** argv)
     std::string scenarioFile = std::string(PHANTORA_SOURCE_DIR) + "/scenarios/default.toml";
     int nproc = 0;
     std::string reportFile;
+    std::string traceFile;
     std::string bindAddress = "127.0.0.1";
     int connectTimeout = 120;
     std::vector<std::string> command;
@@ -49,6 +50,8 @@ int main(int argc, char** argv)
     app.add_option("--nproc", nproc, "ranks to start (default: every GPU of the scenario)")
         ->check(CLI::PositiveNumber);
     app.add_option("--report", reportFile, "write a JSON report of the run to this file");
+    app.add_option("--trace", traceFile,
+                   "write a Chrome/Perfetto trace (ranks' blocking calls, streams) to this file");
     app.add_option("--bind", bindAddress, "address the bridge listens on")->capture_default_str();
     app.add_option("--connect-timeout", connectTimeout,
                    "seconds a started rank may take to make its first CUDA call")
@@ -81,7 +84,8 @@ int main(int argc, char** argv)
     const auto wallStart = std::chrono::steady_clock::now();
     try
     {
-        SimulationEngine engine(scenario, nproc);
+        TraceRecorder trace;
+        SimulationEngine engine(scenario, nproc, traceFile.empty() ? nullptr : &trace);
         ServerOptions options;
         options.bindAddress = bindAddress;
         options.token = RandomToken();
@@ -122,6 +126,11 @@ int main(int argc, char** argv)
         if (!reportFile.empty())
         {
             WriteJsonReport(reportFile, engine, info);
+        }
+        if (!traceFile.empty())
+        {
+            trace.Write(traceFile);
+            std::printf("trace: %zu spans in %s\n", trace.Size(), traceFile.c_str());
         }
         if (!outcome.ok)
         {

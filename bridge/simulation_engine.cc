@@ -16,12 +16,19 @@ template <class... F> struct Overloaded : F...
 };
 template <class... F> Overloaded(F...) -> Overloaded<F...>;
 
+std::string CopyLabel(wire::CopyKind kind, uint64_t bytes)
+{
+    static constexpr const char* kNames[] = {"memcpy HtoH", "memcpy HtoD", "memcpy DtoH",
+                                             "memcpy DtoD", "memset"};
+    return fmt::format("{} {} B", kNames[static_cast<int>(kind)], bytes);
+}
+
 } // namespace
 
-SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize)
+SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, TraceRecorder* trace)
     : m_scenario(scenario), m_network(scenario), m_kernels(scenario.kernels),
       m_ranks(static_cast<std::size_t>(worldSize)),
-      m_matcher([this](const MatchedCollective& c) { StartMatched(c); })
+      m_matcher([this](const MatchedCollective& c) { StartMatched(c); }), m_trace(trace)
 {
     if (worldSize <= 0)
     {
@@ -34,6 +41,15 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize)
     }
     m_timelines.assign(static_cast<std::size_t>(worldSize),
                        DeviceTimeline(scenario.gpu.launchLatencyNs));
+    if (m_trace)
+    {
+        for (int rank = 0; rank < worldSize; ++rank)
+        {
+            m_timelines[static_cast<std::size_t>(rank)].SetObserver(
+                [this, rank](uint64_t stream, const std::string& label, int64_t start, int64_t end)
+                { m_trace->Span(rank, fmt::format("stream {:#x}", stream), label, start, end); });
+        }
+    }
 }
 
 RankState& SimulationEngine::Rank(int rank)
@@ -84,7 +100,7 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
             {
                 r.lastCall = "kernel " + m.name;
                 ++r.kernels;
-                tl.EnqueueTimed(m.stream, r.clockNs, m_kernels.DurationNs(m.name));
+                tl.EnqueueTimed(m.stream, r.clockNs, m_kernels.DurationNs(m.name), 0, m.name);
             },
             [&](const wire::Memcpy& m) { OnMemcpy(rank, req, m); },
             [&](const wire::Synchronize& m)
@@ -169,7 +185,8 @@ void SimulationEngine::OnMemcpy(int rank, const wire::RequestEnvelope& req, cons
     const int64_t duration = CopyDurationNs(m.kind, m.bytes);
     if (!m.blocking)
     {
-        m_timelines[static_cast<std::size_t>(rank)].EnqueueTimed(m.stream, r.clockNs, duration);
+        m_timelines[static_cast<std::size_t>(rank)].EnqueueTimed(m.stream, r.clockNs, duration, 0,
+                                                                 CopyLabel(m.kind, m.bytes));
         return;
     }
     // A blocking cudaMemcpy runs on the legacy default stream, which waits for all
@@ -208,9 +225,9 @@ void SimulationEngine::OnCommInit(int rank, const wire::RequestEnvelope& req,
     {
         RankState& mr = Rank(member);
         const uint64_t seq = mr.wait->seq;
-        mr.wait.reset();
-        mr.phase = RankPhase::Running;
         mr.clockNs = std::max(mr.clockNs, at);
+        Release(member, mr.clockNs);
+        mr.phase = RankPhase::Running;
         out.push_back({member, {seq, wire::CommReady{joined->comm->handle, mr.clockNs}}});
     }
 }
@@ -228,7 +245,8 @@ void SimulationEngine::OnCollective(int rank, const wire::RequestEnvelope&,
     m_timelines[static_cast<std::size_t>(rank)].EnqueueCollective(
         m.stream, r.clockNs, ticket,
         [this, &comm, seq, member, op = m.op, bytes = m.bytes, ticket](int64_t readyNs)
-        { m_matcher.Ready(comm, seq, member, op, bytes, ticket, readyNs); });
+        { m_matcher.Ready(comm, seq, member, op, bytes, ticket, readyNs); },
+        fmt::format("{} {} B", CollectiveName(m.op), m.bytes));
 }
 
 void SimulationEngine::StartMatched(const MatchedCollective& c)
@@ -256,6 +274,16 @@ void SimulationEngine::StartMatched(const MatchedCollective& c)
         });
 }
 
+void SimulationEngine::Release(int rank, int64_t atNs)
+{
+    RankState& r = Rank(rank);
+    if (m_trace && r.wait)
+    {
+        m_trace->Span(rank, "cpu", r.wait->call, r.wait->callNs, atNs);
+    }
+    r.wait.reset();
+}
+
 void SimulationEngine::Block(int rank, PendingWait wait)
 {
     RankState& r = Rank(rank);
@@ -268,7 +296,7 @@ void SimulationEngine::Resume(int rank, uint64_t seq, int64_t atNs, std::vector<
 {
     RankState& r = Rank(rank);
     r.clockNs = std::max(r.clockNs, atNs);
-    r.wait.reset();
+    Release(rank, r.clockNs);
     r.phase = RankPhase::Running;
     out.push_back({rank, {seq, wire::Resume{r.clockNs}}});
 }
@@ -278,7 +306,7 @@ void SimulationEngine::Answer(int rank, uint64_t seq, wire::Reply reply,
 {
     // An answer that does not move the caller's clock (queries).
     RankState& r = Rank(rank);
-    r.wait.reset();
+    Release(rank, r.clockNs);
     r.phase = RankPhase::Running;
     out.push_back({rank, {seq, std::move(reply)}});
 }
@@ -301,7 +329,7 @@ void SimulationEngine::AnswerWaits(std::vector<OutgoingReply>& out)
         case PendingWait::Kind::CopyAfterDevice:
             if (auto tail = tl.DeviceTail())
             {
-                tl.EnqueueTimed(w.stream, w.callNs, w.copyNs, *tail);
+                tl.EnqueueTimed(w.stream, w.callNs, w.copyNs, *tail, w.call);
                 w.kind = PendingWait::Kind::Stream;
                 if (auto end = tl.StreamTail(w.stream))
                 {

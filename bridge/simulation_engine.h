@@ -14,6 +14,7 @@
 #include "protocol/messages.h"
 #include "rank_state.h"
 #include "scenario.h"
+#include "trace_recorder.h"
 
 #include <cstdint>
 #include <map>
@@ -40,7 +41,8 @@ struct OutgoingReply
 class SimulationEngine
 {
 public:
-    SimulationEngine(const Scenario& scenario, int worldSize);
+    /// \p trace, when given, receives every op and every blocking call as a span.
+    SimulationEngine(const Scenario& scenario, int worldSize, TraceRecorder* trace = nullptr);
 
     /// A request from \p rank (already authenticated).  Replies that can be given at
     /// once are appended to \p out.
@@ -72,6 +74,8 @@ private:
     void OnCollective(int rank, const wire::RequestEnvelope& req, const wire::NcclCollective& m);
     void StartMatched(const MatchedCollective& c);
     void Block(int rank, PendingWait wait);
+    /// The rank leaves its blocking call at \p atNs: its CPU track gets the span.
+    void Release(int rank, int64_t atNs);
     void Resume(int rank, uint64_t seq, int64_t atNs, std::vector<OutgoingReply>& out);
     void Answer(int rank, uint64_t seq, wire::Reply reply, std::vector<OutgoingReply>& out);
     /// Answers every waiting rank whose answer is now known.
@@ -90,6 +94,7 @@ private:
     CollectiveMatcher m_matcher;
     std::map<std::pair<uint64_t, int>, uint64_t> m_collectiveSeq; ///< (comm, rank) -> next number
     uint64_t m_nextTicket{1};
+    TraceRecorder* m_trace;
 };
 
 } // namespace phantora

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 using namespace phantora::test;
@@ -46,14 +47,16 @@ TEST(Determinism, RandomHostDelaysDoNotChangeTheSimulatedTimeline)
     // happened to receive the ranks' messages.
     const auto scenario = WriteFile("s.toml", Scenario(8, "141GiB"));
     std::vector<std::string> signatures;
+    std::vector<std::string> traces;
     for (int run = 0; run < 3; ++run)
     {
         const auto report = ScratchDir() / fmt::format("report{}.json", run);
+        const auto trace = ScratchDir() / fmt::format("trace{}.json", run);
         const CommandResult r = RunCommand(
             fmt::format("PHANTORA_JITTER_US={} PHANTORA_EXAMPLE_ID_FILE={} {} --scenario {} "
-                        "--nproc 8 --report {} -- {} 262144 4",
+                        "--nproc 8 --report {} --trace {} -- {} 262144 4",
                         run == 0 ? 0 : 2000, (ScratchDir() / "id").string(), PHANTORA_CLUSTER,
-                        scenario.string(), report.string(), PHANTORA_CUDA_EXAMPLE));
+                        scenario.string(), report.string(), trace.string(), PHANTORA_CUDA_EXAMPLE));
         ASSERT_EQ(r.exitCode, 0) << r.output;
         const auto steps = StepTimesNs(r.output);
         ASSERT_EQ(steps.size(), 32U) << r.output;
@@ -70,9 +73,15 @@ TEST(Determinism, RandomHostDelaysDoNotChangeTheSimulatedTimeline)
                                rank["simulated_time_ns"].get<int64_t>());
         }
         signatures.push_back(sig);
+        std::ifstream t(trace);
+        traces.emplace_back(std::istreambuf_iterator<char>(t), std::istreambuf_iterator<char>());
+        // kernels, all-reduces and blocking calls of 8 ranks
+        EXPECT_GT(traces.back().size(), 8U * 4U * 3U * 40U);
     }
     EXPECT_EQ(signatures[1], signatures[0]);
     EXPECT_EQ(signatures[2], signatures[0]);
+    EXPECT_TRUE(traces[1] == traces[0]) << "traces differ between runs";
+    EXPECT_TRUE(traces[2] == traces[0]) << "traces differ between runs";
 }
 
 TEST(DeviceMemory, AllocationsPastTheScenarioGpuFailAsOnARealOne)

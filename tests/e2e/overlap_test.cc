@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 using namespace phantora::test;
@@ -84,6 +86,33 @@ TEST(Overlap, AllReduceHidesBehindALongerKernelOnAnotherStream)
     // overlapped: the all-reduce runs during B and costs nothing
     EXPECT_NEAR(static_cast<double>(overlap.ns), static_cast<double>(kA + bLong + kC), 1.0);
     EXPECT_EQ(overlap.before, "not ready");
+    // the trace shows the all-reduce on the communication stream during kernel B
+    const auto trace = ScratchDir() / "overlap.json";
+    ASSERT_EQ(
+        RunCommand(fmt::format("{} --scenario {} --nproc 2 --trace {} -- {} overlap",
+                               PHANTORA_CLUSTER, WriteFile("t.toml", Scenario(bLong)).string(),
+                               trace.string(), PHANTORA_OVERLAP_PROGRAM))
+            .exitCode,
+        0);
+    std::ifstream in(trace);
+    const auto j = nlohmann::json::parse(in);
+    double bStart = -1, arStart = -2;
+    for (const auto& e : j["traceEvents"])
+    {
+        if (e["ph"] == "X" && e["pid"] == 0)
+        {
+            const std::string name = e["name"];
+            if (name.rfind("overlap_b", 0) == 0)
+            {
+                bStart = e["ts"];
+            }
+            if (name.rfind("all_reduce", 0) == 0)
+            {
+                arStart = e["ts"];
+            }
+        }
+    }
+    EXPECT_DOUBLE_EQ(arStart, bStart) << "all-reduce and kernel B start together after A";
     EXPECT_EQ(overlap.after, "ready");
     std::printf("all-reduce %.3f us; serial span %.3f us, overlapped %.3f us\n", allReduce / 1e3,
                 serial.ns / 1e3, overlap.ns / 1e3);
