@@ -224,11 +224,8 @@ void SimulationEngine::OnCommInit(int rank, const wire::RequestEnvelope& req,
     for (int member : joined->waitingRanks)
     {
         RankState& mr = Rank(member);
-        const uint64_t seq = mr.wait->seq;
         mr.clockNs = std::max(mr.clockNs, at);
-        Release(member, mr.clockNs);
-        mr.phase = RankPhase::Running;
-        out.push_back({member, {seq, wire::CommReady{joined->comm->handle, mr.clockNs}}});
+        Answer(member, mr.wait->seq, wire::CommReady{joined->comm->handle, mr.clockNs}, out);
     }
 }
 
@@ -296,15 +293,12 @@ void SimulationEngine::Resume(int rank, uint64_t seq, int64_t atNs, std::vector<
 {
     RankState& r = Rank(rank);
     r.clockNs = std::max(r.clockNs, atNs);
-    Release(rank, r.clockNs);
-    r.phase = RankPhase::Running;
-    out.push_back({rank, {seq, wire::Resume{r.clockNs}}});
+    Answer(rank, seq, wire::Resume{r.clockNs}, out);
 }
 
 void SimulationEngine::Answer(int rank, uint64_t seq, wire::Reply reply,
                               std::vector<OutgoingReply>& out)
 {
-    // An answer that does not move the caller's clock (queries).
     RankState& r = Rank(rank);
     Release(rank, r.clockNs);
     r.phase = RankPhase::Running;

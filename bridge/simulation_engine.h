@@ -77,6 +77,7 @@ private:
     /// The rank leaves its blocking call at \p atNs: its CPU track gets the span.
     void Release(int rank, int64_t atNs);
     void Resume(int rank, uint64_t seq, int64_t atNs, std::vector<OutgoingReply>& out);
+    /// Ends the rank's wait with \p reply at its current clock.
     void Answer(int rank, uint64_t seq, wire::Reply reply, std::vector<OutgoingReply>& out);
     /// Answers every waiting rank whose answer is now known.
     void AnswerWaits(std::vector<OutgoingReply>& out);
