@@ -1,21 +1,24 @@
 // Device queries answered from the scenario's GPU model.
 #include "cuda_state.h"
 #include "device_memory.h"
+#include "device_properties.h"
 #include "hook_scope.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <cuda_runtime_api.h>
+#include <string>
 
 using namespace phantora;
 using namespace phantora::interposer;
 
-namespace
+namespace phantora::interposer
 {
 
 /// The properties of the scenario's GPU.  Fields the scenario does not give take the
 /// values of a Hopper-generation data-centre GPU, the class the scenarios describe.
-void FillProperties(const wire::Welcome& w, int device, cudaDeviceProp& p)
+void FillDeviceProperties(const wire::Welcome& w, int device, cudaDeviceProp& p)
 {
     std::memset(&p, 0, sizeof p);
     std::strncpy(p.name, w.gpuName.c_str(), sizeof p.name - 1);
@@ -71,7 +74,7 @@ void FillProperties(const wire::Welcome& w, int device, cudaDeviceProp& p)
     p.deviceNumaId = -1;
 }
 
-} // namespace
+} // namespace phantora::interposer
 
 extern "C"
 {
@@ -88,7 +91,152 @@ extern "C"
         {
             return Status(cudaErrorInvalidDevice);
         }
-        FillProperties(w, device, *prop);
+        FillDeviceProperties(w, device, *prop);
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device)
+    {
+        HookScope scope;
+        const auto& w = scope.Client().Welcome();
+        if (!value)
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        if (device < 0 || device >= w.deviceCount)
+        {
+            return Status(cudaErrorInvalidDevice);
+        }
+        cudaDeviceProp p;
+        FillDeviceProperties(w, device, p);
+        switch (attr)
+        {
+        case cudaDevAttrMaxThreadsPerBlock:
+            *value = p.maxThreadsPerBlock;
+            break;
+        case cudaDevAttrMaxBlockDimX:
+        case cudaDevAttrMaxBlockDimY:
+        case cudaDevAttrMaxBlockDimZ:
+            *value = p.maxThreadsDim[attr - cudaDevAttrMaxBlockDimX];
+            break;
+        case cudaDevAttrMaxGridDimX:
+        case cudaDevAttrMaxGridDimY:
+        case cudaDevAttrMaxGridDimZ:
+            *value = p.maxGridSize[attr - cudaDevAttrMaxGridDimX];
+            break;
+        case cudaDevAttrMaxSharedMemoryPerBlock:
+            *value = static_cast<int>(p.sharedMemPerBlock);
+            break;
+        case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+            *value = static_cast<int>(p.sharedMemPerBlockOptin);
+            break;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+            *value = static_cast<int>(p.sharedMemPerMultiprocessor);
+            break;
+        case cudaDevAttrWarpSize:
+            *value = p.warpSize;
+            break;
+        case cudaDevAttrMaxRegistersPerBlock:
+            *value = p.regsPerBlock;
+            break;
+        case cudaDevAttrMaxRegistersPerMultiprocessor:
+            *value = p.regsPerMultiprocessor;
+            break;
+        case cudaDevAttrMultiProcessorCount:
+            *value = p.multiProcessorCount;
+            break;
+        case cudaDevAttrComputeCapabilityMajor:
+            *value = p.major;
+            break;
+        case cudaDevAttrComputeCapabilityMinor:
+            *value = p.minor;
+            break;
+        case cudaDevAttrMaxThreadsPerMultiProcessor:
+            *value = p.maxThreadsPerMultiProcessor;
+            break;
+        case cudaDevAttrMaxBlocksPerMultiprocessor:
+            *value = p.maxBlocksPerMultiProcessor;
+            break;
+        case cudaDevAttrL2CacheSize:
+            *value = p.l2CacheSize;
+            break;
+        case cudaDevAttrGlobalMemoryBusWidth:
+            *value = p.memoryBusWidth;
+            break;
+        case cudaDevAttrPciBusId:
+            *value = p.pciBusID;
+            break;
+        case cudaDevAttrPciDeviceId:
+        case cudaDevAttrPciDomainId:
+        case cudaDevAttrIntegrated:
+        case cudaDevAttrTccDriver:
+            *value = 0;
+            break;
+        case cudaDevAttrConcurrentKernels:
+        case cudaDevAttrUnifiedAddressing:
+        case cudaDevAttrCanMapHostMemory:
+        case cudaDevAttrManagedMemory:
+        case cudaDevAttrConcurrentManagedAccess:
+        case cudaDevAttrCooperativeLaunch:
+        case cudaDevAttrMemoryPoolsSupported:
+        case cudaDevAttrGlobalL1CacheSupported:
+        case cudaDevAttrLocalL1CacheSupported:
+        case cudaDevAttrStreamPrioritiesSupported:
+        case cudaDevAttrEccEnabled:
+        case cudaDevAttrComputePreemptionSupported:
+            *value = 1;
+            break;
+        case cudaDevAttrAsyncEngineCount:
+            *value = p.asyncEngineCount;
+            break;
+        default:
+            // A wrong answer here could silently change what the program does.
+            Fatal("cudaDeviceGetAttribute(" + std::to_string(static_cast<int>(attr)) +
+                  ") asks for a device attribute the simulator does not model yet");
+        }
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaDeviceGetPCIBusId(char* pciBusId, int len, int device)
+    {
+        HookScope scope;
+        if (!pciBusId || len <= 0 || device < 0 || device >= scope.Client().Welcome().deviceCount)
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        std::snprintf(pciBusId, static_cast<size_t>(len), "0000:%02x:00.0", 0x18 + device);
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaDeviceCanAccessPeer(int* canAccess, int device, int peer)
+    {
+        HookScope scope;
+        const int n = scope.Client().Welcome().deviceCount;
+        if (!canAccess || device < 0 || device >= n || peer < 0 || peer >= n)
+        {
+            return Status(cudaErrorInvalidDevice);
+        }
+        // GPUs of one simulated node share the node's NVLink/PCIe fabric.
+        *canAccess = device != peer ? 1 : 0;
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaDeviceEnablePeerAccess(int, unsigned int)
+    {
+        HookScope scope;
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority)
+    {
+        if (leastPriority)
+        {
+            *leastPriority = 0;
+        }
+        if (greatestPriority)
+        {
+            *greatestPriority = -5; // as on Hopper
+        }
         return cudaSuccess;
     }
 
