@@ -1,5 +1,7 @@
 #include "gpu_timeline.h"
 
+#include "protocol/streams.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -15,6 +17,44 @@ int64_t DeviceTimeline::EarliestStart(const Stream& s, const PendingOp& op) cons
 }
 
 void DeviceTimeline::Push(uint64_t stream, PendingOp op)
+{
+    if (stream == wire::kLegacyStream)
+    {
+        for (auto& [id, other] : m_streams)
+        {
+            if (id != wire::kLegacyStream && other.sinceLegacy)
+            {
+                other.sinceLegacy = false;
+                Order(id, wire::kLegacyStream, op.enqueueNs);
+            }
+        }
+        PushRaw(stream, std::move(op));
+        ++m_legacyOps;
+        return;
+    }
+    if (!wire::IsNonBlocking(stream))
+    {
+        Stream& s = m_streams[stream];
+        if (s.legacySeen < m_legacyOps)
+        {
+            s.legacySeen = m_legacyOps;
+            Order(wire::kLegacyStream, stream, op.enqueueNs);
+        }
+        m_streams[stream].sinceLegacy = true;
+    }
+    PushRaw(stream, std::move(op));
+}
+
+void DeviceTimeline::Order(uint64_t target, uint64_t waiter, int64_t enqueueNs)
+{
+    // Implicit records live in the top half of the id space, apart from the program's.
+    const uint64_t record = (uint64_t{1} << 63) | m_nextImplicit++;
+    m_records[record] = std::nullopt;
+    PushRaw(target, {PendingOp::Kind::Record, enqueueNs, 0, 0, record, nullptr});
+    PushRaw(waiter, {PendingOp::Kind::Wait, 0, 0, 0, record, nullptr});
+}
+
+void DeviceTimeline::PushRaw(uint64_t stream, PendingOp op)
 {
     Stream& s = m_streams[stream];
     s.id = stream;

@@ -82,6 +82,8 @@ private:
     {
         uint64_t id{0};
         int64_t tailNs{0};
+        uint64_t legacySeen{0};  ///< blocking streams: legacy ops already waited for
+        bool sinceLegacy{false}; ///< blocking streams: ops queued since the last legacy op
         /// Front: a collective already started (waiting for its end), then ops behind it.
         std::deque<PendingOp> waiting;
     };
@@ -90,7 +92,14 @@ private:
     /// Runs the ops queued on \p s until the next collective (which it starts) or an
     /// unresolved wait.
     void Drain(Stream& s);
+    /// Queues \p op with CUDA's legacy default-stream ordering: work on stream 0 waits
+    /// for earlier work of every blocking stream, and blocking streams wait for earlier
+    /// work on stream 0 (non-blocking streams do neither).
     void Push(uint64_t stream, PendingOp op);
+    /// Queues \p op as it is, draining the stream if it was idle.
+    void PushRaw(uint64_t stream, PendingOp op);
+    /// Makes \p waiter start its next op only after everything queued on \p target so far.
+    void Order(uint64_t target, uint64_t waiter, int64_t enqueueNs);
 
     int64_t m_launchLatencyNs;
     std::map<uint64_t, Stream> m_streams;
@@ -101,6 +110,8 @@ private:
     uint64_t m_collectives{0};
     int64_t m_busyNs{0};
     OpObserver m_observer;
+    uint64_t m_legacyOps{0};    ///< ops queued on the legacy stream so far
+    uint64_t m_nextImplicit{0}; ///< records the timeline adds itself, for legacy ordering
 };
 
 } // namespace phantora

@@ -22,19 +22,17 @@ struct PendingWait
 {
     enum class Kind
     {
-        Stream,          ///< cudaStreamSynchronize and the tail of a blocking copy
-        Device,          ///< cudaDeviceSynchronize
-        CopyAfterDevice, ///< a blocking cudaMemcpy: waits for the device, then copies
-        CommInit,        ///< ncclCommInitRank until every member joined
-        EventSync,       ///< cudaEventSynchronize: until the record is done
-        EventQuery,      ///< cudaEventQuery: until it is known whether the record is done
-        EventElapsed,    ///< cudaEventElapsedTime: until both records are known
+        Stream,       ///< cudaStreamSynchronize and blocking copies
+        Device,       ///< cudaDeviceSynchronize
+        CommInit,     ///< ncclCommInitRank until every member joined
+        EventSync,    ///< cudaEventSynchronize: until the record is done
+        EventQuery,   ///< cudaEventQuery: until it is known whether the record is done
+        EventElapsed, ///< cudaEventElapsedTime: until both records are known
     };
     Kind kind{Kind::Stream};
     uint64_t seq{0};
     uint64_t stream{0};
     int64_t callNs{0};
-    int64_t copyNs{0};     ///< CopyAfterDevice: the copy's own duration
     uint64_t record{0};    ///< Event*: the record waited for (EventElapsed: the start)
     uint64_t endRecord{0}; ///< EventElapsed: the end record
     std::string call;      ///< for diagnostics: the call that blocks

@@ -182,23 +182,20 @@ void SimulationEngine::OnMemcpy(int rank, const wire::RequestEnvelope& req, cons
 {
     RankState& r = Rank(rank);
     ++r.copies;
-    const int64_t duration = CopyDurationNs(m.kind, m.bytes);
-    if (!m.blocking)
+    m_timelines[static_cast<std::size_t>(rank)].EnqueueTimed(
+        m.stream, r.clockNs, CopyDurationNs(m.kind, m.bytes), 0, CopyLabel(m.kind, m.bytes));
+    if (m.blocking)
     {
-        m_timelines[static_cast<std::size_t>(rank)].EnqueueTimed(m.stream, r.clockNs, duration, 0,
-                                                                 CopyLabel(m.kind, m.bytes));
-        return;
+        // cudaMemcpy: on the legacy default stream (ordered after the blocking
+        // streams' work by the timeline), and it returns when the copy is done.
+        PendingWait w;
+        w.kind = PendingWait::Kind::Stream;
+        w.seq = req.seq;
+        w.stream = m.stream;
+        w.callNs = r.clockNs;
+        w.call = fmt::format("cudaMemcpy({} bytes)", m.bytes);
+        Block(rank, std::move(w));
     }
-    // A blocking cudaMemcpy runs on the legacy default stream, which waits for all
-    // earlier work of the device, and returns once the copy is done.
-    PendingWait w;
-    w.kind = PendingWait::Kind::CopyAfterDevice;
-    w.seq = req.seq;
-    w.stream = m.stream;
-    w.callNs = r.clockNs;
-    w.copyNs = duration;
-    w.call = fmt::format("cudaMemcpy({} bytes)", m.bytes);
-    Block(rank, std::move(w));
 }
 
 void SimulationEngine::OnCommInit(int rank, const wire::RequestEnvelope& req,
@@ -319,17 +316,6 @@ void SimulationEngine::AnswerWaits(std::vector<OutgoingReply>& out)
         switch (w.kind)
         {
         case PendingWait::Kind::CommInit:
-            break;
-        case PendingWait::Kind::CopyAfterDevice:
-            if (auto tail = tl.DeviceTail())
-            {
-                tl.EnqueueTimed(w.stream, w.callNs, w.copyNs, *tail, w.call);
-                w.kind = PendingWait::Kind::Stream;
-                if (auto end = tl.StreamTail(w.stream))
-                {
-                    Resume(rank, w.seq, *end, out);
-                }
-            }
             break;
         case PendingWait::Kind::Stream:
             if (auto end = tl.StreamTail(w.stream))

@@ -5,6 +5,7 @@
 #include "device_memory.h"
 #include "hook_scope.h"
 #include "kernel_registry.h"
+#include "protocol/streams.h"
 
 #include <atomic>
 #include <cstring>
@@ -26,8 +27,14 @@ CudaThreadState& ThreadState()
 uint64_t StreamId(cudaStream_t s)
 {
     const auto v = reinterpret_cast<uintptr_t>(s);
-    // cudaStreamLegacy (1) and cudaStreamPerThread (2) are the default stream here.
-    return v <= 2 ? 0 : static_cast<uint64_t>(v);
+    if (v == reinterpret_cast<uintptr_t>(cudaStreamPerThread))
+    {
+        static std::atomic<uint64_t> next{wire::kFirstPerThreadStream};
+        thread_local const uint64_t mine = next.fetch_add(wire::kStreamStep);
+        return mine;
+    }
+    // 0 and cudaStreamLegacy are the legacy default stream
+    return v <= 1 ? wire::kLegacyStream : static_cast<uint64_t>(v);
 }
 
 } // namespace phantora::interposer
@@ -37,7 +44,7 @@ namespace
 
 // Stream handles are opaque to the program; ours are distinct small-step values
 // well away from the special handles 0, 1 and 2.
-std::atomic<uintptr_t> g_nextStream{0x1000};
+std::atomic<uintptr_t> g_nextStream{wire::kFirstStream};
 
 wire::CopyKind CopyKindOf(const void* dst, const void* src, cudaMemcpyKind kind)
 {
@@ -232,20 +239,25 @@ extern "C"
                             stream);
     }
 
-    cudaError_t cudaStreamCreate(cudaStream_t* stream)
+    cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags)
     {
         HookScope scope;
         if (!stream)
         {
             return Status(cudaErrorInvalidValue);
         }
-        *stream = reinterpret_cast<cudaStream_t>(g_nextStream.fetch_add(0x10));
+        uintptr_t id = g_nextStream.fetch_add(wire::kStreamStep);
+        if (flags & cudaStreamNonBlocking)
+        {
+            id |= wire::kNonBlockingBit;
+        }
+        *stream = reinterpret_cast<cudaStream_t>(id);
         return cudaSuccess;
     }
 
-    cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int)
+    cudaError_t cudaStreamCreate(cudaStream_t* stream)
     {
-        return cudaStreamCreate(stream);
+        return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
     }
 
     cudaError_t cudaStreamDestroy(cudaStream_t)

@@ -26,7 +26,7 @@ inline cudaError_t Status(cudaError_t e)
     return e;
 }
 
-/// The bridge's id of a stream handle: the legacy and per-thread default streams are 0.
+/// The bridge's id of a stream handle (see protocol/streams.h).
 uint64_t StreamId(cudaStream_t s);
 
 } // namespace phantora::interposer

@@ -100,3 +100,26 @@ TEST(GpuTimeline, AWaitOnARecordBehindACollectiveHoldsTheStreamUntilTheNetworkAn
     EXPECT_EQ(tl.StreamTail(2), 1020);
     EXPECT_EQ(tl.DeviceTail(), 1020);
 }
+
+TEST(GpuTimeline, TheLegacyStreamWaitsForBlockingStreamsAndTheyForIt)
+{
+    DeviceTimeline tl(0);
+    const uint64_t blocking = 0x1000;
+    const uint64_t nonBlocking = 0x1010 | 0x8;
+    tl.EnqueueTimed(blocking, 0, 100);    // 0..100
+    tl.EnqueueTimed(nonBlocking, 0, 500); // 0..500, ignored by the legacy stream
+    tl.EnqueueTimed(0, 0, 10);            // legacy: after the blocking stream, 100..110
+    EXPECT_EQ(tl.StreamTail(0), 110);
+    tl.EnqueueTimed(blocking, 0, 5); // after the legacy op: 110..115
+    EXPECT_EQ(tl.StreamTail(blocking), 115);
+    tl.EnqueueTimed(nonBlocking, 0, 5); // only its own stream: 500..505
+    EXPECT_EQ(tl.StreamTail(nonBlocking), 505);
+}
+
+TEST(GpuTimeline, WithoutLegacyWorkStreamsAreIndependent)
+{
+    DeviceTimeline tl(0);
+    tl.EnqueueTimed(0x1000, 0, 100);
+    tl.EnqueueTimed(0x1010, 0, 30);
+    EXPECT_EQ(tl.StreamTail(0x1010), 30);
+}
