@@ -47,12 +47,64 @@ CommunicatorRegistry::Join(const wire::NcclId& id, int nranks, int commRank, int
     {
         return std::nullopt;
     }
+    std::vector<int> ranks = std::move(p.members);
+    m_pending.erase(id);
+    const Communicator& stored = Add(std::move(ranks));
+    return Joined{&stored, stored.ranks};
+}
+
+const Communicator& CommunicatorRegistry::Add(std::vector<int> ranks)
+{
     Communicator c;
     c.handle = m_nextHandle++;
-    c.ranks = std::move(p.members);
-    m_pending.erase(id);
-    const Communicator& stored = m_comms.emplace(c.handle, std::move(c)).first->second;
-    return Joined{&stored, stored.ranks};
+    c.ranks = std::move(ranks);
+    return m_comms.emplace(c.handle, std::move(c)).first->second;
+}
+
+std::optional<CommunicatorRegistry::SplitResult>
+CommunicatorRegistry::Split(const Communicator& parent, int globalRank, int color, int key)
+{
+    const int member = MemberIndex(parent, globalRank);
+    const uint64_t number = m_splitCount[{parent.handle, globalRank}]++;
+    PendingSplit& p = m_splits[{parent.handle, number}];
+    p.calls[member] = {color, key};
+    if (p.calls.size() < parent.ranks.size())
+    {
+        return std::nullopt;
+    }
+    // color -> (key, parent member index): NCCL orders a new communicator by key, ties by
+    // the old rank
+    std::map<int, std::vector<std::pair<int, int>>> groups;
+    for (const auto& [index, ck] : p.calls)
+    {
+        if (ck.first >= 0)
+        {
+            groups[ck.first].emplace_back(ck.second, index);
+        }
+    }
+    SplitResult result;
+    std::map<int, const Communicator*> commOf; // parent member index -> new comm
+    for (auto& [color, entries] : groups)
+    {
+        std::sort(entries.begin(), entries.end());
+        std::vector<int> ranks;
+        for (const auto& [k, index] : entries)
+        {
+            ranks.push_back(parent.ranks[static_cast<std::size_t>(index)]);
+        }
+        const Communicator& c = Add(std::move(ranks));
+        for (const auto& [k, index] : entries)
+        {
+            commOf[index] = &c;
+        }
+    }
+    for (std::size_t i = 0; i < parent.ranks.size(); ++i)
+    {
+        auto it = commOf.find(static_cast<int>(i));
+        result.members.emplace_back(parent.ranks[i], it == commOf.end() ? nullptr : it->second);
+    }
+    m_splits.erase({parent.handle, number});
+    return result;
 }
 
 const Communicator& CommunicatorRegistry::Get(uint64_t handle) const

@@ -117,6 +117,7 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
             [&](const wire::NcclCommInit& m) { OnCommInit(rank, req, m, out); },
             [&](const wire::NcclCollective& m) { OnCollective(rank, req, m); },
             [&](const wire::NcclCommDestroy&) {},
+            [&](const wire::NcclCommSplit& m) { OnCommSplit(rank, req, m, out); },
             [&](const wire::EventRecord& m) { tl.EnqueueRecord(m.stream, r.clockNs, m.record); },
             [&](const wire::StreamWaitEvent& m) { tl.EnqueueWait(m.stream, m.record); },
             [&](const wire::EventWait& m)
@@ -212,17 +213,53 @@ void SimulationEngine::OnCommInit(int rank, const wire::RequestEnvelope& req,
     {
         return;
     }
-    // Init is collective: every member leaves it when the last one has arrived.
-    int64_t at = 0;
+    std::vector<std::pair<int, const Communicator*>> members;
     for (int member : joined->waitingRanks)
+    {
+        members.emplace_back(member, joined->comm);
+    }
+    LeaveTogether(members, out);
+}
+
+void SimulationEngine::OnCommSplit(int rank, const wire::RequestEnvelope& req,
+                                   const wire::NcclCommSplit& m, std::vector<OutgoingReply>& out)
+{
+    const Communicator& parent = m_comms.Get(m.parent);
+    PendingWait w;
+    w.kind = PendingWait::Kind::CommInit;
+    w.seq = req.seq;
+    w.callNs = Rank(rank).clockNs;
+    w.call = fmt::format("ncclCommSplit(color {}, key {})", m.color, m.key);
+    Block(rank, std::move(w));
+    if (auto split = m_comms.Split(parent, rank, m.color, m.key))
+    {
+        LeaveTogether(split->members, out);
+    }
+}
+
+void SimulationEngine::LeaveTogether(
+    const std::vector<std::pair<int, const Communicator*>>& members,
+    std::vector<OutgoingReply>& out)
+{
+    // Communicator creation is collective: every member leaves it when the last one
+    // has arrived.
+    int64_t at = 0;
+    for (const auto& [member, comm] : members)
     {
         at = std::max(at, Rank(member).wait->callNs);
     }
-    for (int member : joined->waitingRanks)
+    for (const auto& [member, comm] : members)
     {
         RankState& mr = Rank(member);
         mr.clockNs = std::max(mr.clockNs, at);
-        Answer(member, mr.wait->seq, wire::CommReady{joined->comm->handle, mr.clockNs}, out);
+        wire::CommReady ready{0, mr.clockNs, 0, 0};
+        if (comm)
+        {
+            ready.comm = comm->handle;
+            ready.nranks = static_cast<int32_t>(comm->ranks.size());
+            ready.rank = m_comms.MemberIndex(*comm, member);
+        }
+        Answer(member, mr.wait->seq, ready, out);
     }
 }
 

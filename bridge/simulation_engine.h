@@ -71,6 +71,11 @@ private:
     void OnMemcpy(int rank, const wire::RequestEnvelope& req, const wire::Memcpy& m);
     void OnCommInit(int rank, const wire::RequestEnvelope& req, const wire::NcclCommInit& m,
                     std::vector<OutgoingReply>& out);
+    void OnCommSplit(int rank, const wire::RequestEnvelope& req, const wire::NcclCommSplit& m,
+                     std::vector<OutgoingReply>& out);
+    /// Ends the creation of communicators: each member gets its own (or none).
+    void LeaveTogether(const std::vector<std::pair<int, const Communicator*>>& members,
+                       std::vector<OutgoingReply>& out);
     void OnCollective(int rank, const wire::RequestEnvelope& req, const wire::NcclCollective& m);
     void StartMatched(const MatchedCollective& c);
     void Block(int rank, PendingWait wait);

@@ -122,6 +122,70 @@ extern "C"
         return ncclSuccess;
     }
 
+    ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                        ncclConfig_t*)
+    {
+        // Blocking or not, CTA counts, names: none changes the simulated timeline yet.
+        return ncclCommInitRank(comm, nranks, commId, rank);
+    }
+
+    ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                               ncclConfig_t*)
+    {
+        HookScope scope;
+        ncclComm* parent = Lookup(comm);
+        if (!parent || !newcomm || color < NCCL_SPLIT_NOCOLOR)
+        {
+            return ncclInvalidArgument;
+        }
+        wire::Reply reply = scope.Client().Call(wire::NcclCommSplit{parent->handle, color, key});
+        const auto* ready = std::get_if<wire::CommReady>(&reply);
+        if (!ready)
+        {
+            return ncclInternalError;
+        }
+        SimClock::Get().AdvanceTo(ready->clockNs);
+        *newcomm = nullptr;
+        if (ready->comm == 0)
+        {
+            return ncclSuccess; // NCCL_SPLIT_NOCOLOR
+        }
+        auto c = std::make_unique<ncclComm>(
+            ncclComm{ready->comm, ready->nranks, ready->rank, parent->device});
+        ncclComm_t handle = c.get();
+        std::lock_guard lock(g_commMutex);
+        g_comms.emplace(handle, std::move(c));
+        *newcomm = handle;
+        return ncclSuccess;
+    }
+
+    // Groups only fuse launches; each operation already reaches the bridge in program
+    // order, and the bridge pairs them up per communicator, so grouping changes nothing
+    // that is simulated today.
+    ncclResult_t ncclGroupStart()
+    {
+        return ncclSuccess;
+    }
+    ncclResult_t ncclGroupEnd()
+    {
+        return ncclSuccess;
+    }
+
+    ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError)
+    {
+        if (!Lookup(comm) || !asyncError)
+        {
+            return ncclInvalidArgument;
+        }
+        *asyncError = ncclSuccess; // a simulated network does not fail
+        return ncclSuccess;
+    }
+
+    const char* ncclGetLastError(ncclComm_t)
+    {
+        return "";
+    }
+
     ncclResult_t ncclAllReduce(const void*, void*, size_t count, ncclDataType_t datatype,
                                ncclRedOp_t, ncclComm_t comm, cudaStream_t stream)
     {
@@ -153,6 +217,16 @@ extern "C"
         }
         scope.Client().Post(wire::NcclCommDestroy{owned->handle});
         return ncclSuccess;
+    }
+
+    ncclResult_t ncclCommFinalize(ncclComm_t comm)
+    {
+        return Lookup(comm) ? ncclSuccess : ncclInvalidArgument;
+    }
+
+    ncclResult_t ncclCommAbort(ncclComm_t comm)
+    {
+        return ncclCommDestroy(comm);
     }
 
     ncclResult_t ncclCommCount(const ncclComm_t comm, int* count)

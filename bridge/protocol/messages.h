@@ -134,6 +134,16 @@ struct NcclCollective
     template <class A> void serialize(A& ar) { ar(comm, op, bytes, stream); }
 };
 
+/// ncclCommSplit: every member of \p parent calls it; members with the same color
+/// form a new communicator, ranked by key (then by parent rank).
+struct NcclCommSplit
+{
+    uint64_t parent{0};
+    int32_t color{0}; ///< NCCL_SPLIT_NOCOLOR (-1): this rank joins no new communicator
+    int32_t key{0};
+    template <class A> void serialize(A& ar) { ar(parent, color, key); }
+};
+
 struct NcclCommDestroy
 {
     uint64_t comm{0};
@@ -180,9 +190,9 @@ struct Goodbye
     template <class A> void serialize(A& ar) { ar(peakDeviceBytes); }
 };
 
-using Request =
-    std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
-                 NcclCommDestroy, Goodbye, EventRecord, StreamWaitEvent, EventWait, EventElapsed>;
+using Request = std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
+                             NcclCommDestroy, Goodbye, EventRecord, StreamWaitEvent, EventWait,
+                             EventElapsed, NcclCommSplit>;
 
 struct RequestEnvelope
 {
@@ -221,9 +231,11 @@ struct Resume
 
 struct CommReady
 {
-    uint64_t comm{0};
+    uint64_t comm{0}; ///< 0: no communicator (a split with NCCL_SPLIT_NOCOLOR)
     int64_t clockNs{0};
-    template <class A> void serialize(A& ar) { ar(comm, clockNs); }
+    int32_t nranks{0};
+    int32_t rank{0};
+    template <class A> void serialize(A& ar) { ar(comm, clockNs, nranks, rank); }
 };
 
 /// Whether a queried record is done at the caller's clock (which does not move).

@@ -63,3 +63,28 @@ TEST(Communicators, MismatchedSizesAreReported)
     m.Ready(comm, 0, 0, wire::CollectiveOp::AllReduce, 4096, 1, 0);
     EXPECT_THROW(m.Ready(comm, 0, 1, wire::CollectiveOp::AllReduce, 8192, 2, 0), CollectiveError);
 }
+
+TEST(Communicators, SplitGroupsByColorAndOrdersByKey)
+{
+    CommunicatorRegistry reg;
+    for (int r = 0; r < 3; ++r)
+    {
+        reg.Join(Id(4), 4, r, 10 + r);
+    }
+    const Communicator& parent = *reg.Join(Id(4), 4, 3, 13)->comm;
+    // ranks 10..13: colors 0, 1, 0, NOCOLOR; keys reverse the order within color 0
+    EXPECT_FALSE(reg.Split(parent, 10, 0, 5));
+    EXPECT_FALSE(reg.Split(parent, 11, 1, 0));
+    EXPECT_FALSE(reg.Split(parent, 13, -1, 0));
+    const auto result = reg.Split(parent, 12, 0, 1);
+    ASSERT_TRUE(result);
+    ASSERT_EQ(result->members.size(), 4U);
+    const Communicator* even = result->members[0].second;
+    ASSERT_NE(even, nullptr);
+    EXPECT_EQ(even, result->members[2].second);
+    EXPECT_EQ(even->ranks, (std::vector<int>{12, 10})); // key 1 before key 5
+    EXPECT_EQ(result->members[1].second->ranks, (std::vector<int>{11}));
+    EXPECT_EQ(result->members[3].second, nullptr);
+    // a second split of the same parent is a new, separate split
+    EXPECT_FALSE(reg.Split(parent, 10, 0, 0));
+}
