@@ -3,6 +3,8 @@
 // reports.
 #pragma once
 
+#include "ns3/nccl-config.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -70,6 +72,7 @@ struct Scenario
     TopologySpec topology;
     NetworkSpec network;
     KernelSpec kernels;
+    ns3::NcclConfig nccl; ///< the [nccl] table; NCCL's own orders of magnitude when absent
 };
 
 /// Reads and validates \p file; throws ScenarioError.

@@ -316,6 +316,68 @@ void ReadKernels(const Section& s, KernelSpec& k)
     }
 }
 
+void ReadNcclProtocol(const Section& s, const char* prefix, ns3::NcclProtocolParams& p)
+{
+    const std::string pre(prefix);
+    if (auto v = s.DurationNs(pre + "_base_latency", false))
+    {
+        p.baseLatencyNs = *v;
+    }
+    if (auto v = s.DurationNs(pre + "_step_latency", false))
+    {
+        p.stepLatencyNs = *v;
+    }
+    if (auto v = s.BitRate(pre + "_channel_bandwidth", false))
+    {
+        p.channelBytesPerSecond = *v / 8.0;
+    }
+}
+
+void ReadNccl(const Section& s, ns3::NcclConfig& nccl)
+{
+    s.AllowOnly({"algorithm", "protocol", "min_channels", "max_channels", "min_bytes_per_channel",
+                 "chunk_bytes", "max_chunks_per_channel", "tree_level_latency",
+                 "ll_base_latency", "ll_step_latency", "ll_channel_bandwidth",
+                 "ll128_base_latency", "ll128_step_latency", "ll128_channel_bandwidth",
+                 "simple_base_latency", "simple_step_latency", "simple_channel_bandwidth"});
+    if (auto a = s.String("algorithm", false))
+    {
+        if (*a != "auto" && *a != "ring" && *a != "tree")
+        {
+            s.Fail(*s.Table()->get("algorithm"), "algorithm",
+                   "expected \"auto\", \"ring\" or \"tree\" (NCCL_ALGO)");
+        }
+        nccl.algorithm = *a == "auto" ? "" : *a;
+    }
+    if (auto p = s.String("protocol", false))
+    {
+        if (*p != "auto" && *p != "ll" && *p != "ll128" && *p != "simple")
+        {
+            s.Fail(*s.Table()->get("protocol"), "protocol",
+                   "expected \"auto\", \"ll\", \"ll128\" or \"simple\" (NCCL_PROTO)");
+        }
+        nccl.protocol = *p == "auto" ? "" : *p;
+    }
+    nccl.minChannels =
+        static_cast<uint32_t>(s.Integer("min_channels", false, 1).value_or(nccl.minChannels));
+    nccl.maxChannels =
+        static_cast<uint32_t>(s.Integer("max_channels", false, 1).value_or(nccl.maxChannels));
+    if (nccl.maxChannels < nccl.minChannels)
+    {
+        s.Fail(*s.Table()->get(s.Table()->get("max_channels") ? "max_channels" : "min_channels"),
+               s.Table()->get("max_channels") ? "max_channels" : "min_channels",
+               "expected min_channels <= max_channels");
+    }
+    nccl.minBytesPerChannel = s.Bytes("min_bytes_per_channel", false).value_or(nccl.minBytesPerChannel);
+    nccl.chunkBytes = s.Bytes("chunk_bytes", false).value_or(nccl.chunkBytes);
+    nccl.maxChunksPerChannel = static_cast<uint32_t>(
+        s.Integer("max_chunks_per_channel", false, 1).value_or(nccl.maxChunksPerChannel));
+    nccl.treeLevelLatencyNs = s.DurationNs("tree_level_latency", false).value_or(nccl.treeLevelLatencyNs);
+    ReadNcclProtocol(s, "ll", nccl.ll);
+    ReadNcclProtocol(s, "ll128", nccl.ll128);
+    ReadNcclProtocol(s, "simple", nccl.simple);
+}
+
 } // namespace
 
 Scenario LoadScenario(const std::filesystem::path& file)
@@ -339,7 +401,7 @@ Scenario LoadScenario(const std::filesystem::path& file)
     Scenario sc;
     sc.file = file;
     const Section top(file, "", &root);
-    top.AllowOnly({"name", "gpu", "cpu", "topology", "network", "kernels"});
+    top.AllowOnly({"name", "gpu", "cpu", "topology", "network", "kernels", "nccl"});
     sc.name = top.String("name", false).value_or(file.stem().string());
     ReadGpu(top.Sub("gpu"), sc.gpu);
     ReadCpu(top.Sub("cpu"), sc.cpu);
@@ -350,6 +412,7 @@ Scenario LoadScenario(const std::filesystem::path& file)
         top.FailMissing("kernels", "the [kernels] table with at least 'default'");
     }
     ReadKernels(top.Sub("kernels"), sc.kernels);
+    ReadNccl(top.Sub("nccl"), sc.nccl);
     return sc;
 }
 

@@ -280,6 +280,22 @@ void SimulationEngine::OnCollective(int rank, const wire::RequestEnvelope&,
         fmt::format("{} {} B", CollectiveName(m.op), m.bytes));
 }
 
+ns3::NcclPlan SimulationEngine::PlanFor(wire::CollectiveOp op, uint32_t nRanks,
+                                        uint64_t bytes) const
+{
+    ns3::NcclCollectiveKind kind = ns3::NcclCollectiveKind::AllReduce;
+    switch (op)
+    {
+    case wire::CollectiveOp::AllReduce:
+        kind = ns3::NcclCollectiveKind::AllReduce;
+        break;
+    }
+    ns3::NcclCommShape shape;
+    shape.nRanks = nRanks;
+    shape.ranksPerNode = std::min(nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
+    return ns3::MakeNcclPlan(kind, shape, bytes, m_scenario.nccl);
+}
+
 void SimulationEngine::StartMatched(const MatchedCollective& c)
 {
     const auto n = static_cast<uint32_t>(c.comm->ranks.size());
@@ -295,7 +311,7 @@ void SimulationEngine::StartMatched(const MatchedCollective& c)
         members.emplace_back(c.comm->ranks[i], c.memberTickets[i]);
     }
     m_network.StartCollective(
-        c.startNs, ns3::MakeRingAllReducePlan(n, c.bytes), std::move(gpus),
+        c.startNs, PlanFor(c.op, n, c.bytes), std::move(gpus),
         [this, members = std::move(members)](int64_t endNs)
         {
             for (const auto& [rank, ticket] : members)

@@ -78,6 +78,8 @@ private:
                        std::vector<OutgoingReply>& out);
     void OnCollective(int rank, const wire::RequestEnvelope& req, const wire::NcclCollective& m);
     void StartMatched(const MatchedCollective& c);
+    /// The NCCL plan the scenario's [nccl] table gives \p op over \p bytes on \p nRanks ranks.
+    ns3::NcclPlan PlanFor(wire::CollectiveOp op, uint32_t nRanks, uint64_t bytes) const;
     void Block(int rank, PendingWait wait);
     /// The rank leaves its blocking call at \p atNs: its CPU track gets the span.
     void Release(int rank, int64_t atNs);

@@ -63,8 +63,19 @@ void NcclPlanExecutor::Launch(uint32_t index)
         const NcclTransfer& tr = m_plan.transfers[index];
         NS_LOG_LOGIC("transfer " << index << " " << tr.src << "->" << tr.dst << " " << tr.bytes
                                  << " B at " << Simulator::Now());
+        const Time earliest = Simulator::Now() + tr.minDuration;
         m_transport->Send(m_rankToGpu[tr.src], m_rankToGpu[tr.dst], tr.bytes,
-                          [this, index]() { Delivered(index); });
+                          [this, index, earliest]()
+                          {
+                              // the SMs may still be copying what the link already took
+                              if (Simulator::Now() < earliest)
+                              {
+                                  Simulator::Schedule(earliest - Simulator::Now(),
+                                                      &NcclPlanExecutor::Delivered, this, index);
+                                  return;
+                              }
+                              Delivered(index);
+                          });
     };
     if (t.delay.IsZero())
     {

@@ -1,9 +1,15 @@
 #include "nccl-plan.h"
 
 #include "ns3/abort.h"
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <utility>
 
 namespace ns3
 {
+
+NS_LOG_COMPONENT_DEFINE("NcclPlan");
 
 NcclPlan MakeRingAllReducePlan(uint32_t nRanks, uint64_t bytes)
 {
@@ -33,6 +39,328 @@ NcclPlan MakeRingAllReducePlan(uint32_t nRanks, uint64_t bytes)
             plan.transfers.push_back(std::move(t));
         }
     }
+    return plan;
+}
+
+namespace
+{
+
+uint64_t CeilDiv(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/// Builds transfers with the protocol's costs applied to each one.
+class PlanBuilder
+{
+  public:
+    PlanBuilder(NcclPlan& plan, const NcclConfig& config, NcclProtocol proto)
+        : m_plan(plan), m_params(config.Params(proto)), m_proto(proto)
+    {
+    }
+
+    /// Adds a transfer carrying \p dataBytes of payload; returns its index.
+    uint32_t Add(uint32_t src, uint32_t dst, uint64_t dataBytes, uint32_t channel,
+                 std::vector<uint32_t> deps)
+    {
+        NcclTransfer t;
+        t.src = src;
+        t.dst = dst;
+        t.bytes = NcclWireBytes(m_proto, dataBytes);
+        t.channel = channel;
+        t.delay = PicoSeconds(static_cast<int64_t>(m_params.stepLatencyNs * 1000.0 + 0.5));
+        if (m_params.channelBytesPerSecond > 0)
+        {
+            t.minDuration = PicoSeconds(static_cast<int64_t>(
+                static_cast<double>(dataBytes) / m_params.channelBytesPerSecond * 1e12 + 0.5));
+        }
+        t.deps = std::move(deps);
+        m_plan.transfers.push_back(std::move(t));
+        return static_cast<uint32_t>(m_plan.transfers.size() - 1);
+    }
+
+  private:
+    NcclPlan& m_plan;
+    const NcclProtocolParams& m_params;
+    NcclProtocol m_proto;
+};
+
+/// Chunks per channel: enough that one chunk holds at most chunkBytes of a step's data,
+/// never more than the config's bound (1 GiB must stay cheap to simulate).
+uint32_t ChunksFor(uint64_t stepBytesPerChannel, const NcclConfig& config)
+{
+    const uint64_t wanted = CeilDiv(std::max<uint64_t>(stepBytesPerChannel, 1),
+                                    std::max<uint64_t>(config.chunkBytes, 1));
+    return static_cast<uint32_t>(
+        std::clamp<uint64_t>(wanted, 1, std::max<uint32_t>(config.maxChunksPerChannel, 1)));
+}
+
+/**
+ * A pipelined sequence of steps, as ring and chain collectives run on every channel:
+ * in each step a set of (src, dst) edges each carry one slice.  A slice sent by r in
+ * step s is what r received in step s-1 (reduced or copied), so it waits for that
+ * arrival; on each edge, chunk k+1 follows chunk k (the connection's FIFO buffer).
+ */
+void AddPipeline(PlanBuilder& b, const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& steps,
+                 uint32_t nChannels, uint32_t nChunks, uint64_t sliceBytes)
+{
+    for (uint32_t ch = 0; ch < nChannels; ++ch)
+    {
+        std::vector<std::vector<uint32_t>> prevChunk; // [step][edge] -> transfer index
+        for (uint32_t k = 0; k < nChunks; ++k)
+        {
+            std::vector<std::vector<uint32_t>> cur(steps.size());
+            for (std::size_t s = 0; s < steps.size(); ++s)
+            {
+                for (std::size_t e = 0; e < steps[s].size(); ++e)
+                {
+                    const auto [src, dst] = steps[s][e];
+                    std::vector<uint32_t> deps;
+                    if (s > 0)
+                    {
+                        for (std::size_t f = 0; f < steps[s - 1].size(); ++f)
+                        {
+                            if (steps[s - 1][f].second == src)
+                            {
+                                deps.push_back(cur[s - 1][f]);
+                            }
+                        }
+                    }
+                    if (k > 0)
+                    {
+                        deps.push_back(prevChunk[s][e]);
+                    }
+                    cur[s].push_back(b.Add(src, dst, sliceBytes, ch, std::move(deps)));
+                }
+            }
+            prevChunk = std::move(cur);
+        }
+    }
+}
+
+void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, uint32_t n, uint64_t bytes,
+             const NcclConfig& config)
+{
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> steps;
+    uint64_t unit = bytes; // data one edge carries per step, over all channels and chunks
+    uint64_t parts = 1;    // unit = bytes / parts
+    switch (kind)
+    {
+    case NcclCollectiveKind::AllReduce:
+    case NcclCollectiveKind::AllGather:
+    case NcclCollectiveKind::ReduceScatter: {
+        // every rank passes one n-th of the buffer to its successor each step
+        const uint32_t nSteps = kind == NcclCollectiveKind::AllReduce ? 2 * (n - 1) : n - 1;
+        std::vector<std::pair<uint32_t, uint32_t>> ring;
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            ring.emplace_back(r, (r + 1) % n);
+        }
+        steps.assign(nSteps, ring);
+        unit = CeilDiv(bytes, n);
+        parts = n;
+        break;
+    }
+    case NcclCollectiveKind::Broadcast:
+        // a chain from the root: 0 -> 1 -> ... -> n-1, the whole buffer on every edge
+        for (uint32_t r = 0; r + 1 < n; ++r)
+        {
+            steps.push_back({{r, r + 1}});
+        }
+        break;
+    case NcclCollectiveKind::Reduce:
+        // a chain into the root: n-1 -> ... -> 1 -> 0
+        for (uint32_t r = n - 1; r > 0; --r)
+        {
+            steps.push_back({{r, r - 1}});
+        }
+        break;
+    default:
+        NS_ABORT_MSG("not a ring collective");
+    }
+    const uint32_t nc = plan.nChannels;
+    const uint32_t chunks = ChunksFor(CeilDiv(unit, nc), config);
+    plan.chunksPerChannel = chunks;
+    const uint64_t slice = CeilDiv(bytes, parts * nc * chunks);
+    AddPipeline(b, steps, nc, chunks, slice);
+}
+
+/// All-to-all and send/recv: independent pairs, each pair's data split over channels
+/// and chunked, one chunk after the other per pair and channel.
+void AddPairs(PlanBuilder& b, NcclPlan& plan, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+              uint64_t pairBytes, const NcclConfig& config)
+{
+    const uint32_t nc = plan.nChannels;
+    const uint32_t chunks = ChunksFor(CeilDiv(pairBytes, nc), config);
+    plan.chunksPerChannel = chunks;
+    const uint64_t slice = CeilDiv(pairBytes, uint64_t{nc} * chunks);
+    AddPipeline(b, {pairs}, nc, chunks, slice);
+}
+
+/**
+ * NCCL's double binary tree all-reduce.  Inside a node the ranks form a chain below
+ * the node's first rank; the nodes' first ranks form a binary tree, and every other
+ * channel uses the mirrored tree so that leaves of one are inner nodes of the other.
+ * Each chunk is reduced up to the root, then broadcast down.
+ */
+void AddTree(PlanBuilder& b, NcclPlan& plan, const NcclCommShape& shape, uint64_t bytes,
+             const NcclConfig& config)
+{
+    const uint32_t n = shape.nRanks;
+    const uint32_t perNode = std::clamp<uint32_t>(shape.ranksPerNode, 1, n);
+    const uint32_t nNodes = CeilDiv(n, perNode);
+    const uint32_t nc = plan.nChannels;
+    const uint32_t chunks = ChunksFor(CeilDiv(bytes, nc), config);
+    plan.chunksPerChannel = chunks;
+    const uint64_t slice = CeilDiv(bytes, uint64_t{nc} * chunks);
+    for (uint32_t ch = 0; ch < nc; ++ch)
+    {
+        const bool mirrored = ch % 2 == 1;
+        std::vector<int64_t> parent(n, -1);
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            const uint32_t node = r / perNode;
+            if (r % perNode != 0)
+            {
+                parent[r] = r - 1;
+                continue;
+            }
+            const uint32_t m = mirrored ? nNodes - 1 - node : node;
+            if (m == 0)
+            {
+                continue;
+            }
+            const uint32_t pm = (m - 1) / 2;
+            parent[r] = static_cast<int64_t>((mirrored ? nNodes - 1 - pm : pm) * perNode);
+        }
+        std::vector<uint32_t> depth(n, 0);
+        std::vector<uint32_t> order; // ranks by increasing depth
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            for (int64_t p = parent[r]; p >= 0; p = parent[static_cast<uint32_t>(p)])
+            {
+                ++depth[r];
+            }
+            order.push_back(r);
+        }
+        std::stable_sort(order.begin(), order.end(),
+                         [&](uint32_t x, uint32_t y) { return depth[x] < depth[y]; });
+        std::vector<int64_t> prevUp(n, -1);
+        std::vector<int64_t> prevDown(n, -1);
+        for (uint32_t k = 0; k < chunks; ++k)
+        {
+            std::vector<std::vector<uint32_t>> upInto(n); // transfers arriving at r going up
+            std::vector<int64_t> downInto(n, -1);
+            for (auto it = order.rbegin(); it != order.rend(); ++it)
+            {
+                const uint32_t r = *it;
+                if (parent[r] < 0)
+                {
+                    continue;
+                }
+                std::vector<uint32_t> deps = upInto[r];
+                if (prevUp[r] >= 0)
+                {
+                    deps.push_back(static_cast<uint32_t>(prevUp[r]));
+                }
+                const uint32_t t =
+                    b.Add(r, static_cast<uint32_t>(parent[r]), slice, ch, std::move(deps));
+                upInto[static_cast<uint32_t>(parent[r])].push_back(t);
+                prevUp[r] = t;
+            }
+            for (uint32_t r : order)
+            {
+                if (parent[r] < 0)
+                {
+                    continue;
+                }
+                const auto p = static_cast<uint32_t>(parent[r]);
+                // the root sends down once everything came up; others once it came down
+                std::vector<uint32_t> deps =
+                    parent[p] < 0 ? upInto[p] : std::vector<uint32_t>{static_cast<uint32_t>(downInto[p])};
+                if (prevDown[r] >= 0)
+                {
+                    deps.push_back(static_cast<uint32_t>(prevDown[r]));
+                }
+                const uint32_t t = b.Add(p, r, slice, ch, std::move(deps));
+                downInto[r] = t;
+                prevDown[r] = t;
+            }
+        }
+    }
+}
+
+} // namespace
+
+NcclPlan MakeNcclPlan(NcclCollectiveKind kind, const NcclCommShape& shape, uint64_t bytes,
+                      const NcclConfig& config)
+{
+    return MakeNcclPlan(kind, shape, bytes, config, ChooseNccl(kind, shape, bytes, config));
+}
+
+NcclPlan MakeNcclPlan(NcclCollectiveKind kind, const NcclCommShape& shape, uint64_t bytes,
+                      const NcclConfig& config, const NcclChoice& choice)
+{
+    const uint32_t n = shape.nRanks;
+    NS_ABORT_MSG_IF(n == 0, "a communicator needs at least one rank");
+    NS_ABORT_MSG_IF(kind == NcclCollectiveKind::SendRecv && n < 2, "send/recv needs two ranks");
+    NcclPlan plan;
+    plan.algorithm = NcclAlgorithmName(choice.algorithm);
+    plan.protocol = NcclProtocolName(choice.protocol);
+    plan.nChannels = std::max<uint32_t>(choice.nChannels, 1);
+    const NcclProtocolParams& params = config.Params(choice.protocol);
+    plan.fixedLatency = PicoSeconds(static_cast<int64_t>(params.baseLatencyNs * 1000.0 + 0.5));
+    if (n == 1 && kind != NcclCollectiveKind::SendRecv)
+    {
+        return plan; // nothing crosses the network; the kernel still costs its latency
+    }
+    PlanBuilder b(plan, config, choice.protocol);
+    const bool tree = choice.algorithm == NcclAlgorithm::Tree &&
+                      kind == NcclCollectiveKind::AllReduce && shape.ranksPerNode < n;
+    if (!tree)
+    {
+        plan.algorithm = "ring"; // a tree inside one node (or for other collectives) is a ring
+    }
+    switch (kind)
+    {
+    case NcclCollectiveKind::AllReduce:
+        if (tree)
+        {
+            AddTree(b, plan, shape, bytes, config);
+            break;
+        }
+        [[fallthrough]];
+    case NcclCollectiveKind::AllGather:
+    case NcclCollectiveKind::ReduceScatter:
+    case NcclCollectiveKind::Broadcast:
+    case NcclCollectiveKind::Reduce:
+        AddRing(b, plan, kind, n, bytes, config);
+        break;
+    case NcclCollectiveKind::AllToAll: {
+        std::vector<std::pair<uint32_t, uint32_t>> pairs;
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            for (uint32_t q = 0; q < n; ++q)
+            {
+                if (q != r)
+                {
+                    pairs.emplace_back(r, q);
+                }
+            }
+        }
+        plan.algorithm = "p2p";
+        AddPairs(b, plan, pairs, CeilDiv(bytes, n), config);
+        break;
+    }
+    case NcclCollectiveKind::SendRecv:
+        plan.algorithm = "p2p";
+        AddPairs(b, plan, {{0, 1}}, bytes, config);
+        break;
+    }
+    NS_LOG_LOGIC(NcclCollectiveName(kind) << " " << bytes << " B: " << plan.algorithm << "/"
+                                          << plan.protocol << " " << plan.nChannels << " ch x "
+                                          << plan.chunksPerChannel << " chunks, "
+                                          << plan.transfers.size() << " transfers");
     return plan;
 }
 

@@ -1,6 +1,8 @@
 #ifndef NCCL_PLAN_H
 #define NCCL_PLAN_H
 
+#include "nccl-config.h"
+#include "nccl-tuning.h"
 #include "ns3/nstime.h"
 
 #include <cstdint>
@@ -27,6 +29,9 @@ struct NcclTransfer
     uint64_t bytes{0};            ///< bytes on the wire (protocol overhead included)
     uint32_t channel{0};          ///< NCCL channel, for traces
     Time delay{0};                ///< fixed latency added before the send starts
+    /// Shortest time from the send's start to its delivery: the channel's SMs copy at a
+    /// bounded rate whatever the link offers (0: the network alone decides).
+    Time minDuration{0};
     std::vector<uint32_t> deps{}; ///< indices of transfers that must be delivered first
 };
 
@@ -37,7 +42,21 @@ struct NcclPlan
     uint32_t nChannels{1};
     std::vector<NcclTransfer> transfers{};
     Time fixedLatency{0}; ///< added once after the last transfer is delivered (kernel teardown)
+    uint32_t chunksPerChannel{1}; ///< pipeline chunks each channel's data was cut into
 };
+
+/**
+ * The plan NCCL would run for \p kind over \p bytes on a communicator of \p shape:
+ * algorithm, protocol and channels as ChooseNccl() picks them (or as the config forces),
+ * each channel's share cut into pipeline chunks.  Bytes follow nccl-tests' convention
+ * (see NcclCollectiveKind).
+ */
+NcclPlan MakeNcclPlan(NcclCollectiveKind kind, const NcclCommShape& shape, uint64_t bytes,
+                      const NcclConfig& config);
+
+/// As MakeNcclPlan(), with the algorithm, protocol and channel count given.
+NcclPlan MakeNcclPlan(NcclCollectiveKind kind, const NcclCommShape& shape, uint64_t bytes,
+                      const NcclConfig& config, const NcclChoice& choice);
 
 /// Ring all-reduce of \p bytes over \p nRanks: reduce-scatter then all-gather, 2(n-1) steps,
 /// each rank sending one chunk of bytes/n to its successor per step.

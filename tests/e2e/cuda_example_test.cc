@@ -47,6 +47,17 @@ header_bytes = {}
 default = "1us"
 [kernels.durations]
 phantora_step_kernel = "{}ns"
+# NCCL reduced to the textbook ring, so that RingAllReducePs() below is exact: one
+# channel, one chunk per step, no protocol latency, no per-channel copy limit.
+[nccl]
+algorithm = "ring"
+protocol = "simple"
+min_channels = 1
+max_channels = 1
+chunk_bytes = "1GiB"
+simple_base_latency = "0ns"
+simple_step_latency = "0ns"
+simple_channel_bandwidth = "1000000TB/s"
 )",
                        kLaunchLatencyNs, gpus, gbps, kLinkLatencyNs, transport, kMtu, kHeader,
                        kKernelNs);
