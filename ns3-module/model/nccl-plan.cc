@@ -100,13 +100,17 @@ uint32_t ChunksFor(uint64_t stepBytesPerChannel, const NcclConfig& config)
  * in each step a set of (src, dst) edges each carry one slice.  A slice sent by r in
  * step s is what r received in step s-1 (reduced or copied), so it waits for that
  * arrival; on each edge, chunk k+1 follows chunk k (the connection's FIFO buffer).
+ * With \p serialPerSender, a rank's sends on one channel also follow each other in
+ * program order (chunk by chunk, step by step): one thread block runs the channel, so
+ * its copy bandwidth is shared by everything the rank sends there.
  */
 void AddPipeline(PlanBuilder& b, const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& steps,
-                 uint32_t nChannels, uint32_t nChunks, uint64_t sliceBytes)
+                 uint32_t nChannels, uint32_t nChunks, uint64_t sliceBytes, bool serialPerSender)
 {
     for (uint32_t ch = 0; ch < nChannels; ++ch)
     {
         std::vector<std::vector<uint32_t>> prevChunk; // [step][edge] -> transfer index
+        std::vector<int64_t> lastBySender;            // rank -> its latest send here
         for (uint32_t k = 0; k < nChunks; ++k)
         {
             std::vector<std::vector<uint32_t>> cur(steps.size());
@@ -130,7 +134,20 @@ void AddPipeline(PlanBuilder& b, const std::vector<std::vector<std::pair<uint32_
                     {
                         deps.push_back(prevChunk[s][e]);
                     }
-                    cur[s].push_back(b.Add(src, dst, sliceBytes, ch, std::move(deps)));
+                    if (serialPerSender)
+                    {
+                        lastBySender.resize(std::max<std::size_t>(lastBySender.size(), src + 1), -1);
+                        if (lastBySender[src] >= 0)
+                        {
+                            deps.push_back(static_cast<uint32_t>(lastBySender[src]));
+                        }
+                    }
+                    const uint32_t t = b.Add(src, dst, sliceBytes, ch, std::move(deps));
+                    cur[s].push_back(t);
+                    if (serialPerSender)
+                    {
+                        lastBySender[src] = t;
+                    }
                 }
             }
             prevChunk = std::move(cur);
@@ -182,7 +199,7 @@ void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, uint32_t n
     const uint32_t chunks = ChunksFor(CeilDiv(unit, nc), config);
     plan.chunksPerChannel = chunks;
     const uint64_t slice = CeilDiv(bytes, parts * nc * chunks);
-    AddPipeline(b, steps, nc, chunks, slice);
+    AddPipeline(b, steps, nc, chunks, slice, true);
 }
 
 /// All-to-all and send/recv: independent pairs, each pair's data split over channels
@@ -194,7 +211,7 @@ void AddPairs(PlanBuilder& b, NcclPlan& plan, const std::vector<std::pair<uint32
     const uint32_t chunks = ChunksFor(CeilDiv(pairBytes, nc), config);
     plan.chunksPerChannel = chunks;
     const uint64_t slice = CeilDiv(pairBytes, uint64_t{nc} * chunks);
-    AddPipeline(b, {pairs}, nc, chunks, slice);
+    AddPipeline(b, {pairs}, nc, chunks, slice, false);
 }
 
 /**
