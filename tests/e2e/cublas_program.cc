@@ -1,6 +1,7 @@
 // cuBLAS GEMMs on a stream, timed with events: one per-shape entry, one per-API
 // entry and one without an entry in the scenario.
 #include <cstdio>
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -29,6 +30,29 @@ int main()
     cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 64, 64, 32, &one, buf, CUDA_R_16F, 64,
                                4096, buf, CUDA_R_16F, 64, 4096, &zero, buf, CUDA_R_16F, 64, 4096,
                                12, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    // cuBLASLt: D (1024 x 512) = op(A) (1024 x 256, A stored transposed) x B, with a bias
+    cublasLtHandle_t lt = nullptr;
+    cublasLtCreate(&lt);
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    const int32_t transA = CUBLAS_OP_T;
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transA, sizeof transA);
+    const uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, 256, 1024, 256);
+    cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, 256, 512, 256);
+    cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, 1024, 512, 1024);
+    cublasLtMatmulPreference_t pref = nullptr;
+    cublasLtMatmulPreferenceCreate(&pref);
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int found = 0;
+    cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1, &heuristic, &found);
+    if (found != 1 || cublasLtMatmul(lt, desc, &one, buf, la, buf, lb, &zero, buf, lc, buf, lc,
+                                     &heuristic.algo, nullptr, 0, s) != CUBLAS_STATUS_SUCCESS)
+    {
+        return 2;
+    }
     cudaEventRecord(end, s);
     cudaEventSynchronize(end);
     float ms = 0;
