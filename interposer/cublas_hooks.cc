@@ -4,6 +4,7 @@
 // scenario's [kernels.durations] covers every shape.  Everything else in cuBLAS
 // fails loudly (generated stubs).
 #include "cuda_state.h"
+#include "cuda_type_names.h"
 #include "hook_scope.h"
 
 #include <cublas_api.h>
@@ -36,31 +37,6 @@ cublasContext* Lookup(cublasHandle_t h)
     return it == g_handles.end() ? nullptr : it->second.get();
 }
 
-const char* TypeName(cudaDataType t)
-{
-    switch (t)
-    {
-    case CUDA_R_16BF:
-        return "bf16";
-    case CUDA_R_16F:
-        return "f16";
-    case CUDA_R_32F:
-        return "f32";
-    case CUDA_R_64F:
-        return "f64";
-    case CUDA_R_8F_E4M3:
-        return "e4m3";
-    case CUDA_R_8F_E5M2:
-        return "e5m2";
-    case CUDA_R_8I:
-        return "i8";
-    case CUDA_R_32I:
-        return "i32";
-    default:
-        return "other";
-    }
-}
-
 const char* Op(cublasOperation_t op)
 {
     return op == CUBLAS_OP_N ? "N" : "T";
@@ -91,7 +67,8 @@ cublasStatus_t Launch(cublasHandle_t handle, const Gemm& g)
     wire::KernelLaunch k;
     k.stream = StreamId(ctx->stream);
     k.name = fmt::format("{}(m={},n={},k={},op={}{},a={},b={},c={},batch={})", g.api, g.m, g.n, g.k,
-                         Op(g.ta), Op(g.tb), TypeName(g.a), TypeName(g.b), TypeName(g.c), g.batch);
+                         Op(g.ta), Op(g.tb), DataTypeName(g.a), DataTypeName(g.b),
+                         DataTypeName(g.c), g.batch);
     scope.Client().Post(std::move(k));
     return CUBLAS_STATUS_SUCCESS;
 }

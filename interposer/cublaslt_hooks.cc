@@ -3,6 +3,7 @@
 // from the D and A layouts and the transposes, types, batch, epilogue).  The
 // heuristic offers one algorithm with no workspace, which every caller accepts.
 #include "cuda_state.h"
+#include "cuda_type_names.h"
 #include "hook_scope.h"
 
 #include <cstring>
@@ -87,27 +88,6 @@ template <class T> bool Read(const void* buf, size_t size, T& out)
     }
     std::memcpy(&out, buf, sizeof(T));
     return true;
-}
-
-const char* TypeName(cudaDataType t)
-{
-    switch (t)
-    {
-    case CUDA_R_16BF:
-        return "bf16";
-    case CUDA_R_16F:
-        return "f16";
-    case CUDA_R_32F:
-        return "f32";
-    case CUDA_R_64F:
-        return "f64";
-    case CUDA_R_8F_E4M3:
-        return "e4m3";
-    case CUDA_R_8F_E5M2:
-        return "e5m2";
-    default:
-        return "other";
-    }
 }
 
 } // namespace
@@ -280,8 +260,8 @@ extern "C"
         op.name = fmt::format(
             "cublasLtMatmul(m={},n={},k={},op={}{},a={},b={},c={},batch={},epilogue={})", out->rows,
             out->cols, k, d->transa == CUBLAS_OP_N ? "N" : "T",
-            d->transb == CUBLAS_OP_N ? "N" : "T", TypeName(a->type), TypeName(b->type),
-            TypeName(out->type), out->batch, d->epilogue);
+            d->transb == CUBLAS_OP_N ? "N" : "T", DataTypeName(a->type), DataTypeName(b->type),
+            DataTypeName(out->type), out->batch, d->epilogue);
         scope.Client().Post(std::move(op));
         return CUBLAS_STATUS_SUCCESS;
     }

@@ -8,20 +8,7 @@ using namespace phantora::test;
 
 TEST(BridgeSocket, ForeignBytesAndWrongTokensAreRefusedWithoutEndingTheRun)
 {
-    const auto scenario = WriteFile("s.toml", R"(
-[gpu]
-model = "H200"
-memory = "141GiB"
-hbm_bandwidth = "4.8TB/s"
-pcie_bandwidth = "55GB/s"
-[topology]
-kind = "switch"
-gpus = 1
-link_bandwidth = "400Gbps"
-link_latency = "1us"
-[kernels]
-default = "1us"
-)");
+    const auto scenario = WriteFile("s.toml", SwitchScenario(1));
     const CommandResult r = RunCommand(
         fmt::format("PHANTORA_EXAMPLE_ID_FILE={} {} --scenario {} --nproc 1 -- {} {} 1024 2",
                     (ScratchDir() / "id").string(), PHANTORA_CLUSTER, scenario.string(),

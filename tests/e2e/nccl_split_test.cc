@@ -8,20 +8,7 @@ using namespace phantora::test;
 
 TEST(NcclSplit, ColorsFormCommunicatorsOrderedByKey)
 {
-    const auto scenario = WriteFile("s.toml", R"(
-[gpu]
-model = "H200"
-memory = "141GiB"
-hbm_bandwidth = "4.8TB/s"
-pcie_bandwidth = "55GB/s"
-[topology]
-kind = "switch"
-gpus = 5
-link_bandwidth = "400Gbps"
-link_latency = "1us"
-[kernels]
-default = "1us"
-)");
+    const auto scenario = WriteFile("s.toml", SwitchScenario(5));
     const CommandResult r =
         RunCommand(fmt::format("{} --scenario {} --nproc 5 -- {}", PHANTORA_CLUSTER,
                                scenario.string(), PHANTORA_NCCL_SPLIT_PROGRAM));

@@ -56,6 +56,25 @@ std::filesystem::path WriteFile(const std::string& name, const std::string& text
     return file;
 }
 
+std::string SwitchScenario(int gpus, const std::string& extra)
+{
+    return R"(
+[gpu]
+model = "H200"
+memory = "141GiB"
+hbm_bandwidth = "4.8TB/s"
+pcie_bandwidth = "55GB/s"
+[topology]
+kind = "switch"
+gpus = )" + std::to_string(gpus) +
+           R"(
+link_bandwidth = "400Gbps"
+link_latency = "1us"
+[kernels]
+default = "1us"
+)" + extra;
+}
+
 std::map<std::pair<int, int>, int64_t> StepTimesNs(const std::string& output)
 {
     static const std::regex line(R"(\[rank (\d+)\] rank (\d+) step (\d+) time ([0-9.]+) us)");

@@ -25,6 +25,10 @@ std::filesystem::path ScratchDir();
 /// Writes \p text to \p name in the scratch folder.
 std::filesystem::path WriteFile(const std::string& name, const std::string& text);
 
+/// A minimal scenario: \p gpus H200s on one switch (400 Gb/s, 1 us links), 1 us kernels
+/// unless \p extra (more TOML tables) says otherwise.
+std::string SwitchScenario(int gpus, const std::string& extra = "");
+
 /// "[rank R] rank R step S time X us" lines: (rank, step) -> nanoseconds.
 std::map<std::pair<int, int>, int64_t> StepTimesNs(const std::string& output);
 
