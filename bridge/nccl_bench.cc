@@ -13,8 +13,8 @@ namespace phantora
 std::optional<ns3::NcclCollectiveKind> ParseCollectiveKind(std::string_view name)
 {
     using K = ns3::NcclCollectiveKind;
-    for (K k : {K::AllReduce, K::AllGather, K::ReduceScatter, K::Broadcast, K::Reduce,
-                K::AllToAll, K::SendRecv})
+    for (K k : {K::AllReduce, K::AllGather, K::ReduceScatter, K::Broadcast, K::Reduce, K::AllToAll,
+                K::SendRecv})
     {
         if (name == ns3::NcclCollectiveName(k))
         {
@@ -40,8 +40,8 @@ double BusBandwidthFactor(ns3::NcclCollectiveKind kind, uint32_t nRanks)
     }
 }
 
-BenchResult BenchCollective(const Scenario& scenario, ns3::NcclCollectiveKind kind,
-                            uint32_t nRanks, uint64_t bytes, uint32_t iters)
+BenchResult BenchCollective(const Scenario& scenario, ns3::NcclCollectiveKind kind, uint32_t nRanks,
+                            uint64_t bytes, uint32_t iters)
 {
     if (nRanks == 0 || nRanks > scenario.topology.gpus)
     {
@@ -70,10 +70,12 @@ BenchResult BenchCollective(const Scenario& scenario, ns3::NcclCollectiveKind ki
         result.algorithm = plan.algorithm;
         result.transfers = plan.transfers.size();
         bool done = false;
-        network.StartCollective(end, std::move(plan), gpus, [&](int64_t endNs) {
-            end = endNs;
-            done = true;
-        });
+        network.StartCollective(end, std::move(plan), gpus,
+                                [&](int64_t endNs)
+                                {
+                                    end = endNs;
+                                    done = true;
+                                });
         while (!done)
         {
             if (!network.Busy())

@@ -30,7 +30,7 @@ struct BenchResult
 
 /// Runs \p kind over \p bytes on GPUs 0 .. nRanks-1 of \p scenario's network,
 /// \p iters times back to back, each alone.
-BenchResult BenchCollective(const Scenario& scenario, ns3::NcclCollectiveKind kind,
-                            uint32_t nRanks, uint64_t bytes, uint32_t iters = 1);
+BenchResult BenchCollective(const Scenario& scenario, ns3::NcclCollectiveKind kind, uint32_t nRanks,
+                            uint64_t bytes, uint32_t iters = 1);
 
 } // namespace phantora

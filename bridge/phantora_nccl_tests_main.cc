@@ -58,7 +58,8 @@ int main(int argc, char** argv)
     std::string transport;
     uint32_t iters = 1;
     app.add_option("--scenario", scenarioFile, "scenario file (TOML)")->required();
-    app.add_option("--op", op, "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all");
+    app.add_option("--op", op,
+                   "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all");
     app.add_option("--ngpus", ngpus, "GPUs taking part (default: all of the scenario's)");
     app.add_option("--min-bytes,-b", minBytes, "smallest size, e.g. 1K");
     app.add_option("--max-bytes,-e", maxBytes, "largest size, e.g. 1G");
@@ -105,8 +106,8 @@ int main(int argc, char** argv)
             const auto r = phantora::BenchCollective(scenario, *kind, ngpus, bytes, iters);
             const double algbw = static_cast<double>(bytes) / (r.timeUs * 1e3);
             const double busbw = algbw * phantora::BusBandwidthFactor(*kind, ngpus);
-            fmt::print("  {:>12} {:>12} {:>8} {:>6} {:>10.2f} {:>8.2f} {:>8.2f}  {}/{}/{}ch\n", bytes,
-                       bytes / 4, "float", reduces ? "sum" : "none", r.timeUs, algbw, busbw,
+            fmt::print("  {:>12} {:>12} {:>8} {:>6} {:>10.2f} {:>8.2f} {:>8.2f}  {}/{}/{}ch\n",
+                       bytes, bytes / 4, "float", reduces ? "sum" : "none", r.timeUs, algbw, busbw,
                        r.algorithm, r.protocol, r.nChannels);
             if (bytes > *hi / stepFactor)
             {

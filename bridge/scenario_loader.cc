@@ -336,10 +336,10 @@ void ReadNcclProtocol(const Section& s, const char* prefix, ns3::NcclProtocolPar
 void ReadNccl(const Section& s, ns3::NcclConfig& nccl)
 {
     s.AllowOnly({"algorithm", "protocol", "min_channels", "max_channels", "min_bytes_per_channel",
-                 "chunk_bytes", "max_chunks_per_channel", "tree_level_latency",
-                 "ll_base_latency", "ll_step_latency", "ll_channel_bandwidth",
-                 "ll128_base_latency", "ll128_step_latency", "ll128_channel_bandwidth",
-                 "simple_base_latency", "simple_step_latency", "simple_channel_bandwidth"});
+                 "chunk_bytes", "max_chunks_per_channel", "tree_level_latency", "ll_base_latency",
+                 "ll_step_latency", "ll_channel_bandwidth", "ll128_base_latency",
+                 "ll128_step_latency", "ll128_channel_bandwidth", "simple_base_latency",
+                 "simple_step_latency", "simple_channel_bandwidth"});
     if (auto a = s.String("algorithm", false))
     {
         if (*a != "auto" && *a != "ring" && *a != "tree")
@@ -368,11 +368,13 @@ void ReadNccl(const Section& s, ns3::NcclConfig& nccl)
                s.Table()->get("max_channels") ? "max_channels" : "min_channels",
                "expected min_channels <= max_channels");
     }
-    nccl.minBytesPerChannel = s.Bytes("min_bytes_per_channel", false).value_or(nccl.minBytesPerChannel);
+    nccl.minBytesPerChannel =
+        s.Bytes("min_bytes_per_channel", false).value_or(nccl.minBytesPerChannel);
     nccl.chunkBytes = s.Bytes("chunk_bytes", false).value_or(nccl.chunkBytes);
     nccl.maxChunksPerChannel = static_cast<uint32_t>(
         s.Integer("max_chunks_per_channel", false, 1).value_or(nccl.maxChunksPerChannel));
-    nccl.treeLevelLatencyNs = s.DurationNs("tree_level_latency", false).value_or(nccl.treeLevelLatencyNs);
+    nccl.treeLevelLatencyNs =
+        s.DurationNs("tree_level_latency", false).value_or(nccl.treeLevelLatencyNs);
     ReadNcclProtocol(s, "ll", nccl.ll);
     ReadNcclProtocol(s, "ll128", nccl.ll128);
     ReadNcclProtocol(s, "simple", nccl.simple);

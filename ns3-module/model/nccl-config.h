@@ -47,8 +47,8 @@ const char* NcclProtocolName(NcclProtocol proto);
  */
 struct NcclProtocolParams
 {
-    double baseLatencyNs{0};        ///< once per collective: kernel launch and teardown
-    double stepLatencyNs{0};        ///< per pipeline step: flag write, poll, SM hand-off
+    double baseLatencyNs{0};         ///< once per collective: kernel launch and teardown
+    double stepLatencyNs{0};         ///< per pipeline step: flag write, poll, SM hand-off
     double channelBytesPerSecond{0}; ///< data one channel's SMs can move; 0: no cap
 };
 

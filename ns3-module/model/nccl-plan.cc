@@ -53,7 +53,7 @@ uint64_t CeilDiv(uint64_t a, uint64_t b)
 /// Builds transfers with the protocol's costs applied to each one.
 class PlanBuilder
 {
-  public:
+public:
     PlanBuilder(NcclPlan& plan, const NcclConfig& config, NcclProtocol proto)
         : m_plan(plan), m_params(config.Params(proto)), m_proto(proto)
     {
@@ -79,7 +79,7 @@ class PlanBuilder
         return static_cast<uint32_t>(m_plan.transfers.size() - 1);
     }
 
-  private:
+private:
     NcclPlan& m_plan;
     const NcclProtocolParams& m_params;
     NcclProtocol m_proto;
@@ -104,7 +104,8 @@ uint32_t ChunksFor(uint64_t stepBytesPerChannel, const NcclConfig& config)
  * program order (chunk by chunk, step by step): one thread block runs the channel, so
  * its copy bandwidth is shared by everything the rank sends there.
  */
-void AddPipeline(PlanBuilder& b, const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& steps,
+void AddPipeline(PlanBuilder& b,
+                 const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& steps,
                  uint32_t nChannels, uint32_t nChunks, uint64_t sliceBytes, bool serialPerSender)
 {
     for (uint32_t ch = 0; ch < nChannels; ++ch)
@@ -136,7 +137,8 @@ void AddPipeline(PlanBuilder& b, const std::vector<std::vector<std::pair<uint32_
                     }
                     if (serialPerSender)
                     {
-                        lastBySender.resize(std::max<std::size_t>(lastBySender.size(), src + 1), -1);
+                        lastBySender.resize(std::max<std::size_t>(lastBySender.size(), src + 1),
+                                            -1);
                         if (lastBySender[src] >= 0)
                         {
                             deps.push_back(static_cast<uint32_t>(lastBySender[src]));
@@ -165,7 +167,8 @@ void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, uint32_t n
     {
     case NcclCollectiveKind::AllReduce:
     case NcclCollectiveKind::AllGather:
-    case NcclCollectiveKind::ReduceScatter: {
+    case NcclCollectiveKind::ReduceScatter:
+    {
         // every rank passes one n-th of the buffer to its successor each step
         const uint32_t nSteps = kind == NcclCollectiveKind::AllReduce ? 2 * (n - 1) : n - 1;
         std::vector<std::pair<uint32_t, uint32_t>> ring;
@@ -204,8 +207,9 @@ void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, uint32_t n
 
 /// All-to-all and send/recv: independent pairs, each pair's data split over channels
 /// and chunked, one chunk after the other per pair and channel.
-void AddPairs(PlanBuilder& b, NcclPlan& plan, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
-              uint64_t pairBytes, const NcclConfig& config)
+void AddPairs(PlanBuilder& b, NcclPlan& plan,
+              const std::vector<std::pair<uint32_t, uint32_t>>& pairs, uint64_t pairBytes,
+              const NcclConfig& config)
 {
     const uint32_t nc = plan.nChannels;
     const uint32_t chunks = ChunksFor(CeilDiv(pairBytes, nc), config);
@@ -294,7 +298,8 @@ void AddTree(PlanBuilder& b, NcclPlan& plan, const NcclCommShape& shape, uint64_
                 const auto p = static_cast<uint32_t>(parent[r]);
                 // the root sends down once everything came up; others once it came down
                 std::vector<uint32_t> deps =
-                    parent[p] < 0 ? upInto[p] : std::vector<uint32_t>{static_cast<uint32_t>(downInto[p])};
+                    parent[p] < 0 ? upInto[p]
+                                  : std::vector<uint32_t>{static_cast<uint32_t>(downInto[p])};
                 if (prevDown[r] >= 0)
                 {
                     deps.push_back(static_cast<uint32_t>(prevDown[r]));
@@ -353,7 +358,8 @@ NcclPlan MakeNcclPlan(NcclCollectiveKind kind, const NcclCommShape& shape, uint6
     case NcclCollectiveKind::Reduce:
         AddRing(b, plan, kind, n, bytes, config);
         break;
-    case NcclCollectiveKind::AllToAll: {
+    case NcclCollectiveKind::AllToAll:
+    {
         std::vector<std::pair<uint32_t, uint32_t>> pairs;
         for (uint32_t r = 0; r < n; ++r)
         {
@@ -374,10 +380,10 @@ NcclPlan MakeNcclPlan(NcclCollectiveKind kind, const NcclCommShape& shape, uint6
         AddPairs(b, plan, {{0, 1}}, bytes, config);
         break;
     }
-    NS_LOG_LOGIC(NcclCollectiveName(kind) << " " << bytes << " B: " << plan.algorithm << "/"
-                                          << plan.protocol << " " << plan.nChannels << " ch x "
-                                          << plan.chunksPerChannel << " chunks, "
-                                          << plan.transfers.size() << " transfers");
+    NS_LOG_LOGIC(NcclCollectiveName(kind)
+                 << " " << bytes << " B: " << plan.algorithm << "/" << plan.protocol << " "
+                 << plan.nChannels << " ch x " << plan.chunksPerChannel << " chunks, "
+                 << plan.transfers.size() << " transfers");
     return plan;
 }
 

@@ -24,11 +24,11 @@ namespace ns3
  */
 struct NcclTransfer
 {
-    uint32_t src{0};              ///< sending rank within the communicator
-    uint32_t dst{0};              ///< receiving rank within the communicator
-    uint64_t bytes{0};            ///< bytes on the wire (protocol overhead included)
-    uint32_t channel{0};          ///< NCCL channel, for traces
-    Time delay{0};                ///< fixed latency added before the send starts
+    uint32_t src{0};     ///< sending rank within the communicator
+    uint32_t dst{0};     ///< receiving rank within the communicator
+    uint64_t bytes{0};   ///< bytes on the wire (protocol overhead included)
+    uint32_t channel{0}; ///< NCCL channel, for traces
+    Time delay{0};       ///< fixed latency added before the send starts
     /// Shortest time from the send's start to its delivery: the channel's SMs copy at a
     /// bounded rate whatever the link offers (0: the network alone decides).
     Time minDuration{0};

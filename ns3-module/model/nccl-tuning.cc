@@ -217,10 +217,10 @@ NcclChoice ChooseNccl(NcclCollectiveKind kind, const NcclCommShape& shape, uint6
             }
         }
     }
-    NS_LOG_LOGIC(NcclCollectiveName(kind) << " " << bytes << " B on " << shape.nRanks
-                                          << " ranks: " << NcclAlgorithmName(best.algorithm)
-                                          << "/" << NcclProtocolName(best.protocol) << " x"
-                                          << best.nChannels);
+    NS_LOG_LOGIC(NcclCollectiveName(kind)
+                 << " " << bytes << " B on " << shape.nRanks
+                 << " ranks: " << NcclAlgorithmName(best.algorithm) << "/"
+                 << NcclProtocolName(best.protocol) << " x" << best.nChannels);
     return best;
 }
 

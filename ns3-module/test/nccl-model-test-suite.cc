@@ -59,11 +59,10 @@ private:
                 NcclCollectiveKind kind;
                 uint64_t perRank; // bytes each (sending) rank puts on the wire
             };
-            for (const Case& k :
-                 {Case{NcclCollectiveKind::AllReduce, 2 * (n - 1) * (B / n)},
-                  Case{NcclCollectiveKind::AllGather, (n - 1) * (B / n)},
-                  Case{NcclCollectiveKind::ReduceScatter, (n - 1) * (B / n)},
-                  Case{NcclCollectiveKind::AllToAll, (n - 1) * (B / n)}})
+            for (const Case& k : {Case{NcclCollectiveKind::AllReduce, 2 * (n - 1) * (B / n)},
+                                  Case{NcclCollectiveKind::AllGather, (n - 1) * (B / n)},
+                                  Case{NcclCollectiveKind::ReduceScatter, (n - 1) * (B / n)},
+                                  Case{NcclCollectiveKind::AllToAll, (n - 1) * (B / n)}})
             {
                 const NcclPlan plan = MakeNcclPlan(k.kind, OneNode(n), B, c);
                 const auto sent = SentPerRank(plan);
@@ -71,8 +70,8 @@ private:
                 for (const auto& [rank, bytes] : sent)
                 {
                     NS_TEST_ASSERT_MSG_EQ(bytes, k.perRank,
-                                          NcclCollectiveName(k.kind) << " n=" << n << " rank "
-                                                                     << rank);
+                                          NcclCollectiveName(k.kind)
+                                              << " n=" << n << " rank " << rank);
                 }
             }
             // broadcast and reduce: a chain, the whole buffer over each of its n-1 edges
@@ -106,8 +105,8 @@ private:
         NS_TEST_ASSERT_MSG_EQ(NcclWireBytes(NcclProtocol::LL128, 120 * 1024), 128U * 1024, "LL128");
         NS_TEST_ASSERT_MSG_EQ(NcclWireBytes(NcclProtocol::Simple, 4096), 4096U, "Simple");
         const uint64_t B = 30ULL << 20;
-        const auto simple = SentPerRank(
-            MakeNcclPlan(NcclCollectiveKind::AllReduce, OneNode(4), B, Forced("ring", "simple", 2)));
+        const auto simple = SentPerRank(MakeNcclPlan(NcclCollectiveKind::AllReduce, OneNode(4), B,
+                                                     Forced("ring", "simple", 2)));
         const auto ll = SentPerRank(
             MakeNcclPlan(NcclCollectiveKind::AllReduce, OneNode(4), B, Forced("ring", "ll", 2)));
         const auto ll128 = SentPerRank(
@@ -149,8 +148,8 @@ private:
             NS_TEST_ASSERT_MSG_EQ(bytes, perChannel.at(0), "equal share per channel");
         }
         // A small buffer gets one chunk: the old one-chunk-per-step ring.
-        const NcclPlan small =
-            MakeNcclPlan(NcclCollectiveKind::AllReduce, OneNode(n), 4096, Forced("ring", "simple", 1));
+        const NcclPlan small = MakeNcclPlan(NcclCollectiveKind::AllReduce, OneNode(n), 4096,
+                                            Forced("ring", "simple", 1));
         NS_TEST_ASSERT_MSG_EQ(small.transfers.size(), 2U * (n - 1) * n, "one chunk");
         NS_TEST_ASSERT_MSG_EQ(small.transfers[0].deps.size(), 0U, "step 0 starts at once");
         for (uint32_t i = n; i < small.transfers.size(); ++i)
@@ -212,7 +211,8 @@ private:
 class NcclTuningTestCase : public TestCase
 {
 public:
-    NcclTuningTestCase() : TestCase("automatic choice: LL when tiny, Simple when huge; overrides win")
+    NcclTuningTestCase()
+        : TestCase("automatic choice: LL when tiny, Simple when huge; overrides win")
     {
     }
 
@@ -238,15 +238,17 @@ private:
         forced.protocol = "ll128";
         forced.minChannels = 3;
         forced.maxChannels = 3;
-        const auto f = ChooseNccl(NcclCollectiveKind::AllReduce, NcclCommShape{64, 8}, 1024, forced);
+        const auto f =
+            ChooseNccl(NcclCollectiveKind::AllReduce, NcclCommShape{64, 8}, 1024, forced);
         NS_TEST_ASSERT_MSG_EQ(NcclAlgorithmName(f.algorithm), std::string("ring"), "NCCL_ALGO");
         NS_TEST_ASSERT_MSG_EQ(NcclProtocolName(f.protocol), std::string("ll128"), "NCCL_PROTO");
         NS_TEST_ASSERT_MSG_EQ(f.nChannels, 3U, "NCCL_MIN/MAX_NCHANNELS");
-        const NcclPlan plan = MakeNcclPlan(NcclCollectiveKind::AllGather, OneNode(4), 1 << 20, forced);
+        const NcclPlan plan =
+            MakeNcclPlan(NcclCollectiveKind::AllGather, OneNode(4), 1 << 20, forced);
         NS_TEST_ASSERT_MSG_EQ(plan.protocol, "ll128", "the plan follows the override");
         NS_TEST_ASSERT_MSG_EQ(plan.nChannels, 3U, "channels follow the override");
-        NS_TEST_ASSERT_MSG_EQ(plan.fixedLatency, PicoSeconds(static_cast<int64_t>(
-                                                     forced.ll128.baseLatencyNs * 1000)),
+        NS_TEST_ASSERT_MSG_EQ(plan.fixedLatency,
+                              PicoSeconds(static_cast<int64_t>(forced.ll128.baseLatencyNs * 1000)),
                               "the protocol's base latency");
         NS_TEST_ASSERT_MSG_EQ(plan.transfers[0].delay,
                               PicoSeconds(static_cast<int64_t>(forced.ll128.stepLatencyNs * 1000)),

@@ -153,3 +153,46 @@ TEST_F(ScenarioFile, MissingFileIsNamed)
         EXPECT_NE(std::string(e.what()).find("/nonexistent/x.toml"), std::string::npos);
     }
 }
+
+TEST_F(ScenarioFile, NcclTableFillsTheModelsConfig)
+{
+    const Scenario s = LoadScenario(Write(std::string(kValid) + R"([nccl]
+algorithm = "ring"
+protocol = "ll128"
+min_channels = 2
+max_channels = 8
+chunk_bytes = "1MiB"
+max_chunks_per_channel = 4
+ll128_base_latency = "12us"
+ll128_step_latency = "1.5us"
+simple_channel_bandwidth = "20GB/s"
+)"));
+    EXPECT_EQ(s.nccl.algorithm, "ring");
+    EXPECT_EQ(s.nccl.protocol, "ll128");
+    EXPECT_EQ(s.nccl.minChannels, 2U);
+    EXPECT_EQ(s.nccl.maxChannels, 8U);
+    EXPECT_EQ(s.nccl.chunkBytes, 1ULL << 20);
+    EXPECT_EQ(s.nccl.maxChunksPerChannel, 4U);
+    EXPECT_DOUBLE_EQ(s.nccl.ll128.baseLatencyNs, 12000.0);
+    EXPECT_DOUBLE_EQ(s.nccl.ll128.stepLatencyNs, 1500.0);
+    EXPECT_DOUBLE_EQ(s.nccl.simple.channelBytesPerSecond, 20e9);
+    // "auto" and an absent table leave the choice to the tuning model
+    EXPECT_EQ(LoadScenario(Write(kValid)).nccl.algorithm, "");
+}
+
+TEST_F(ScenarioFile, NcclTableIsStrict)
+{
+    ExpectError(std::string(kValid) + "[nccl]\nprotocl = \"ll\"\n",
+                {":23:", "nccl.protocl", "unknown key", "protocol"});
+    ExpectError(std::string(kValid) + "[nccl]\nprotocol = \"LL256\"\n", {"nccl.protocol"});
+    ExpectError(std::string(kValid) + "[nccl]\nmin_channels = 4\nmax_channels = 2\n",
+                {"nccl.max_channels"});
+}
+
+TEST_F(ScenarioFile, TheCalibratedScenarioLoads)
+{
+    const Scenario s =
+        LoadScenario(std::string(PHANTORA_SOURCE_DIR) + "/scenarios/h200x4-nvlink.toml");
+    EXPECT_EQ(s.topology.gpus, 4U);
+    EXPECT_GT(s.nccl.simple.channelBytesPerSecond, 0.0);
+}
