@@ -12,6 +12,16 @@ const char* CollectiveName(wire::CollectiveOp op)
     {
     case wire::CollectiveOp::AllReduce:
         return "all_reduce";
+    case wire::CollectiveOp::AllGather:
+        return "all_gather";
+    case wire::CollectiveOp::ReduceScatter:
+        return "reduce_scatter";
+    case wire::CollectiveOp::Broadcast:
+        return "broadcast";
+    case wire::CollectiveOp::Reduce:
+        return "reduce";
+    case wire::CollectiveOp::AllToAll:
+        return "all_to_all";
     }
     return "collective";
 }
@@ -151,7 +161,7 @@ CollectiveMatcher::CollectiveMatcher(StartFn start) : m_start(std::move(start)) 
 
 void CollectiveMatcher::Ready(const Communicator& comm, uint64_t sequence, int memberIndex,
                               wire::CollectiveOp op, uint64_t bytes, uint64_t ticket,
-                              int64_t readyNs)
+                              int64_t readyNs, int root)
 {
     const auto key = std::make_pair(comm.handle, sequence);
     auto [it, fresh] = m_open.try_emplace(key);
@@ -163,17 +173,18 @@ void CollectiveMatcher::Ready(const Communicator& comm, uint64_t sequence, int m
         inst.c.sequence = sequence;
         inst.c.op = op;
         inst.c.bytes = bytes;
+        inst.c.root = root;
         inst.c.startNs = readyNs;
         inst.c.memberTickets.assign(n, 0);
         inst.arrived.assign(n, false);
     }
-    else if (inst.c.op != op || inst.c.bytes != bytes)
+    else if (inst.c.op != op || inst.c.bytes != bytes || inst.c.root != root)
     {
         throw CollectiveError(fmt::format(
-            "collective #{} on communicator {}: rank {} called {} of {} bytes, but another member "
-            "called {} of {} bytes (NCCL would hang or corrupt data)",
+            "collective #{} on communicator {}: rank {} called {} of {} bytes (root {}), but another "
+            "member called {} of {} bytes (root {}) (NCCL would hang or corrupt data)",
             sequence, comm.handle, comm.ranks[static_cast<std::size_t>(memberIndex)],
-            CollectiveName(op), bytes, CollectiveName(inst.c.op), inst.c.bytes));
+            CollectiveName(op), bytes, root, CollectiveName(inst.c.op), inst.c.bytes, inst.c.root));
     }
     inst.arrived[static_cast<std::size_t>(memberIndex)] = true;
     inst.c.memberTickets[static_cast<std::size_t>(memberIndex)] = ticket;

@@ -37,6 +37,7 @@ struct MatchedCollective
     uint64_t sequence{0};
     wire::CollectiveOp op{};
     uint64_t bytes{0};
+    int root{0};                         ///< communicator rank of the root (broadcast, reduce)
     int64_t startNs{0};                  ///< when the last member's stream is ready
     std::vector<uint64_t> memberTickets; ///< per communicator rank
 };
@@ -102,7 +103,7 @@ public:
 
     /// Member \p memberIndex reached its collective number \p sequence on \p comm at \p readyNs.
     void Ready(const Communicator& comm, uint64_t sequence, int memberIndex, wire::CollectiveOp op,
-               uint64_t bytes, uint64_t ticket, int64_t readyNs);
+               uint64_t bytes, uint64_t ticket, int64_t readyNs, int root = 0);
 
     /// Collectives some member has reached and another has not, for diagnostics.
     std::vector<std::string> Incomplete() const;

@@ -275,8 +275,8 @@ void SimulationEngine::OnCollective(int rank, const wire::RequestEnvelope&,
     const uint64_t ticket = m_nextTicket++;
     m_timelines[static_cast<std::size_t>(rank)].EnqueueCollective(
         m.stream, r.clockNs, ticket,
-        [this, &comm, seq, member, op = m.op, bytes = m.bytes, ticket](int64_t readyNs)
-        { m_matcher.Ready(comm, seq, member, op, bytes, ticket, readyNs); },
+        [this, &comm, seq, member, op = m.op, bytes = m.bytes, ticket, root = m.root](int64_t readyNs)
+        { m_matcher.Ready(comm, seq, member, op, bytes, ticket, readyNs, root); },
         fmt::format("{} {} B", CollectiveName(m.op), m.bytes));
 }
 
@@ -289,6 +289,21 @@ ns3::NcclPlan SimulationEngine::PlanFor(wire::CollectiveOp op, uint32_t nRanks,
     case wire::CollectiveOp::AllReduce:
         kind = ns3::NcclCollectiveKind::AllReduce;
         break;
+    case wire::CollectiveOp::AllGather:
+        kind = ns3::NcclCollectiveKind::AllGather;
+        break;
+    case wire::CollectiveOp::ReduceScatter:
+        kind = ns3::NcclCollectiveKind::ReduceScatter;
+        break;
+    case wire::CollectiveOp::Broadcast:
+        kind = ns3::NcclCollectiveKind::Broadcast;
+        break;
+    case wire::CollectiveOp::Reduce:
+        kind = ns3::NcclCollectiveKind::Reduce;
+        break;
+    case wire::CollectiveOp::AllToAll:
+        kind = ns3::NcclCollectiveKind::AllToAll;
+        break;
     }
     ns3::NcclCommShape shape;
     shape.nRanks = nRanks;
@@ -299,11 +314,12 @@ ns3::NcclPlan SimulationEngine::PlanFor(wire::CollectiveOp op, uint32_t nRanks,
 void SimulationEngine::StartMatched(const MatchedCollective& c)
 {
     const auto n = static_cast<uint32_t>(c.comm->ranks.size());
+    // Plans put the root of a broadcast or reduce at plan rank 0: rotate the ring to it.
     std::vector<uint32_t> gpus;
     gpus.reserve(n);
-    for (int rank : c.comm->ranks)
+    for (uint32_t i = 0; i < n; ++i)
     {
-        gpus.push_back(static_cast<uint32_t>(rank));
+        gpus.push_back(static_cast<uint32_t>(c.comm->ranks[(i + static_cast<uint32_t>(c.root)) % n]));
     }
     std::vector<std::pair<int, uint64_t>> members;
     for (uint32_t i = 0; i < n; ++i)

@@ -62,6 +62,24 @@ size_t TypeSize(ncclDataType_t t)
     }
 }
 
+/// Marks a buffer count that is per rank: the collective's size is count x nranks.
+constexpr int kTimesRanks = -1;
+
+ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, size_t count, ncclDataType_t datatype,
+                            int multiplier, cudaStream_t stream, int root = 0)
+{
+    HookScope scope;
+    ncclComm* c = Lookup(comm);
+    const size_t elem = TypeSize(datatype);
+    if (!c || elem == 0 || root < 0 || root >= c->nranks)
+    {
+        return ncclInvalidArgument;
+    }
+    const uint64_t ranks = multiplier == kTimesRanks ? static_cast<uint64_t>(c->nranks) : 1;
+    scope.Client().Post(wire::NcclCollective{c->handle, op, count * elem * ranks, StreamId(stream), root});
+    return ncclSuccess;
+}
+
 } // namespace
 
 extern "C"
@@ -186,22 +204,49 @@ extern "C"
         return "";
     }
 
-    ncclResult_t ncclAllReduce(const void*, void*, size_t count, ncclDataType_t datatype,
-                               ncclRedOp_t, ncclComm_t comm, cudaStream_t stream)
-    {
-        HookScope scope;
-        ncclComm* c = Lookup(comm);
-        const size_t elem = TypeSize(datatype);
-        if (!c || elem == 0)
-        {
-            return ncclInvalidArgument;
-        }
-        scope.Client().Post(wire::NcclCollective{c->handle, wire::CollectiveOp::AllReduce,
-                                                 count * elem, StreamId(stream)});
-        return ncclSuccess;
-    }
+    ncclResult_t ncclAllReduce(const void*, void*, size_t count, ncclDataType_t datatype, ncclRedOp_t,
+                           ncclComm_t comm, cudaStream_t stream)
+{
+    return PostCollective(comm, wire::CollectiveOp::AllReduce, count, datatype, 1, stream);
+}
 
-    ncclResult_t ncclCommDestroy(ncclComm_t comm)
+ncclResult_t ncclAllGather(const void*, void*, size_t sendcount, ncclDataType_t datatype, ncclComm_t comm,
+                           cudaStream_t stream)
+{
+    return PostCollective(comm, wire::CollectiveOp::AllGather, sendcount, datatype, kTimesRanks, stream);
+}
+
+ncclResult_t ncclReduceScatter(const void*, void*, size_t recvcount, ncclDataType_t datatype, ncclRedOp_t,
+                               ncclComm_t comm, cudaStream_t stream)
+{
+    return PostCollective(comm, wire::CollectiveOp::ReduceScatter, recvcount, datatype, kTimesRanks, stream);
+}
+
+ncclResult_t ncclAlltoAll(const void*, void*, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream)
+{
+    return PostCollective(comm, wire::CollectiveOp::AllToAll, count, datatype, kTimesRanks, stream);
+}
+
+ncclResult_t ncclBroadcast(const void*, void*, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                           cudaStream_t stream)
+{
+    return PostCollective(comm, wire::CollectiveOp::Broadcast, count, datatype, 1, stream, root);
+}
+
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream)
+{
+    return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+}
+
+ncclResult_t ncclReduce(const void*, void*, size_t count, ncclDataType_t datatype, ncclRedOp_t, int root,
+                        ncclComm_t comm, cudaStream_t stream)
+{
+    return PostCollective(comm, wire::CollectiveOp::Reduce, count, datatype, 1, stream, root);
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm)
     {
         HookScope scope;
         std::unique_ptr<ncclComm> owned;

@@ -123,6 +123,11 @@ struct NcclCommInit
 enum class CollectiveOp : uint8_t
 {
     AllReduce = 0,
+    AllGather = 1,     ///< bytes: the whole output buffer
+    ReduceScatter = 2, ///< bytes: the whole input buffer
+    Broadcast = 3,
+    Reduce = 4,
+    AllToAll = 5, ///< bytes: one rank's whole send buffer
 };
 
 struct NcclCollective
@@ -131,7 +136,8 @@ struct NcclCollective
     CollectiveOp op{CollectiveOp::AllReduce};
     uint64_t bytes{0};
     uint64_t stream{0};
-    template <class A> void serialize(A& ar) { ar(comm, op, bytes, stream); }
+    int32_t root{0}; ///< broadcast and reduce
+    template <class A> void serialize(A& ar) { ar(comm, op, bytes, stream, root); }
 };
 
 /// ncclCommSplit: every member of \p parent calls it; members with the same color

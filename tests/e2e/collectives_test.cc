@@ -1,0 +1,91 @@
+// Every NCCL collective called by a running program takes, on the simulated network, the
+// time the NCCL model gives it run alone (phantora-nccl-tests' path), whatever its root.
+#include "nccl_bench.h"
+#include "run_helpers.h"
+#include "scenario.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <regex>
+
+using namespace phantora::test;
+
+namespace
+{
+
+/// "rank R op NAME time X us" -> NAME -> the smallest X over ranks, in us.
+std::map<std::string, double> FastestRankTimes(const std::string& output, int* lines)
+{
+    static const std::regex line(R"(rank (\d+) op (\w+) time ([0-9.]+) us)");
+    std::map<std::string, double> out;
+    *lines = 0;
+    for (std::sregex_iterator it(output.begin(), output.end(), line), end; it != end; ++it)
+    {
+        ++*lines;
+        const double us = std::stod((*it)[3]);
+        auto [slot, fresh] = out.emplace((*it)[2], us);
+        if (!fresh)
+        {
+            slot->second = std::min(slot->second, us);
+        }
+    }
+    return out;
+}
+
+class Collectives : public ::testing::TestWithParam<int>
+{
+};
+
+} // namespace
+
+TEST_P(Collectives, EachTakesWhatTheNcclModelGivesItAlone)
+{
+    const int ranks = GetParam();
+    const uint64_t bytes = 64ULL << 20;
+    const auto scenarioFile = WriteFile("s.toml", SwitchScenario(ranks, "[cpu]\ncall_overhead = \"0us\"\n"));
+    const CommandResult r =
+        RunCommand(fmt::format("{} --scenario {} --nproc {} -- {} {}", PHANTORA_CLUSTER,
+                               scenarioFile.string(), ranks, PHANTORA_COLLECTIVES_PROGRAM, bytes));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    int lines = 0;
+    const auto seen = FastestRankTimes(r.output, &lines);
+    ASSERT_EQ(lines, 6 * ranks) << r.output;
+
+    const phantora::Scenario scenario = phantora::LoadScenario(scenarioFile);
+    for (const auto& [name, us] : seen)
+    {
+        const auto kind = phantora::ParseCollectiveKind(name);
+        ASSERT_TRUE(kind.has_value()) << name;
+        const double model =
+            phantora::BenchCollective(scenario, *kind, static_cast<uint32_t>(ranks), bytes).timeUs;
+        // The last rank to arrive sees the collective alone plus the host time between its
+        // event record and its NCCL call (microseconds at most).
+        EXPECT_GE(us, model) << name;
+        EXPECT_LT(us, model + 5.0) << name << ": program " << us << " us, model " << model << " us";
+    }
+    for (int rank = 0; rank < ranks; ++rank)
+    {
+        EXPECT_NE(r.output.find(fmt::format("rank {} bad root refused", rank)), std::string::npos)
+            << r.output;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, ::testing::Values(2, 4),
+                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+
+TEST(Collectives, ModelTimesDifferByOperation)
+{
+    // Guards the test above against every op collapsing onto one plan: on a ring, an
+    // all-gather moves half the bytes an all-reduce of the same size moves.
+    const auto scenarioFile = WriteFile("s.toml", SwitchScenario(4));
+    const phantora::Scenario scenario = phantora::LoadScenario(scenarioFile);
+    using K = ns3::NcclCollectiveKind;
+    const uint64_t bytes = 64ULL << 20;
+    const double allReduce = phantora::BenchCollective(scenario, K::AllReduce, 4, bytes).timeUs;
+    const double allGather = phantora::BenchCollective(scenario, K::AllGather, 4, bytes).timeUs;
+    EXPECT_NEAR(allGather / allReduce, 0.5, 0.05);
+}
