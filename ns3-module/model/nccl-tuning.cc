@@ -1,5 +1,7 @@
 #include "nccl-tuning.h"
 
+#include "nccl-selection.h"
+
 #include "ns3/log.h"
 
 #include <algorithm>
@@ -123,36 +125,6 @@ bool TreeApplies(NcclCollectiveKind kind, const NcclCommShape& shape)
     return kind == NcclCollectiveKind::AllReduce && shape.ranksPerNode < shape.nRanks;
 }
 
-NcclProtocol ParseProtocol(const std::string& s)
-{
-    if (s == "ll" || s == "LL")
-    {
-        return NcclProtocol::LL;
-    }
-    if (s == "ll128" || s == "LL128")
-    {
-        return NcclProtocol::LL128;
-    }
-    if (s == "simple" || s == "Simple" || s == "SIMPLE")
-    {
-        return NcclProtocol::Simple;
-    }
-    throw std::invalid_argument("unknown NCCL protocol '" + s + "' (expected ll, ll128, simple)");
-}
-
-NcclAlgorithm ParseAlgorithm(const std::string& s)
-{
-    if (s == "ring" || s == "Ring" || s == "RING")
-    {
-        return NcclAlgorithm::Ring;
-    }
-    if (s == "tree" || s == "Tree" || s == "TREE")
-    {
-        return NcclAlgorithm::Tree;
-    }
-    throw std::invalid_argument("unknown NCCL algorithm '" + s + "' (expected ring, tree)");
-}
-
 } // namespace
 
 double NcclEstimateNs(NcclCollectiveKind kind, const NcclCommShape& shape, uint64_t bytes,
@@ -179,32 +151,18 @@ double NcclEstimateNs(NcclCollectiveKind kind, const NcclCommShape& shape, uint6
 NcclChoice ChooseNccl(NcclCollectiveKind kind, const NcclCommShape& shape, uint64_t bytes,
                       const NcclConfig& config)
 {
-    std::vector<NcclAlgorithm> algos;
-    if (!config.algorithm.empty())
-    {
-        algos.push_back(ParseAlgorithm(config.algorithm));
-    }
-    else
-    {
-        algos = {NcclAlgorithm::Ring, NcclAlgorithm::Tree};
-    }
-    std::vector<NcclProtocol> protos;
-    if (!config.protocol.empty())
-    {
-        protos.push_back(ParseProtocol(config.protocol));
-    }
-    else
-    {
-        protos = {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple};
-    }
+    const std::vector<NcclAlgorithm> algos = NcclAllowedAlgorithms(config.algorithm, kind);
+    const std::vector<NcclProtocol> protos = NcclAllowedProtocols(config.protocol, kind);
+    // Only a tree left for a collective that has none: NCCL runs it as a ring.
+    const bool forcedTree = algos.size() == 1 && algos.front() == NcclAlgorithm::Tree;
     const uint32_t nChannels = NcclChannelsFor(config, bytes);
     NcclChoice best;
     best.estimatedNs = std::numeric_limits<double>::infinity();
     for (NcclAlgorithm a : algos)
     {
-        // An automatic choice never offers a tree where NCCL has none; a forced one
-        // runs as a ring there (NCCL ignores NCCL_ALGO it cannot honour the same way).
-        if (a == NcclAlgorithm::Tree && !TreeApplies(kind, shape) && config.algorithm.empty())
+        // A tree is offered only where NCCL has one, unless it is all the spec allows:
+        // then it runs as a ring there, as NCCL does.
+        if (a == NcclAlgorithm::Tree && !TreeApplies(kind, shape) && !forcedTree)
         {
             continue;
         }

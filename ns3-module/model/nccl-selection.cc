@@ -1,0 +1,232 @@
+#include "nccl-selection.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+namespace ns3
+{
+
+namespace
+{
+
+std::string Lower(std::string_view s)
+{
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+std::string_view Trim(std::string_view s)
+{
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep)
+{
+    std::vector<std::string_view> parts;
+    size_t start = 0;
+    while (true)
+    {
+        const size_t end = s.find(sep, start);
+        parts.push_back(
+            Trim(s.substr(start, end == std::string_view::npos ? s.npos : end - start)));
+        if (end == std::string_view::npos)
+        {
+            return parts;
+        }
+        start = end + 1;
+    }
+}
+
+/// NCCL's names for its collectives in NCCL_ALGO / NCCL_PROTO entries.
+std::optional<NcclCollectiveKind> CollectiveOf(const std::string& name)
+{
+    static const std::array<std::pair<const char*, NcclCollectiveKind>, 7> kNames{{
+        {"allreduce", NcclCollectiveKind::AllReduce},
+        {"allgather", NcclCollectiveKind::AllGather},
+        {"reducescatter", NcclCollectiveKind::ReduceScatter},
+        {"broadcast", NcclCollectiveKind::Broadcast},
+        {"reduce", NcclCollectiveKind::Reduce},
+        {"alltoall", NcclCollectiveKind::AllToAll},
+        {"sendrecv", NcclCollectiveKind::SendRecv},
+    }};
+    for (const auto& [n, k] : kNames)
+    {
+        if (name == n)
+        {
+            return k;
+        }
+    }
+    return std::nullopt;
+}
+
+/// The list (without the collective prefix) that applies to \p kind, "" when none.
+std::string_view ListFor(std::string_view spec, NcclCollectiveKind kind, const char* variable)
+{
+    std::string_view general;
+    std::optional<std::string_view> specific;
+    for (std::string_view entry : Split(spec, ';'))
+    {
+        if (entry.empty())
+        {
+            continue;
+        }
+        const size_t colon = entry.find(':');
+        if (colon == std::string_view::npos)
+        {
+            general = entry;
+            continue;
+        }
+        const std::string op = Lower(Trim(entry.substr(0, colon)));
+        const auto k = CollectiveOf(op);
+        if (!k)
+        {
+            throw std::invalid_argument(std::string(variable) + ": unknown collective '" + op +
+                                        "' (expected allreduce, allgather, reducescatter, "
+                                        "broadcast, reduce, alltoall or sendrecv)");
+        }
+        if (*k == kind)
+        {
+            specific = Trim(entry.substr(colon + 1));
+        }
+    }
+    return specific.value_or(general);
+}
+
+/// Names of one kind of choice: the modelled ones map to a value, the known others to none.
+template <class T> struct Vocabulary
+{
+    const char* variable;
+    std::vector<std::pair<std::string, std::optional<T>>> names;
+    std::string expected;
+};
+
+template <class T>
+std::vector<T> Allowed(const std::string& spec, NcclCollectiveKind kind, const Vocabulary<T>& vocab)
+{
+    std::vector<T> all;
+    for (const auto& [name, value] : vocab.names)
+    {
+        if (value && std::find(all.begin(), all.end(), *value) == all.end())
+        {
+            all.push_back(*value);
+        }
+    }
+    std::string_view list = ListFor(spec, kind, vocab.variable);
+    if (list.empty())
+    {
+        return all;
+    }
+    const bool exclude = list.front() == '^';
+    if (exclude)
+    {
+        list.remove_prefix(1);
+    }
+    std::vector<T> named;
+    for (std::string_view raw : Split(list, ','))
+    {
+        const std::string token = Lower(raw);
+        auto it = std::find_if(vocab.names.begin(), vocab.names.end(),
+                               [&](const auto& n) { return n.first == token; });
+        if (it == vocab.names.end())
+        {
+            throw std::invalid_argument(std::string(vocab.variable) + ": unknown name '" +
+                                        std::string(raw) + "' (expected " + vocab.expected + ")");
+        }
+        if (it->second)
+        {
+            named.push_back(*it->second);
+        }
+    }
+    std::vector<T> out;
+    for (T v : all)
+    {
+        const bool listed = std::find(named.begin(), named.end(), v) != named.end();
+        if (listed != exclude)
+        {
+            out.push_back(v);
+        }
+    }
+    if (out.empty())
+    {
+        throw std::invalid_argument(std::string(vocab.variable) + " '" + spec + "' leaves " +
+                                    NcclCollectiveName(kind) +
+                                    " nothing Phantora models (it models " + vocab.expected + ")");
+    }
+    return out;
+}
+
+const Vocabulary<NcclAlgorithm>& Algorithms()
+{
+    static const Vocabulary<NcclAlgorithm> v{
+        "NCCL_ALGO",
+        {{"ring", NcclAlgorithm::Ring},
+         {"tree", NcclAlgorithm::Tree},
+         {"collnet", std::nullopt},
+         {"collnetdirect", std::nullopt},
+         {"collnetchain", std::nullopt},
+         {"nvls", std::nullopt},
+         {"nvlstree", std::nullopt},
+         {"pat", std::nullopt}},
+        "ring, tree; collnetdirect, collnetchain, nvls, nvlstree and pat are accepted but not "
+        "modelled"};
+    return v;
+}
+
+const Vocabulary<NcclProtocol>& Protocols()
+{
+    static const Vocabulary<NcclProtocol> v{"NCCL_PROTO",
+                                            {{"ll", NcclProtocol::LL},
+                                             {"ll128", NcclProtocol::LL128},
+                                             {"simple", NcclProtocol::Simple}},
+                                            "ll, ll128, simple"};
+    return v;
+}
+
+constexpr std::array<NcclCollectiveKind, 7> kEveryKind{
+    NcclCollectiveKind::AllReduce, NcclCollectiveKind::AllGather, NcclCollectiveKind::ReduceScatter,
+    NcclCollectiveKind::Broadcast, NcclCollectiveKind::Reduce,    NcclCollectiveKind::AllToAll,
+    NcclCollectiveKind::SendRecv};
+
+} // namespace
+
+std::vector<NcclAlgorithm> NcclAllowedAlgorithms(const std::string& spec, NcclCollectiveKind kind)
+{
+    return Allowed(spec, kind, Algorithms());
+}
+
+std::vector<NcclProtocol> NcclAllowedProtocols(const std::string& spec, NcclCollectiveKind kind)
+{
+    return Allowed(spec, kind, Protocols());
+}
+
+void NcclValidateAlgorithmSpec(const std::string& spec)
+{
+    for (NcclCollectiveKind k : kEveryKind)
+    {
+        NcclAllowedAlgorithms(spec, k);
+    }
+}
+
+void NcclValidateProtocolSpec(const std::string& spec)
+{
+    for (NcclCollectiveKind k : kEveryKind)
+    {
+        NcclAllowedProtocols(spec, k);
+    }
+}
+
+} // namespace ns3
