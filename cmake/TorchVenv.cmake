@@ -1,0 +1,24 @@
+# The Python environment with the stock PyPI torch wheel that simulated PyTorch
+# runs use (build/venv).  Creating it downloads ~530 MB once (then pip's cache);
+# -DPHANTORA_WITH_TORCH=OFF leaves PyTorch out of the build and the tests.
+option(PHANTORA_WITH_TORCH "Install torch into build/venv and build the PyTorch support and tests" ON)
+
+if(PHANTORA_WITH_TORCH)
+  find_package(Python3 3.10 REQUIRED COMPONENTS Interpreter)
+  set(PHANTORA_TORCH_VENV ${CMAKE_BINARY_DIR}/venv)
+  set(PHANTORA_TORCH_PYTHON ${PHANTORA_TORCH_VENV}/bin/python)
+  set(PHANTORA_TORCH_SITE_PACKAGES
+      ${PHANTORA_TORCH_VENV}/lib/python${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}/site-packages)
+  set(PHANTORA_TORCH_LIB_DIR ${PHANTORA_TORCH_SITE_PACKAGES}/torch/lib)
+  # torch's RUNPATH looks here for the NVIDIA wheels' libraries: our stub sonames go here.
+  set(PHANTORA_TORCH_NVIDIA_LIB_DIR ${PHANTORA_TORCH_SITE_PACKAGES}/nvidia/cu13/lib)
+  set(PHANTORA_TORCH_STAMP ${PHANTORA_TORCH_VENV}/.phantora-torch-installed)
+  add_custom_command(
+    OUTPUT ${PHANTORA_TORCH_STAMP}
+    COMMAND ${CMAKE_SOURCE_DIR}/cmake/setup_torch_venv.sh ${Python3_EXECUTABLE}
+            ${PHANTORA_TORCH_VENV} ${PHANTORA_TORCH_STAMP}
+    DEPENDS ${CMAKE_SOURCE_DIR}/cmake/setup_torch_venv.sh
+    COMMENT "Installing torch==2.11.0 (PyPI wheel, no NVIDIA wheels) into ${PHANTORA_TORCH_VENV}"
+    USES_TERMINAL)
+  add_custom_target(phantora-torch-venv ALL DEPENDS ${PHANTORA_TORCH_STAMP})
+endif()
