@@ -1,10 +1,14 @@
 #include "packet-transport.h"
 
 #include "ns3/abort.h"
+#include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/log.h"
 #include "ns3/mac48-address.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
+#include "ns3/pointer.h"
+#include "ns3/random-variable-stream.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -13,6 +17,8 @@
 #include "phantora-net-device.h"
 #include "phantora-switch.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -53,11 +59,59 @@ TypeId PacketTransport::GetTypeId()
                           "(the fabric is lossless and has no flow control yet)",
                           UintegerValue(1000000),
                           MakeUintegerAccessor(&PacketTransport::m_maxQueuePackets),
-                          MakeUintegerChecker<uint32_t>(1));
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("NvlinkBufferBytes",
+                          "Receive buffer (credits) per NVLink ingress port; 0: the link's "
+                          "round trip at line rate plus 4 MTU, so credits never idle the link",
+                          UintegerValue(0), MakeUintegerAccessor(&PacketTransport::m_nvlinkBuffer),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("PcieBufferBytes",
+                          "Receive buffer (credits) per PCIe ingress port; 0: automatic, as "
+                          "NvlinkBufferBytes",
+                          UintegerValue(0), MakeUintegerAccessor(&PacketTransport::m_pcieBuffer),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("IbBufferBytes",
+                          "Receive buffer (credits) per InfiniBand ingress port and VL; 0: "
+                          "automatic, as NvlinkBufferBytes (the IB credit loop is sized so)",
+                          UintegerValue(0), MakeUintegerAccessor(&PacketTransport::m_ibBuffer),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("PfcXoffBytes",
+                          "RoCE/Ethernet ingress occupancy that sends PAUSE upstream (above "
+                          "EcnKmaxBytes, so that ECN acts before PFC, as DCQCN requires)",
+                          UintegerValue(512 * 1024),
+                          MakeUintegerAccessor(&PacketTransport::m_pfcXoff),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("PfcXonBytes", "Ingress occupancy that sends RESUME; 0: XOFF - 2 MTU",
+                          UintegerValue(0), MakeUintegerAccessor(&PacketTransport::m_pfcXon),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("PfcHeadroomBytes",
+                          "Buffer above XOFF for what arrives before PAUSE takes effect; 0: "
+                          "2 x rate x delay + 3 MTU (round trip in flight, a frame being sent at "
+                          "each end and the one that crossed XOFF)",
+                          UintegerValue(0), MakeUintegerAccessor(&PacketTransport::m_pfcHeadroom),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("EcnKminBytes",
+                          "RoCE switch egress queue below which nothing is marked (DCQCN paper: "
+                          "5 KB)",
+                          UintegerValue(5 * 1000),
+                          MakeUintegerAccessor(&PacketTransport::m_ecnKmin),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("EcnKmaxBytes",
+                          "Egress queue above which every packet is marked (DCQCN paper: 200 KB)",
+                          UintegerValue(200 * 1000),
+                          MakeUintegerAccessor(&PacketTransport::m_ecnKmax),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("EcnPmax", "Marking probability at EcnKmaxBytes (DCQCN paper: 1%)",
+                          DoubleValue(0.01), MakeDoubleAccessor(&PacketTransport::m_ecnPmax),
+                          MakeDoubleChecker<double>(0, 1))
+            .AddAttribute("Dcqcn", "Whether senders on RoCE paths run DCQCN", BooleanValue(true),
+                          MakeBooleanAccessor(&PacketTransport::m_dcqcnEnabled),
+                          MakeBooleanChecker());
     return tid;
 }
 
 PacketTransport::PacketTransport()
+    : m_dcqcn(CreateObject<DcqcnRateControl>()), m_ecnRng(CreateObject<UniformRandomVariable>())
 {
     NS_LOG_FUNCTION(this);
 }
@@ -83,6 +137,18 @@ void PacketTransport::DoDispose()
                 MakeCallback(&PacketTransport::ReceiveAtGpu, this));
         }
     }
+    for (Egress& e : m_egress)
+    {
+        e.wake.Cancel();
+    }
+    for (auto& [key, conn] : m_connections)
+    {
+        if (conn)
+        {
+            m_dcqcn->Stop(conn->cc);
+        }
+    }
+    m_connections.clear();
     m_egress.clear();
     m_flows.clear();
     m_linkDevices.clear();
@@ -105,6 +171,28 @@ void PacketTransport::Setup(Ptr<ClusterTopology> topology)
     // Throws if HeaderBytes cannot hold the header's fields.
     [[maybe_unused]] const PhantoraHeader sizeCheck(m_headerBytes);
     topology->CheckConnected();
+    for (uint32_t l = 0; l < topology->GetNLinks(); ++l)
+    {
+        const std::string& kind = topology->GetLink(l).kind;
+        if (kind != "nvlink" && kind != "pcie" && kind != "ib" && kind != "roce" &&
+            kind != "ethernet")
+        {
+            throw std::invalid_argument("PacketTransport: link " + std::to_string(l) +
+                                        " has kind \"" + kind +
+                                        "\"; expected nvlink, pcie, ib, roce or ethernet");
+        }
+    }
+    if (m_pfcXon == 0 && m_pfcXoff < 2u * m_mtu)
+    {
+        throw std::invalid_argument("PacketTransport: PfcXoffBytes (" + std::to_string(m_pfcXoff) +
+                                    " B) must leave room for XON = XOFF - 2 MTU (MTU " +
+                                    std::to_string(m_mtu) + " B); set PfcXonBytes");
+    }
+    if (m_pfcXon > m_pfcXoff || m_ecnKmin > m_ecnKmax)
+    {
+        throw std::invalid_argument(
+            "PacketTransport: need PfcXonBytes <= PfcXoffBytes and EcnKminBytes <= EcnKmaxBytes");
+    }
     m_topology = topology;
 
     const uint32_t nNodes = topology->GetNNodes();
@@ -166,6 +254,18 @@ void PacketTransport::Setup(Ptr<ClusterTopology> topology)
         }
     }
 
+    for (uint32_t l = 0; l < nLinks; ++l)
+    {
+        const ClusterTopology::Link& link = topology->GetLink(l);
+        const uint32_t ends[2] = {link.a, link.b};
+        for (uint32_t side = 0; side < 2; ++side)
+        {
+            const ClusterTopology::NodeKind kind = topology->GetNode(ends[side]).kind;
+            ConfigureLinkLayer(l, side, kind == ClusterTopology::NodeKind::Switch,
+                               kind == ClusterTopology::NodeKind::Nic);
+        }
+    }
+
     for (uint32_t i = 0; i < nNodes; ++i)
     {
         if (switches[i])
@@ -181,9 +281,124 @@ void PacketTransport::Setup(Ptr<ClusterTopology> topology)
     }
 }
 
+void PacketTransport::ConfigureLinkLayer(uint32_t l, uint32_t side, bool atSwitch, bool atNic)
+{
+    const ClusterTopology::Link& link = m_topology->GetLink(l);
+    Ptr<PhantoraNetDevice> dev = m_linkDevices[2 * l + side];
+    // Bytes a link holds in flight over its round trip; what a buffer needs so that flow
+    // control never idles an uncongested link.
+    const double bytesPerSecond = static_cast<double>(link.rate.GetBitRate()) / 8;
+    const auto roundTrip =
+        static_cast<uint64_t>(std::ceil(bytesPerSecond * 2 * link.delay.GetSeconds()));
+    auto clamp = [](uint64_t bytes)
+    { return static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX)); };
+    if (link.kind == "roce" || link.kind == "ethernet")
+    {
+        if (atSwitch || atNic)
+        {
+            const uint32_t xon = m_pfcXon != 0 ? m_pfcXon : m_pfcXoff - 2 * m_mtu;
+            const uint32_t headroom =
+                m_pfcHeadroom != 0 ? m_pfcHeadroom : clamp(roundTrip + 3ULL * m_mtu);
+            dev->SetIngressPfc(m_pfcXoff, xon, headroom);
+        }
+        if (atSwitch && link.kind == "roce")
+        {
+            dev->SetEcnMarking(m_ecnKmin, m_ecnKmax, m_ecnPmax, m_ecnRng);
+        }
+        return;
+    }
+    if (!atSwitch && !atNic)
+    {
+        return; // a GPU consumes what reaches it at once: nothing to hold back
+    }
+    uint32_t buffer = link.kind == "nvlink" ? m_nvlinkBuffer
+                      : link.kind == "pcie" ? m_pcieBuffer
+                                            : m_ibBuffer;
+    if (buffer == 0)
+    {
+        buffer = clamp(roundTrip + 4ULL * m_mtu);
+    }
+    dev->SetIngressCredit(buffer);
+}
+
+PacketTransport::Connection* PacketTransport::GetConnection(uint32_t srcGpu, uint32_t dstGpu)
+{
+    const uint64_t key = (static_cast<uint64_t>(srcGpu) << 32) | dstGpu;
+    auto it = m_connections.find(key);
+    if (it != m_connections.end())
+    {
+        return it->second.get();
+    }
+    std::unique_ptr<Connection> conn;
+    const std::vector<ClusterTopology::Hop> path = m_topology->Route(srcGpu, dstGpu);
+    for (const ClusterTopology::Hop& hop : path)
+    {
+        const ClusterTopology::Link& link = m_topology->GetLink(hop.link);
+        if (link.kind != "roce")
+        {
+            continue;
+        }
+        // DCQCN runs in the NIC, at the rate of its first RoCE port.
+        conn = std::make_unique<Connection>();
+        m_dcqcn->Init(conn->cc, link.rate);
+        Time back(0);
+        for (const ClusterTopology::Hop& h : m_topology->Route(dstGpu, srcGpu))
+        {
+            const ClusterTopology::Link& r = m_topology->GetLink(h.link);
+            back += r.delay + r.rate.CalculateBytesTxTime(DcqcnRateControl::CNP_BYTES);
+        }
+        conn->cnpDelay = back;
+        break;
+    }
+    return m_connections.emplace(key, std::move(conn)).first->second.get();
+}
+
+const DcqcnState* PacketTransport::GetDcqcnState(uint32_t srcGpu, uint32_t dstGpu) const
+{
+    auto it = m_connections.find((static_cast<uint64_t>(srcGpu) << 32) | dstGpu);
+    return it == m_connections.end() || !it->second ? nullptr : &it->second->cc;
+}
+
+PacketTransport::Statistics PacketTransport::GetStatistics() const
+{
+    Statistics st;
+    for (const Ptr<PhantoraNetDevice>& dev : m_linkDevices)
+    {
+        st.pauseFramesSent += dev->GetPauseFramesSent();
+        st.resumeFramesSent += dev->GetResumeFramesSent();
+        st.ecnMarks += dev->GetEcnMarks();
+        st.creditStalls += dev->GetCreditStalls();
+        st.maxQueueBytes = std::max(st.maxQueueBytes, dev->GetMaxQueueBytes());
+        st.maxIngressBytes = std::max(st.maxIngressBytes, dev->GetMaxIngressBytes());
+    }
+    st.cnpsSent = m_cnpsSent;
+    for (const auto& [key, conn] : m_connections)
+    {
+        if (conn)
+        {
+            st.rateCuts += conn->cc.rateCuts;
+        }
+    }
+    // Overflow of a lossless buffer is a fatal error (PhantoraNetDevice::Receive), so a
+    // run that gets here lost nothing; the counter is kept for reports.
+    st.drops = 0;
+    return st;
+}
+
 uint32_t PacketTransport::GetNGpus() const
 {
     return m_topology ? m_topology->GetNGpus() : 0;
+}
+
+uint64_t PacketTransport::GetFlowNumbering() const
+{
+    return m_nextFlowId;
+}
+
+void PacketTransport::SetFlowNumbering(uint64_t flowsSent)
+{
+    NS_ABORT_MSG_IF(!m_flows.empty(), "PacketTransport::SetFlowNumbering with flows in flight");
+    m_nextFlowId = flowsSent;
 }
 
 Ptr<Node> PacketTransport::GetNode(uint32_t topologyNode) const
@@ -244,8 +459,13 @@ void PacketTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
 
     const uint64_t payload = GetPayloadBytes();
     const uint64_t packets = bytes == 0 ? 1 : (bytes + payload - 1) / payload;
+    Connection* conn = m_dcqcnEnabled ? GetConnection(srcGpu, dstGpu) : nullptr;
+    if (conn && conn->senders++ == 0)
+    {
+        m_dcqcn->SetActive(conn->cc, true);
+    }
     Flow& flow = m_flows[id];
-    flow = Flow{srcGpu, dstGpu, bytes, packets, packets, 0, id, std::move(onDelivered)};
+    flow = Flow{srcGpu, dstGpu, bytes, packets, packets, 0, id, std::move(onDelivered), conn};
 
     Egress& e = m_egress[egress];
     e.active.push_back(&flow);
@@ -268,8 +488,31 @@ void PacketTransport::FeedEgress(uint32_t egress)
     {
         return;
     }
-    Flow& flow = *e.active.front();
-    e.active.pop_front();
+    // The first flow in round-robin order whose connection's pacer lets it send now.
+    auto it = e.active.begin();
+    const Time now = Simulator::Now();
+    Time earliest = Time::Max();
+    for (; it != e.active.end(); ++it)
+    {
+        const Connection* c = (*it)->conn;
+        if (!c || !c->cc.limited || c->cc.nextSend <= now)
+        {
+            break;
+        }
+        earliest = std::min(earliest, c->cc.nextSend);
+    }
+    if (it == e.active.end())
+    {
+        if (!e.wake.IsRunning() || e.wake.GetTs() > static_cast<uint64_t>(earliest.GetTimeStep()))
+        {
+            e.wake.Cancel();
+            e.wake =
+                Simulator::Schedule(earliest - now, &PacketTransport::WakeEgress, this, egress);
+        }
+        return;
+    }
+    Flow& flow = **it;
+    e.active.erase(it);
 
     const uint32_t payload =
         static_cast<uint32_t>(std::min<uint64_t>(GetPayloadBytes(), flow.bytesToSend));
@@ -277,6 +520,14 @@ void PacketTransport::FeedEgress(uint32_t egress)
     if (--flow.packetsToSend > 0)
     {
         e.lastServed = &flow;
+    }
+    if (flow.conn)
+    {
+        m_dcqcn->OnSent(flow.conn->cc, payload + m_headerBytes);
+        if (flow.packetsToSend == 0 && --flow.conn->senders == 0)
+        {
+            m_dcqcn->SetActive(flow.conn->cc, false);
+        }
     }
 
     PhantoraHeader header(m_headerBytes);
@@ -292,6 +543,14 @@ void PacketTransport::FeedEgress(uint32_t egress)
     e.device->Enqueue(packet);
 }
 
+void PacketTransport::WakeEgress(uint32_t egress)
+{
+    if (m_egress[egress].device->IsIdle())
+    {
+        FeedEgress(egress);
+    }
+}
+
 void PacketTransport::ReceiveAtGpu(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t,
                                    const Address&, const Address&, NetDevice::PacketType)
 {
@@ -303,6 +562,12 @@ void PacketTransport::ReceiveAtGpu(Ptr<NetDevice>, Ptr<const Packet> packet, uin
                                                                    << " at gpu"
                                                                    << header.GetDstGpu());
     Flow& flow = it->second;
+    if (header.GetCe() && flow.conn && m_dcqcn->TakeCnpSlot(flow.conn->cc))
+    {
+        ++m_cnpsSent;
+        Simulator::Schedule(flow.conn->cnpDelay,
+                            [dcqcn = m_dcqcn, cc = &flow.conn->cc]() { dcqcn->OnCnp(*cc); });
+    }
     ++m_packetsDelivered;
     m_bytesDelivered += header.GetPayloadBytes();
     if (++flow.packetsDelivered < flow.packetsTotal)

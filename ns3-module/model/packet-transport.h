@@ -2,7 +2,9 @@
 #define PACKET_TRANSPORT_H
 
 #include "cluster-topology.h"
+#include "dcqcn-rate-control.h"
 #include "ns3/address.h"
+#include "ns3/event-id.h"
 #include "ns3/net-device.h"
 #include "ns3/nstime.h"
 #include "ns3/ptr.h"
@@ -10,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +22,7 @@ namespace ns3
 class Node;
 class Packet;
 class PhantoraNetDevice;
+class UniformRandomVariable;
 
 /**
  * \ingroup phantora
@@ -63,6 +67,26 @@ class PhantoraNetDevice;
  * flow.  The device is fed from per-flow state only when it goes idle, so a 1 GiB send
  * costs no memory up front and a flow starting later gets its share at once.  A GPU with
  * several links sends each flow through the first hop NextHops picks by the flow's hash.
+ *
+ * Link layer by link kind (see PhantoraNetDevice for the mechanics; buffers are per
+ * ingress port of a forwarding node, GPUs sink whatever reaches them):
+ *
+ * - "nvlink", "pcie", "ib": lossless credit-based flow control; the receive buffer of
+ *   each port is NvlinkBufferBytes, PcieBufferBytes or IbBufferBytes.  NVLink is its own
+ *   channel type: credits only, no Ethernet-style congestion control.
+ * - "roce": PFC (PfcXoffBytes, PfcXonBytes, PfcHeadroomBytes), ECN marking at switch
+ *   egress ports (EcnKminBytes, EcnKmaxBytes, EcnPmax; NICs do not mark: their queue is
+ *   the host side of the fabric), and DCQCN (DcqcnRateControl) at the sender for every
+ *   GPU pair whose path crosses a RoCE link: the receiving GPU answers CE-marked packets
+ *   with CNPs (at most one per CnpInterval), which reach the sender after the reverse
+ *   path's delays and a CNP's serialization per hop (CNPs ride a strict-priority class,
+ *   so they do not queue behind data); the sender paces the pair's packets at DCQCN's
+ *   current rate.
+ * - "ethernet": PFC without ECN or DCQCN (lossless Ethernet, no congestion control).
+ *
+ * With buffers above the bandwidth-delay product (the 0 = automatic defaults) and no
+ * contention, credits never run out, nothing reaches XOFF or Kmin, and DCQCN never
+ * leaves line rate: the timing formula above holds unchanged on every link kind.
  */
 class PacketTransport : public PhantoraTransport
 {
@@ -81,6 +105,8 @@ public:
     void Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
               DeliveredCallback onDelivered) override;
     uint32_t GetNGpus() const override;
+    uint64_t GetFlowNumbering() const override;
+    void SetFlowNumbering(uint64_t flowsSent) override;
 
     Ptr<ClusterTopology> GetTopology() const { return m_topology; }
     /// The ns3::Node of topology node \p topologyNode.
@@ -104,10 +130,40 @@ public:
     /// Packet transmissions over all devices (one per packet per hop).
     uint64_t GetPacketTransmissions() const;
 
+    /// Link-layer and congestion-control counters summed over the network.
+    struct Statistics
+    {
+        uint64_t pauseFramesSent{0};  ///< PFC PAUSE (XOFF) frames
+        uint64_t resumeFramesSent{0}; ///< PFC RESUME (XON) frames
+        uint64_t ecnMarks{0};         ///< packets marked CE at switch egress
+        uint64_t cnpsSent{0};         ///< CNPs sent by receiving GPUs
+        uint64_t rateCuts{0};         ///< DCQCN rate decreases
+        uint64_t creditStalls{0};     ///< transmissions that waited for credits
+        uint64_t drops{0};            ///< packets lost: always 0, the fabric is lossless
+        uint64_t maxQueueBytes{0};    ///< deepest egress queue, bytes
+        uint64_t maxIngressBytes{0};  ///< fullest ingress buffer, bytes
+    };
+    Statistics GetStatistics() const;
+    /// The DCQCN parameters in use (create-time defaults from ns3::DcqcnRateControl).
+    Ptr<DcqcnRateControl> GetDcqcn() const { return m_dcqcn; }
+    /**
+     * DCQCN state of the GPU pair \p srcGpu -> \p dstGpu, or nullptr when no flow of
+     * the pair has crossed a RoCE link (or DCQCN is disabled).
+     */
+    const DcqcnState* GetDcqcnState(uint32_t srcGpu, uint32_t dstGpu) const;
+
 protected:
     void DoDispose() override;
 
 private:
+    /// One ordered GPU pair: a RoCE queue pair's congestion state.
+    struct Connection
+    {
+        DcqcnState cc;
+        Time cnpDelay;       ///< receiver to sender
+        uint32_t senders{0}; ///< flows with packets left to send
+    };
+
     struct Flow
     {
         uint32_t srcGpu;
@@ -118,6 +174,7 @@ private:
         uint64_t packetsDelivered;
         uint64_t id;
         DeliveredCallback onDelivered;
+        Connection* conn; ///< nullptr: no DCQCN on this path
     };
 
     /// The sending side of one GPU device: the flows with packets left, in service order.
@@ -126,10 +183,15 @@ private:
         Ptr<PhantoraNetDevice> device;
         std::deque<Flow*> active;
         Flow* lastServed{nullptr}; ///< rejoins the back at the next turn, after newcomers
+        EventId wake;              ///< every active flow is paced: retry when the first may send
     };
 
     /// The device went idle: hand it the next packet in round-robin order, if any.
     void FeedEgress(uint32_t egress);
+    void WakeEgress(uint32_t egress);
+    /// The pair's connection, made on first use; nullptr when its path has no RoCE link.
+    Connection* GetConnection(uint32_t srcGpu, uint32_t dstGpu);
+    void ConfigureLinkLayer(uint32_t link, uint32_t side, bool atSwitch, bool atNic);
     void ReceiveAtGpu(Ptr<NetDevice> device, Ptr<const Packet> packet, uint16_t protocol,
                       const Address& from, const Address& to, NetDevice::PacketType packetType);
 
@@ -137,6 +199,21 @@ private:
     uint16_t m_headerBytes{48};
     Time m_switchLatency;
     uint32_t m_maxQueuePackets{1000000};
+    uint32_t m_nvlinkBuffer{0};
+    uint32_t m_pcieBuffer{0};
+    uint32_t m_ibBuffer{0};
+    uint32_t m_pfcXoff{0};
+    uint32_t m_pfcXon{0};
+    uint32_t m_pfcHeadroom{0};
+    uint32_t m_ecnKmin{0};
+    uint32_t m_ecnKmax{0};
+    double m_ecnPmax{0};
+    bool m_dcqcnEnabled{true};
+    Ptr<DcqcnRateControl> m_dcqcn;
+    Ptr<UniformRandomVariable> m_ecnRng;
+    /// By src << 32 | dst; a null entry: the pair's path has no RoCE link.
+    std::unordered_map<uint64_t, std::unique_ptr<Connection>> m_connections;
+    uint64_t m_cnpsSent{0};
 
     Ptr<ClusterTopology> m_topology;
     std::vector<Ptr<Node>> m_nodes;                    ///< per topology node

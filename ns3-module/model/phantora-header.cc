@@ -57,6 +57,7 @@ void PhantoraHeader::Serialize(Buffer::Iterator start) const
     start.WriteHtonU32(m_dstGpu);
     start.WriteHtonU32(m_payloadBytes);
     start.WriteHtonU16(static_cast<uint16_t>(m_size));
+    start.WriteU8(m_ce ? 1 : 0);
     start.WriteU8(0, m_size - FIELD_BYTES);
 }
 
@@ -67,6 +68,7 @@ uint32_t PhantoraHeader::Deserialize(Buffer::Iterator start)
     m_dstGpu = start.ReadNtohU32();
     m_payloadBytes = start.ReadNtohU32();
     const uint32_t size = start.ReadNtohU16();
+    m_ce = (start.ReadU8() & 1) != 0;
     NS_ABORT_MSG_IF(size < FIELD_BYTES,
                     "PhantoraHeader: corrupt header size " << size << " on the wire");
     m_size = size;
@@ -77,7 +79,7 @@ uint32_t PhantoraHeader::Deserialize(Buffer::Iterator start)
 void PhantoraHeader::Print(std::ostream& os) const
 {
     os << "flow=" << m_flowId << " gpu" << m_srcGpu << "->gpu" << m_dstGpu
-       << " payload=" << m_payloadBytes << " header=" << m_size;
+       << " payload=" << m_payloadBytes << " header=" << m_size << (m_ce ? " CE" : "");
 }
 
 } // namespace ns3

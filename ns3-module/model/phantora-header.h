@@ -20,14 +20,15 @@ namespace ns3
  *
  * Wire format (network byte order), fields first, zero padding after:
  * flow id (8 bytes), source GPU (4), destination GPU (4), payload bytes (4),
- * total header size (2), padding up to the total header size.  The size travels in
+ * total header size (2), flags (1: bit 0 is ECN Congestion Experienced, set by a RoCE
+ * switch whose egress queue is long), padding up to the total header size.  The size travels in
  * the header so that Deserialize() needs no out-of-band configuration.
  */
 class PhantoraHeader : public Header
 {
 public:
     /// Bytes taken by the fields; the smallest allowed serialized size.
-    static constexpr uint32_t FIELD_BYTES = 8 + 4 + 4 + 4 + 2;
+    static constexpr uint32_t FIELD_BYTES = 8 + 4 + 4 + 4 + 2 + 1;
     /// The largest serialized size (the size field is 16 bits).
     static constexpr uint32_t MAX_BYTES = 0xffff;
 
@@ -55,6 +56,9 @@ public:
     uint32_t GetDstGpu() const { return m_dstGpu; }
     void SetPayloadBytes(uint32_t bytes) { m_payloadBytes = bytes; }
     uint32_t GetPayloadBytes() const { return m_payloadBytes; }
+    /// ECN Congestion Experienced, as in the IP header's ECN field of a RoCEv2 packet.
+    void SetCe(bool ce) { m_ce = ce; }
+    bool GetCe() const { return m_ce; }
 
     uint32_t GetSerializedSize() const override;
     void Serialize(Buffer::Iterator start) const override;
@@ -67,6 +71,7 @@ private:
     uint32_t m_dstGpu{0};
     uint32_t m_payloadBytes{0};
     uint32_t m_size{FIELD_BYTES};
+    bool m_ce{false};
 };
 
 } // namespace ns3

@@ -4,10 +4,13 @@
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
+#include "ns3/random-variable-stream.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 #include "phantora-channel.h"
+#include "phantora-header.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ns3
@@ -63,6 +66,9 @@ void PhantoraNetDevice::DoDispose()
     m_node = nullptr;
     m_channel = nullptr;
     m_queue.clear();
+    m_pendingCredits.clear();
+    m_creditWait.Cancel();
+    m_ecnRng = nullptr;
     m_rxCallback =
         MakeNullCallback<bool, Ptr<NetDevice>, Ptr<const Packet>, uint16_t, const Address&>();
     m_promiscRxCallback = MakeNullCallback<bool, Ptr<NetDevice>, Ptr<const Packet>, uint16_t,
@@ -118,38 +124,99 @@ Time PhantoraNetDevice::TxTime(uint32_t bytes)
     return m_cachedTxTime;
 }
 
-void PhantoraNetDevice::Enqueue(Ptr<const Packet> packet)
+void PhantoraNetDevice::Enqueue(Ptr<const Packet> packet, PhantoraNetDevice* ingress)
 {
     NS_LOG_FUNCTION(this << packet);
     NS_ASSERT_MSG(packet->GetSize() <= m_mtu, "device " << GetName() << ": packet of "
                                                         << packet->GetSize()
                                                         << " bytes exceeds the MTU of " << m_mtu);
-    if (!m_transmitting)
+    if (!m_transmitting && m_queue.empty() && !m_paused &&
+        (!m_creditLimited || CreditsSuffice(packet->GetSize())))
     {
-        NS_ASSERT(m_queue.empty());
-        StartTransmission(packet);
+        StartTransmission(packet, ingress);
         return;
     }
     if (m_queue.size() >= m_maxQueuePackets)
     {
         NS_FATAL_ERROR("device " << GetName() << ": transmit queue would exceed MaxQueuePackets="
                                  << m_maxQueuePackets << " at " << Simulator::Now().As(Time::US)
-                                 << "; the lossless fabric has no flow control yet, so the "
-                                    "offered load outruns this port (raise MaxQueuePackets)");
+                                 << "; the offered load outruns this port and no link-level flow "
+                                    "control holds it back (raise MaxQueuePackets)");
     }
-    m_queue.push_back({packet, Simulator::Now()});
-    if (m_queue.size() > m_maxQueueLength)
+    m_queue.push_back({packet, Simulator::Now(), ingress});
+    m_queueBytes += packet->GetSize();
+    m_maxQueueLength = std::max(m_maxQueueLength, m_queue.size());
+    m_maxQueueBytes = std::max(m_maxQueueBytes, m_queueBytes);
+    if (!m_transmitting && m_queue.size() == 1)
     {
-        m_maxQueueLength = m_queue.size();
+        TryTransmit();
     }
 }
 
-void PhantoraNetDevice::StartTransmission(Ptr<const Packet> packet)
+bool PhantoraNetDevice::CreditsSuffice(uint32_t bytes)
+{
+    while (!m_pendingCredits.empty() && m_pendingCredits.front().first <= Simulator::Now())
+    {
+        m_credits += m_pendingCredits.front().second;
+        m_pendingCredits.pop_front();
+    }
+    return m_credits >= bytes;
+}
+
+void PhantoraNetDevice::TryTransmit()
+{
+    if (m_transmitting || m_queue.empty() || m_paused)
+    {
+        return;
+    }
+    const uint32_t size = m_queue.front().packet->GetSize();
+    if (m_creditLimited && !CreditsSuffice(size))
+    {
+        if (m_creditWait.IsRunning())
+        {
+            return;
+        }
+        // Wake when the credits already on their way suffice; if they never will, the
+        // next ReturnCredits call comes back here.
+        uint64_t credits = m_credits;
+        for (const auto& [at, bytes] : m_pendingCredits)
+        {
+            credits += bytes;
+            if (credits >= size)
+            {
+                ++m_creditStalls;
+                m_creditWait = Simulator::Schedule(at - Simulator::Now(),
+                                                   &PhantoraNetDevice::TryTransmit, this);
+                return;
+            }
+        }
+        return;
+    }
+    Queued next = std::move(m_queue.front());
+    m_queue.pop_front();
+    m_queueBytes -= size;
+    const Time waited = Simulator::Now() - next.enqueued;
+    m_totalQueueingDelay += waited;
+    m_maxQueueingDelay = std::max(m_maxQueueingDelay, waited);
+    StartTransmission(next.packet, next.ingress);
+}
+
+void PhantoraNetDevice::StartTransmission(Ptr<const Packet> packet, PhantoraNetDevice* ingress)
 {
     NS_LOG_FUNCTION(this << packet);
     NS_ABORT_MSG_IF(!m_channel, "device " << GetName() << " is not attached to a channel");
     m_transmitting = true;
+    m_txIngress = ingress;
     const uint32_t size = packet->GetSize();
+    m_txSize = size;
+    if (m_creditLimited)
+    {
+        m_credits -= size;
+    }
+    if (m_ecnRng && m_queueBytes >= m_ecnKmin)
+    {
+        packet = MaybeMarkEcn(packet);
+    }
     const Time txTime = TxTime(size);
     ++m_txPackets;
     m_txBytes += size;
@@ -158,21 +225,45 @@ void PhantoraNetDevice::StartTransmission(Ptr<const Packet> packet)
     m_channel->TransmitStart(packet, this, txTime);
 }
 
+Ptr<const Packet> PhantoraNetDevice::MaybeMarkEcn(Ptr<const Packet> packet)
+{
+    if (m_queueBytes <= m_ecnKmax)
+    {
+        const double p = m_ecnKmax == m_ecnKmin ? m_ecnPmax
+                                                : m_ecnPmax * (m_queueBytes - m_ecnKmin) /
+                                                      static_cast<double>(m_ecnKmax - m_ecnKmin);
+        if (m_ecnRng->GetValue() >= p)
+        {
+            return packet;
+        }
+    }
+    PhantoraHeader header;
+    packet->PeekHeader(header);
+    if (header.GetCe())
+    {
+        return packet;
+    }
+    ++m_ecnMarks;
+    Ptr<Packet> marked = packet->Copy();
+    marked->RemoveHeader(header);
+    header.SetCe(true);
+    marked->AddHeader(header);
+    return marked;
+}
+
 void PhantoraNetDevice::TransmitComplete()
 {
     NS_LOG_FUNCTION(this);
     m_transmitting = false;
+    if (m_txIngress)
+    {
+        PhantoraNetDevice* ingress = m_txIngress;
+        m_txIngress = nullptr;
+        ingress->ReleaseIngress(m_txSize);
+    }
     if (!m_queue.empty())
     {
-        Queued next = std::move(m_queue.front());
-        m_queue.pop_front();
-        const Time waited = Simulator::Now() - next.enqueued;
-        m_totalQueueingDelay += waited;
-        if (waited > m_maxQueueingDelay)
-        {
-            m_maxQueueingDelay = waited;
-        }
-        StartTransmission(next.packet);
+        TryTransmit();
         return;
     }
     if (!m_txIdleCallback.IsNull())
@@ -181,11 +272,138 @@ void PhantoraNetDevice::TransmitComplete()
     }
 }
 
+void PhantoraNetDevice::SetIngressCredit(uint32_t bufferBytes)
+{
+    NS_ABORT_MSG_IF(!m_channel, "device " << GetName() << ": attach before configuring credits");
+    NS_ABORT_MSG_IF(bufferBytes < m_mtu,
+                    "device " << GetName() << ": a credit buffer of " << bufferBytes
+                              << " B cannot hold one MTU packet (" << m_mtu << " B)");
+    m_ingressMode = IngressMode::Credit;
+    m_ingressBuffer = bufferBytes;
+    Ptr<PhantoraNetDevice> peer = m_channel->GetPeer(this);
+    peer->m_creditLimited = true;
+    peer->m_credits = bufferBytes;
+}
+
+void PhantoraNetDevice::SetIngressPfc(uint32_t xoff, uint32_t xon, uint32_t headroom)
+{
+    NS_ABORT_MSG_IF(xon > xoff, "device " << GetName() << ": PFC XON (" << xon
+                                          << " B) must not exceed XOFF (" << xoff << " B)");
+    m_ingressMode = IngressMode::Pfc;
+    m_ingressBuffer = xoff;
+    m_pfcXon = xon;
+    m_pfcHeadroom = headroom;
+}
+
+void PhantoraNetDevice::SetEcnMarking(uint32_t kmin, uint32_t kmax, double pmax,
+                                      Ptr<UniformRandomVariable> rng)
+{
+    NS_ABORT_MSG_IF(kmin > kmax, "device " << GetName() << ": ECN Kmin (" << kmin
+                                           << " B) must not exceed Kmax (" << kmax << " B)");
+    m_ecnKmin = kmin;
+    m_ecnKmax = kmax;
+    m_ecnPmax = pmax;
+    m_ecnRng = rng;
+}
+
+uint64_t PhantoraNetDevice::GetIngressBufferBytes() const
+{
+    switch (m_ingressMode)
+    {
+    case IngressMode::Credit:
+        return m_ingressBuffer;
+    case IngressMode::Pfc:
+        return static_cast<uint64_t>(m_ingressBuffer) + m_pfcHeadroom;
+    default:
+        return 0;
+    }
+}
+
+Time PhantoraNetDevice::GetPausedTime() const
+{
+    return m_pausedTotal + (m_paused ? Simulator::Now() - m_pausedSince : Time(0));
+}
+
+void PhantoraNetDevice::ReleaseIngress(uint32_t bytes)
+{
+    NS_ASSERT(m_ingressBytes >= bytes);
+    m_ingressBytes -= bytes;
+    if (m_ingressMode == IngressMode::Credit)
+    {
+        Ptr<PhantoraNetDevice> peer = m_channel->GetPeer(this);
+        peer->ReturnCredits(bytes, Simulator::Now() + m_channel->GetDelay());
+    }
+    else if (m_ingressMode == IngressMode::Pfc && m_pauseSent && m_ingressBytes <= m_pfcXon)
+    {
+        m_pauseSent = false;
+        ++m_resumeFramesSent;
+        Simulator::Schedule(m_channel->GetDelay(), &PhantoraNetDevice::SetPaused,
+                            m_channel->GetPeer(this), false);
+    }
+}
+
+void PhantoraNetDevice::SetPaused(bool paused)
+{
+    NS_LOG_FUNCTION(this << paused);
+    if (paused == m_paused)
+    {
+        return;
+    }
+    m_paused = paused;
+    if (paused)
+    {
+        m_pausedSince = Simulator::Now();
+        return;
+    }
+    m_pausedTotal += Simulator::Now() - m_pausedSince;
+    TryTransmit();
+}
+
+void PhantoraNetDevice::ReturnCredits(uint32_t bytes, Time at)
+{
+    m_pendingCredits.emplace_back(at, bytes);
+    if (!m_transmitting && !m_queue.empty() && !m_creditWait.IsRunning())
+    {
+        TryTransmit();
+    }
+}
+
 void PhantoraNetDevice::Receive(Ptr<const Packet> packet)
 {
     NS_LOG_FUNCTION(this << packet);
     ++m_rxPackets;
-    m_rxBytes += packet->GetSize();
+    const uint32_t size = packet->GetSize();
+    m_rxBytes += size;
+    if (m_ingressMode != IngressMode::None)
+    {
+        m_ingressBytes += size;
+        m_maxIngressBytes = std::max(m_maxIngressBytes, m_ingressBytes);
+        if (m_ingressMode == IngressMode::Credit)
+        {
+            NS_ABORT_MSG_IF(m_ingressBytes > m_ingressBuffer,
+                            "device " << GetName() << ": " << m_ingressBytes
+                                      << " B buffered exceed the credit buffer of "
+                                      << m_ingressBuffer << " B (credit accounting broken)");
+        }
+        else
+        {
+            if (!m_pauseSent && m_ingressBytes >= m_ingressBuffer)
+            {
+                m_pauseSent = true;
+                ++m_pauseFramesSent;
+                Simulator::Schedule(m_channel->GetDelay(), &PhantoraNetDevice::SetPaused,
+                                    m_channel->GetPeer(this), true);
+            }
+            if (m_ingressBytes > static_cast<uint64_t>(m_ingressBuffer) + m_pfcHeadroom)
+            {
+                NS_FATAL_ERROR("device " << GetName() << ": " << m_ingressBytes
+                                         << " B buffered exceed PFC XOFF " << m_ingressBuffer
+                                         << " B + headroom " << m_pfcHeadroom
+                                         << " B: the lossless fabric would drop; raise the "
+                                            "headroom (PacketTransport::PfcHeadroomBytes)");
+            }
+        }
+    }
     m_rxTrace(packet);
     if (m_peerAddress.IsInvalid())
     {

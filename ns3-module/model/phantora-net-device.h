@@ -4,6 +4,7 @@
 #include "ns3/address.h"
 #include "ns3/callback.h"
 #include "ns3/data-rate.h"
+#include "ns3/event-id.h"
 #include "ns3/mac48-address.h"
 #include "ns3/net-device.h"
 #include "ns3/nstime.h"
@@ -20,6 +21,7 @@ namespace ns3
 class Node;
 class Packet;
 class PhantoraChannel;
+class UniformRandomVariable;
 
 /**
  * \ingroup phantora
@@ -34,6 +36,25 @@ class PhantoraChannel;
  *
  * The queue is lossless: exceeding MaxQueuePackets is a fatal error rather than a
  * drop, because collective traffic has no retransmission in this model.
+ *
+ * Link-level flow control, configured by the transport per link kind, acts on the
+ * device's two roles:
+ *
+ * - Receiving side (ingress port of a forwarding node): the bytes that came in through
+ *   this port and still wait somewhere in the node are its buffer occupancy; the egress
+ *   device that sends such a packet on releases them (ReleaseIngress) when its last bit
+ *   has left.  In credit mode (InfiniBand, NVLink, PCIe) the upstream device may only
+ *   hold the buffer's size in unreturned credits; released bytes return to it as
+ *   credits one link delay later.  In PFC mode (RoCE, lossless Ethernet) crossing
+ *   PfcXoff sends a PAUSE upstream, falling back to PfcXon sends a RESUME; the headroom
+ *   above XOFF absorbs what is in flight meanwhile, and exceeding it is a fatal error,
+ *   since a lossless fabric must never drop.
+ * - Sending side: a packet starts only when the device is not paused and holds enough
+ *   credits.  Credits that have not yet arrived cost no event unless the device waits
+ *   for them, so flow control with sufficient buffers leaves timing and speed unchanged.
+ *   Optionally (RoCE switch ports) the egress marks ECN CE, RED-style on the bytes
+ *   queued when a packet starts: never below EcnKmin, with a probability rising linearly
+ *   to EcnPmax at EcnKmax, always above.
  */
 class PhantoraNetDevice : public NetDevice
 {
@@ -51,9 +72,27 @@ public:
 
     /**
      * Queues \p packet for transmission; transmission starts now if the device is idle.
-     * The packet is never modified, so forwarding can hand on the packet it received.
+     * The packet is never modified (ECN marking copies it), so forwarding can hand on the
+     * packet it received.  \p ingress is the port of this node it came in through, whose
+     * buffer holds it until its last bit has left (nullptr when it starts here).
      */
-    void Enqueue(Ptr<const Packet> packet);
+    void Enqueue(Ptr<const Packet> packet, PhantoraNetDevice* ingress = nullptr);
+
+    /// Receiving side in credit mode: the upstream peer may have \p bufferBytes in flight
+    /// or buffered here; it starts with that many credits.
+    void SetIngressCredit(uint32_t bufferBytes);
+    /// Receiving side in PFC mode: PAUSE upstream at \p xoff buffered bytes, RESUME at
+    /// \p xon; \p headroom more bytes may arrive after a PAUSE before the buffer overflows.
+    void SetIngressPfc(uint32_t xoff, uint32_t xon, uint32_t headroom);
+    /// Sending side: RED-style ECN marking on queued bytes (see the class description).
+    void SetEcnMarking(uint32_t kmin, uint32_t kmax, double pmax, Ptr<UniformRandomVariable> rng);
+
+    /// \p bytes that entered through this port have left the node.
+    void ReleaseIngress(uint32_t bytes);
+    /// PFC from the peer: stop (\p paused) or resume starting transmissions.
+    void SetPaused(bool paused);
+    /// Credit mode: \p bytes of the peer's buffer are free again, as of \p at.
+    void ReturnCredits(uint32_t bytes, Time at);
 
     /// Called by the channel when the last bit of \p packet has arrived.
     void Receive(Ptr<const Packet> packet);
@@ -88,6 +127,22 @@ public:
     Time GetTotalQueueingDelay() const { return m_totalQueueingDelay; }
     /// Longest time a packet waited before serialization began.
     Time GetMaxQueueingDelay() const { return m_maxQueueingDelay; }
+    /// Largest number of bytes ever waiting behind the one being serialized.
+    uint64_t GetMaxQueueBytes() const { return m_maxQueueBytes; }
+    /// Bytes that came in through this port and wait in the node now / at most ever.
+    uint64_t GetIngressBytes() const { return m_ingressBytes; }
+    uint64_t GetMaxIngressBytes() const { return m_maxIngressBytes; }
+    /// The receive buffer of this port: credit buffer, or XOFF + headroom (0: unbounded).
+    uint64_t GetIngressBufferBytes() const;
+    /// PFC frames this port sent upstream.
+    uint64_t GetPauseFramesSent() const { return m_pauseFramesSent; }
+    uint64_t GetResumeFramesSent() const { return m_resumeFramesSent; }
+    /// Time this device spent paused by its peer's PFC.
+    Time GetPausedTime() const;
+    /// Packets this device marked ECN CE.
+    uint64_t GetEcnMarks() const { return m_ecnMarks; }
+    /// Times a transmission had to wait for credits.
+    uint64_t GetCreditStalls() const { return m_creditStalls; }
 
     // NetDevice
     void SetIfIndex(const uint32_t index) override;
@@ -124,10 +179,22 @@ private:
     {
         Ptr<const Packet> packet;
         Time enqueued;
+        PhantoraNetDevice* ingress;
     };
 
-    void StartTransmission(Ptr<const Packet> packet);
+    enum class IngressMode
+    {
+        None,
+        Credit,
+        Pfc
+    };
+
+    /// Starts the head of the queue if flow control lets it, else arranges to retry.
+    void TryTransmit();
+    bool CreditsSuffice(uint32_t bytes);
+    void StartTransmission(Ptr<const Packet> packet, PhantoraNetDevice* ingress);
     void TransmitComplete();
+    Ptr<const Packet> MaybeMarkEcn(Ptr<const Packet> packet);
     Time TxTime(uint32_t bytes);
 
     Ptr<Node> m_node;
@@ -141,7 +208,37 @@ private:
     std::string m_name;
 
     std::deque<Queued> m_queue;
+    uint64_t m_queueBytes{0};
     bool m_transmitting{false};
+    PhantoraNetDevice* m_txIngress{nullptr}; ///< ingress of the packet being serialized
+    uint32_t m_txSize{0};                    ///< its size
+
+    // Sending side flow control.
+    bool m_paused{false};
+    Time m_pausedSince;
+    Time m_pausedTotal;
+    bool m_creditLimited{false};
+    uint64_t m_credits{0};
+    std::deque<std::pair<Time, uint32_t>> m_pendingCredits; ///< (arrival, bytes), in time order
+    EventId m_creditWait;
+    uint64_t m_creditStalls{0};
+    // ECN marking.
+    uint32_t m_ecnKmin{0};
+    uint32_t m_ecnKmax{0};
+    double m_ecnPmax{0};
+    Ptr<UniformRandomVariable> m_ecnRng;
+    uint64_t m_ecnMarks{0};
+
+    // Receiving side flow control.
+    IngressMode m_ingressMode{IngressMode::None};
+    uint32_t m_ingressBuffer{0}; ///< credit mode: the buffer; PFC mode: XOFF
+    uint32_t m_pfcXon{0};
+    uint32_t m_pfcHeadroom{0};
+    bool m_pauseSent{false};
+    uint64_t m_ingressBytes{0};
+    uint64_t m_maxIngressBytes{0};
+    uint64_t m_pauseFramesSent{0};
+    uint64_t m_resumeFramesSent{0};
     // Almost every packet has the full MTU: remembering the last size spares a 128-bit
     // division per packet while giving the very same Time.
     uint32_t m_cachedTxBytes{0};
@@ -157,6 +254,7 @@ private:
     uint64_t m_rxPackets{0};
     uint64_t m_rxBytes{0};
     std::size_t m_maxQueueLength{0};
+    uint64_t m_maxQueueBytes{0};
     Time m_totalQueueingDelay;
     Time m_maxQueueingDelay;
 

@@ -101,8 +101,8 @@ const std::vector<Ptr<PhantoraNetDevice>>& PhantoraSwitch::Ports(uint32_t dstGpu
     return ports;
 }
 
-void PhantoraSwitch::Receive(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t, const Address&,
-                             const Address&, NetDevice::PacketType)
+void PhantoraSwitch::Receive(Ptr<NetDevice> device, Ptr<const Packet> packet, uint16_t,
+                             const Address&, const Address&, NetDevice::PacketType)
 {
     PhantoraHeader header;
     packet->PeekHeader(header);
@@ -111,13 +111,16 @@ void PhantoraSwitch::Receive(Ptr<NetDevice>, Ptr<const Packet> packet, uint16_t,
     const Ptr<PhantoraNetDevice>& out =
         ports[EcmpIndex(header.GetFlowId(), m_node, static_cast<uint32_t>(ports.size()))];
     ++m_forwarded;
+    // Every device here is a PhantoraNetDevice (AddPort); the packet occupies its ingress
+    // port's buffer until it has left, which is what link-level flow control accounts.
+    auto* ingress = static_cast<PhantoraNetDevice*>(PeekPointer(device));
     if (m_latency.IsZero())
     {
-        out->Enqueue(packet);
+        out->Enqueue(packet, ingress);
     }
     else
     {
-        Simulator::Schedule(m_latency, &PhantoraNetDevice::Enqueue, out, packet);
+        Simulator::Schedule(m_latency, &PhantoraNetDevice::Enqueue, out, packet, ingress);
     }
 }
 
