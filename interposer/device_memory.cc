@@ -53,6 +53,25 @@ bool DeviceMemory::Contains(const void* p) const
     return a >= m_base && a < m_base + m_span;
 }
 
+bool DeviceMemory::Range(const void* p, uintptr_t& base, std::size_t& size) const
+{
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard lock(m_mutex);
+    auto it = m_live.upper_bound(a);
+    if (it == m_live.begin())
+    {
+        return false;
+    }
+    --it;
+    if (a >= it->first + it->second)
+    {
+        return false;
+    }
+    base = it->first;
+    size = it->second;
+    return true;
+}
+
 void* DeviceMemory::Allocate(std::size_t bytes)
 {
     const std::size_t size = ((bytes == 0 ? 1 : bytes) + kAlign - 1) / kAlign * kAlign;

@@ -23,6 +23,8 @@ public:
     /// False when \p p was not returned by Allocate (or was freed already).
     bool Free(void* p);
     bool Contains(const void* p) const;
+    /// The live allocation holding \p p: its start and (rounded) size; false if none.
+    bool Range(const void* p, uintptr_t& base, std::size_t& size) const;
 
     void SetCapacity(uint64_t bytes);
     uint64_t Capacity() const { return m_capacity; }
