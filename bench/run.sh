@@ -2,7 +2,9 @@
 # Prints the project's speed figures on this machine:
 #   1. interposer overhead per kernel launch (one rank, real host time per launch);
 #   2. wall time per simulated step of the CUDA example at 8, 32 and 64 ranks;
-#   3. the ns-3 module's transport benchmarks (packet- and flow-level all-reduce).
+#   3. the ns-3 module's transport benchmarks (packet- and flow-level all-reduce);
+#   4. network simulation speed on the shipped multi-node scenarios: packet-level 256 MiB
+#      all-reduce over 2 nodes x 8 GPUs, flow-level 1 GiB ring all-reduce over 128 x 8.
 # Usage: bench/run.sh [build-dir]   (builds first with ./ns3 build)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,3 +38,11 @@ done
 echo "== ns-3 transports =="
 "$BUILD/ns3-module/examples/phantora-packet-transfer-example" --bytes=268435456 --gpus=16 | grep -E "simulated|wall time"
 "$BUILD/ns3-module/examples/phantora-flow-scale-example" | grep -E "^ring|simulated time|wall time|events"
+
+echo "== network simulation speed on shipped scenarios (wall time, events/s) =="
+BENCH_NET="$BUILD/bench/phantora-bench-network"
+echo "-- packet-level all-reduce, 256 MiB over 16 GPUs on 2 nodes (InfiniBand NDR) --"
+"$BENCH_NET" --scenario "$ROOT/scenarios/cluster-2x8-h100-ib.toml" --bytes 256MiB --transport packet
+echo "-- flow-level ring all-reduce, 1 GiB over 1024 GPUs = 128 nodes (InfiniBand NDR), one channel --"
+"$BENCH_NET" --scenario "$ROOT/scenarios/cluster-128x8-h100-ib.toml" --bytes 1GiB --transport flow \
+    --algo ring --channels 1

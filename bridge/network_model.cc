@@ -1,5 +1,7 @@
 #include "network_model.h"
 
+#include "topology_from_scenario.h"
+
 #include "ns3/data-rate.h"
 #include "ns3/flow-transport-helper.h"
 #include "ns3/nccl-plan-executor.h"
@@ -30,21 +32,6 @@ int64_t CeilNs(ns3::Time t)
     return ps / 1000 + (ps % 1000 > 0 ? 1 : 0);
 }
 
-ns3::Ptr<ns3::ClusterTopology> BuildTopology(const TopologySpec& spec)
-{
-    auto topo = ns3::Create<ns3::ClusterTopology>();
-    const uint32_t sw = topo->AddSwitch("switch");
-    const ns3::DataRate rate(static_cast<uint64_t>(std::llround(spec.linkBitsPerSecond)));
-    const ns3::Time delay = ns3::PicoSeconds(std::llround(spec.linkLatencyNs * 1000.0));
-    for (uint32_t g = 0; g < spec.gpus; ++g)
-    {
-        const uint32_t node = topo->AddGpu("gpu" + std::to_string(g));
-        topo->AddLink(node, sw, rate, delay, spec.linkKind);
-    }
-    topo->CheckConnected();
-    return topo;
-}
-
 } // namespace
 
 NetworkModel::NetworkModel(const Scenario& scenario)
@@ -55,7 +42,7 @@ NetworkModel::NetworkModel(const Scenario& scenario)
         return true;
     }();
     (void)resolutionSet;
-    m_topology = BuildTopology(scenario.topology);
+    m_topology = BuildTopology(scenario);
     const ns3::UintegerValue mtu(scenario.network.mtu);
     const ns3::UintegerValue header(scenario.network.headerBytes);
     if (scenario.network.transport == "flow")

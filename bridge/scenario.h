@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace phantora
 {
@@ -40,14 +41,57 @@ struct CpuSpec
     int64_t callOverheadNs{0}; ///< charged to the rank's clock per intercepted CUDA/NCCL call
 };
 
+/// One full-duplex link of a "custom" topology, as written in [[topology.links]].
+struct LinkSpec
+{
+    std::string a; ///< node names: "gpu<i>" or one of the switches / NICs
+    std::string b;
+    double bitsPerSecond{0}; ///< per direction
+    double latencyNs{0};
+    std::string kind{"ethernet"}; ///< channel type: nvlink, pcie, ib, roce, ethernet
+    int64_t line{0};              ///< where the link is written, for errors found later
+};
+
+/// How the GPUs are joined.  Which fields matter depends on kind (scenarios/README.md):
+///   "switch":  every GPU has one link to one switch (link*);
+///   "node":    one server, GPUs on an NVSwitch or a PCIe switch (intra, nvlink*, pcie*);
+///   "cluster": servers of gpusPerNode GPUs with NICs on a rail-optimised leaf/spine
+///              fabric (all of the node fields plus nic*, fabric, leaf/spine fields);
+///   "custom":  named switches and NICs and an explicit list of links.
 struct TopologySpec
 {
-    std::string kind{"switch"}; ///< "switch": every GPU has one link to one switch
-    uint32_t gpus{0};
-    uint32_t gpusPerNode{0}; ///< GPUs a rank sees as its node's devices (LOCAL_RANK range)
+    std::string kind{"switch"};
+    uint32_t gpus{0};        ///< every kind: the cluster's GPU count (nodes x gpusPerNode)
+    uint32_t gpusPerNode{0}; ///< GPUs a rank sees as its node's devices; NCCL's ranks per node
+    int64_t line{0};         ///< line of the [topology] table, for errors found when building
+
+    // "switch"
     double linkBitsPerSecond{0};
     double linkLatencyNs{0};
     std::string linkKind{"nvlink"};
+
+    // "node" and "cluster": inside one server
+    std::string intra{"nvswitch"}; ///< "nvswitch" or "pcie"
+    double nvlinkBitsPerSecond{0}; ///< per GPU and direction, all its NVLinks together
+    double nvlinkLatencyNs{0};
+    double pcieBitsPerSecond{0}; ///< each GPU's PCIe link (to the PCIe switch or its NIC)
+    double pcieLatencyNs{0};
+
+    // "cluster": between servers
+    uint32_t nodes{1};
+    uint32_t gpusPerNic{1};
+    std::string fabric{"infiniband"}; ///< "infiniband" or "roce"
+    double nicBitsPerSecond{0};       ///< NIC to leaf, per direction
+    double leafLatencyNs{0};          ///< NIC to leaf link
+    double spineLatencyNs{0};         ///< leaf to spine link
+    uint32_t nodesPerUnit{0};         ///< nodes sharing one set of rail leaves; 0: all
+    uint32_t spines{0};               ///< 0: one per leaf of a unit (NICs per node)
+    double oversubscription{1.0};     ///< leaf downlink over uplink capacity
+
+    // "custom"
+    std::vector<std::string> switches;
+    std::vector<std::string> nics;
+    std::vector<LinkSpec> links;
 };
 
 struct NetworkSpec

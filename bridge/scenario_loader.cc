@@ -4,12 +4,15 @@
 #include "scenario.h"
 #include "units.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <toml++/toml.h>
+#include <vector>
 
 namespace phantora
 {
@@ -68,6 +71,17 @@ public:
 
     const toml::table* Table() const { return m_table; }
 
+    /// The line of the table's header (0 when unknown or absent).
+    int64_t Line() const { return m_table ? m_table->source().begin.line : 0; }
+
+    const toml::node* Node(std::string_view key) const { return Find(key); }
+
+    /// The \p name'd table inside this one (an element of an array of tables).
+    Section Element(std::string_view name, const toml::table* table) const
+    {
+        return Section(m_file, Qualified(name), table);
+    }
+
     std::optional<std::string> String(std::string_view key, bool required) const
     {
         const toml::node* n = Lookup(key, required, "a string");
@@ -82,7 +96,8 @@ public:
         return n->as_string()->get();
     }
 
-    std::optional<int64_t> Integer(std::string_view key, bool required, int64_t min) const
+    std::optional<int64_t> Integer(std::string_view key, bool required, int64_t min,
+                                   int64_t max = std::numeric_limits<int64_t>::max()) const
     {
         const toml::node* n = Lookup(key, required, "an integer");
         if (!n)
@@ -94,11 +109,56 @@ public:
             Fail(*n, std::string(key), "expected an integer");
         }
         const int64_t v = n->as_integer()->get();
-        if (v < min)
+        if (v < min || v > max)
         {
-            Fail(*n, std::string(key), fmt::format("expected an integer >= {}, got {}", min, v));
+            Fail(*n, std::string(key),
+                 max == std::numeric_limits<int64_t>::max()
+                     ? fmt::format("expected an integer >= {}, got {}", min, v)
+                     : fmt::format("expected an integer >= {} and <= {}, got {}", min, max, v));
         }
         return v;
+    }
+
+    /// One of \p choices, spelt exactly.
+    std::optional<std::string> Choice(std::string_view key, bool required,
+                                      std::initializer_list<std::string_view> choices) const
+    {
+        std::string list;
+        for (auto c : choices)
+        {
+            list += list.empty() ? "" : " or ";
+            list += fmt::format("\"{}\"", c);
+        }
+        const auto v = String(key, required);
+        if (v && std::find(choices.begin(), choices.end(), *v) == choices.end())
+        {
+            Fail(*Find(key), std::string(key), fmt::format("expected {}, got \"{}\"", list, *v));
+        }
+        return v;
+    }
+
+    /// An array of strings (names), each non-empty and different from the others.
+    std::vector<std::string> Names(std::string_view key) const
+    {
+        std::vector<std::string> names;
+        const toml::node* n = Find(key);
+        if (!n)
+        {
+            return names;
+        }
+        if (!n->is_array())
+        {
+            Fail(*n, std::string(key), "expected an array of names such as [\"leaf0\", \"leaf1\"]");
+        }
+        for (const toml::node& e : *n->as_array())
+        {
+            if (!e.is_string() || e.as_string()->get().empty())
+            {
+                Fail(e, std::string(key), "expected an array of non-empty strings");
+            }
+            names.push_back(e.as_string()->get());
+        }
+        return names;
     }
 
     std::optional<double> Number(std::string_view key, bool required, double min) const
@@ -132,6 +192,13 @@ public:
     {
         return Quantity<double>(key, required, "a duration such as \"1.5us\" or \"250ns\"",
                                 ParseDurationNs, false);
+    }
+
+    /// A link latency such as "1us": strictly positive, as every real link takes time.
+    std::optional<double> LatencyNs(std::string_view key, bool required) const
+    {
+        return Quantity<double>(key, required, "a duration such as \"1.5us\" or \"250ns\"",
+                                ParseDurationNs, true);
     }
 
     std::optional<uint64_t> Bytes(std::string_view key, bool required) const
@@ -255,30 +322,218 @@ void ReadCpu(const Section& s, CpuSpec& cpu)
     cpu.callOverheadNs = std::llround(s.DurationNs("call_overhead", false).value_or(0));
 }
 
-void ReadTopology(const Section& s, TopologySpec& topo)
+// Bounds well above any machine built so far; past them a typo (an extra zero) is likelier
+// than a real cluster, and route tables grow with the square of the GPU count.
+constexpr int64_t kMaxGpusPerNode = 1024;
+constexpr int64_t kMaxNodes = 16384;
+constexpr int64_t kMaxGpus = 131072;
+
+void ReadSwitchTopology(const Section& s, TopologySpec& topo)
 {
     s.AllowOnly({"kind", "gpus", "gpus_per_node", "link_bandwidth", "link_latency", "link_kind"});
+    topo.gpus = static_cast<uint32_t>(*s.Integer("gpus", true, 1, kMaxGpus));
+    topo.gpusPerNode = static_cast<uint32_t>(
+        s.Integer("gpus_per_node", false, 1, kMaxGpusPerNode).value_or(topo.gpus));
+    if (topo.gpus % topo.gpusPerNode != 0)
+    {
+        s.Fail(*s.Node("gpus_per_node"), "gpus_per_node",
+               fmt::format("expected a divisor of gpus ({})", topo.gpus));
+    }
+    topo.linkBitsPerSecond = *s.BitRate("link_bandwidth", true);
+    topo.linkLatencyNs = *s.LatencyNs("link_latency", true);
+    topo.linkKind = s.Choice("link_kind", false, {"nvlink", "pcie", "ib", "roce", "ethernet"})
+                        .value_or("nvlink");
+}
+
+/// The server's inside, shared by "node" and "cluster".  \p withNic: GPUs also have a
+/// PCIe path to NICs, so the PCIe link is needed whatever the intra-node fabric.
+void ReadServer(const Section& s, TopologySpec& topo, bool withNic)
+{
+    topo.intra = *s.Choice("intra", true, {"nvswitch", "pcie"});
+    const bool nvswitch = topo.intra == "nvswitch";
+    if (nvswitch)
+    {
+        topo.nvlinkBitsPerSecond = *s.BitRate("nvlink_bandwidth", true);
+        topo.nvlinkLatencyNs = *s.LatencyNs("nvlink_latency", true);
+    }
+    else
+    {
+        for (const char* key : {"nvlink_bandwidth", "nvlink_latency"})
+        {
+            if (const toml::node* n = s.Node(key))
+            {
+                s.Fail(*n, key, "not used when intra = \"pcie\" (GPUs have no NVLink); remove it");
+            }
+        }
+    }
+    if (!nvswitch || withNic)
+    {
+        topo.pcieBitsPerSecond = *s.BitRate("pcie_bandwidth", true);
+        topo.pcieLatencyNs = *s.LatencyNs("pcie_latency", true);
+    }
+}
+
+void ReadNodeTopology(const Section& s, TopologySpec& topo)
+{
+    const auto intra = s.Choice("intra", true, {"nvswitch", "pcie"});
+    if (*intra == "nvswitch")
+    {
+        s.AllowOnly({"kind", "gpus", "intra", "nvlink_bandwidth", "nvlink_latency"});
+    }
+    else
+    {
+        s.AllowOnly({"kind", "gpus", "intra", "pcie_bandwidth", "pcie_latency"});
+    }
+    topo.gpus = static_cast<uint32_t>(*s.Integer("gpus", true, 1, kMaxGpusPerNode));
+    topo.gpusPerNode = topo.gpus;
+    topo.nodes = 1;
+    ReadServer(s, topo, false);
+}
+
+void ReadClusterTopology(const Section& s, TopologySpec& topo)
+{
+    s.AllowOnly({"kind", "nodes", "gpus_per_node", "intra", "nvlink_bandwidth", "nvlink_latency",
+                 "pcie_bandwidth", "pcie_latency", "gpus_per_nic", "fabric", "nic_bandwidth",
+                 "leaf_latency", "spine_latency", "nodes_per_unit", "spines", "oversubscription"});
+    topo.nodes = static_cast<uint32_t>(*s.Integer("nodes", true, 1, kMaxNodes));
+    topo.gpusPerNode = static_cast<uint32_t>(*s.Integer("gpus_per_node", true, 1, kMaxGpusPerNode));
+    if (static_cast<int64_t>(topo.nodes) * topo.gpusPerNode > kMaxGpus)
+    {
+        s.Fail(*s.Node("nodes"), "nodes",
+               fmt::format("expected nodes x gpus_per_node <= {}, got {} x {}", kMaxGpus,
+                           topo.nodes, topo.gpusPerNode));
+    }
+    topo.gpus = topo.nodes * topo.gpusPerNode;
+    ReadServer(s, topo, true);
+    topo.gpusPerNic =
+        static_cast<uint32_t>(s.Integer("gpus_per_nic", false, 1, topo.gpusPerNode).value_or(1));
+    if (topo.gpusPerNode % topo.gpusPerNic != 0)
+    {
+        s.Fail(*s.Node("gpus_per_nic"), "gpus_per_nic",
+               fmt::format("expected a divisor of gpus_per_node ({})", topo.gpusPerNode));
+    }
+    topo.fabric = *s.Choice("fabric", true, {"infiniband", "roce"});
+    topo.nicBitsPerSecond = *s.BitRate("nic_bandwidth", true);
+    topo.leafLatencyNs = *s.LatencyNs("leaf_latency", true);
+    topo.nodesPerUnit = static_cast<uint32_t>(
+        s.Integer("nodes_per_unit", false, 1, topo.nodes).value_or(topo.nodes));
+    if (topo.nodes % topo.nodesPerUnit != 0)
+    {
+        s.Fail(*s.Node("nodes_per_unit"), "nodes_per_unit",
+               fmt::format("expected a divisor of nodes ({})", topo.nodes));
+    }
+    const uint32_t nicsPerNode = topo.gpusPerNode / topo.gpusPerNic;
+    const bool hasSpines = topo.nodes > 1 && (topo.nodes > topo.nodesPerUnit || nicsPerNode > 1);
+    topo.spines = static_cast<uint32_t>(s.Integer("spines", false, 1, 4096).value_or(nicsPerNode));
+    topo.oversubscription = s.Number("oversubscription", false, 1.0).value_or(1.0);
+    topo.spineLatencyNs = s.LatencyNs("spine_latency", hasSpines).value_or(0);
+}
+
+void ReadCustomTopology(const Section& s, TopologySpec& topo)
+{
+    s.AllowOnly({"kind", "gpus", "gpus_per_node", "switches", "nics", "links"});
+    topo.gpus = static_cast<uint32_t>(*s.Integer("gpus", true, 1, kMaxGpus));
+    topo.gpusPerNode = static_cast<uint32_t>(
+        s.Integer("gpus_per_node", false, 1, kMaxGpusPerNode).value_or(topo.gpus));
+    if (topo.gpus % topo.gpusPerNode != 0)
+    {
+        s.Fail(*s.Node("gpus_per_node"), "gpus_per_node",
+               fmt::format("expected a divisor of gpus ({})", topo.gpus));
+    }
+    topo.nodes = topo.gpus / topo.gpusPerNode;
+    topo.switches = s.Names("switches");
+    topo.nics = s.Names("nics");
+    // Every name must say one thing: GPUs are gpu0 .. gpu<n-1>, the rest as declared.
+    std::map<std::string, std::string> declared;
+    for (uint32_t g = 0; g < topo.gpus; ++g)
+    {
+        declared["gpu" + std::to_string(g)] = "a GPU";
+    }
+    for (const auto* list : {&topo.switches, &topo.nics})
+    {
+        const char* key = list == &topo.switches ? "switches" : "nics";
+        for (const auto& name : *list)
+        {
+            if (!declared.emplace(name, key).second)
+            {
+                s.Fail(*s.Node(key), key,
+                       fmt::format("'{}' is declared twice (already {})", name, declared[name]));
+            }
+        }
+    }
+    const toml::node* links = s.Node("links");
+    if (!links)
+    {
+        s.FailMissing("links", "an array of [[topology.links]] tables");
+    }
+    if (!links->is_array_of_tables())
+    {
+        s.Fail(*links, "links", "expected [[topology.links]] tables");
+    }
+    std::size_t i = 0;
+    for (const toml::node& e : *links->as_array())
+    {
+        const Section l = s.Element(fmt::format("links[{}]", i++), e.as_table());
+        l.AllowOnly({"between", "bandwidth", "latency", "kind"});
+        const toml::node* between = l.Node("between");
+        if (!between)
+        {
+            l.FailMissing("between", "the two ends, e.g. [\"gpu0\", \"nvswitch\"]");
+        }
+        const toml::array* ends = between->as_array();
+        if (!ends || ends->size() != 2 || !(*ends)[0].is_string() || !(*ends)[1].is_string())
+        {
+            l.Fail(*between, "between", "expected two names, e.g. [\"gpu0\", \"nvswitch\"]");
+        }
+        LinkSpec link;
+        link.a = (*ends)[0].as_string()->get();
+        link.b = (*ends)[1].as_string()->get();
+        for (const auto* end : {&link.a, &link.b})
+        {
+            if (!declared.count(*end))
+            {
+                l.Fail(*between, "between",
+                       fmt::format("'{}' is neither a GPU (gpu0 .. gpu{}) nor in switches or nics",
+                                   *end, topo.gpus - 1));
+            }
+        }
+        if (link.a == link.b)
+        {
+            l.Fail(*between, "between", "expected two different ends");
+        }
+        link.bitsPerSecond = *l.BitRate("bandwidth", true);
+        link.latencyNs = *l.LatencyNs("latency", true);
+        link.kind = l.Choice("kind", false, {"nvlink", "pcie", "ib", "roce", "ethernet"})
+                        .value_or(link.kind);
+        link.line = e.source().begin.line;
+        topo.links.push_back(std::move(link));
+    }
+}
+
+void ReadTopology(const Section& s, TopologySpec& topo)
+{
     if (!s.Present())
     {
         s.FailMissing("kind", "the [topology] table");
     }
-    topo.kind = *s.String("kind", true);
-    if (topo.kind != "switch")
+    topo.line = s.Line();
+    topo.kind = *s.Choice("kind", true, {"switch", "node", "cluster", "custom"});
+    if (topo.kind == "switch")
     {
-        s.Fail(*s.Table()->get("kind"), "kind",
-               "expected \"switch\" (one switch, one link per GPU)");
+        ReadSwitchTopology(s, topo);
     }
-    topo.gpus = static_cast<uint32_t>(*s.Integer("gpus", true, 1));
-    topo.gpusPerNode =
-        static_cast<uint32_t>(s.Integer("gpus_per_node", false, 1).value_or(topo.gpus));
-    if (topo.gpus % topo.gpusPerNode != 0)
+    else if (topo.kind == "node")
     {
-        s.Fail(*s.Table()->get("gpus_per_node"), "gpus_per_node",
-               fmt::format("expected a divisor of gpus ({})", topo.gpus));
+        ReadNodeTopology(s, topo);
     }
-    topo.linkBitsPerSecond = *s.BitRate("link_bandwidth", true);
-    topo.linkLatencyNs = *s.DurationNs("link_latency", true);
-    topo.linkKind = s.String("link_kind", false).value_or(topo.linkKind);
+    else if (topo.kind == "cluster")
+    {
+        ReadClusterTopology(s, topo);
+    }
+    else
+    {
+        ReadCustomTopology(s, topo);
+    }
 }
 
 void ReadNetwork(const Section& s, NetworkSpec& net)

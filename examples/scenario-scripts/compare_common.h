@@ -11,6 +11,7 @@
 #include "ns3/simulator.h"
 
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -40,6 +41,34 @@ inline ns3::Time RingAllReduceTime(ns3::Ptr<ns3::ClusterTopology> topology, uint
         [&]
         {
             ns3::NcclPlanExecutor::Start(net, ns3::MakeRingAllReducePlan(n, bytes), gpus,
+                                         [&] { done = ns3::Simulator::Now(); });
+        });
+    ns3::Simulator::Run();
+    ns3::Simulator::Destroy();
+    return done;
+}
+
+/// Simulated time of \p plan (built once the simulation runs, as its Time values must be
+/// made after the resolution is fixed) over every GPU of \p topology.
+inline ns3::Time PlanTime(ns3::Ptr<ns3::ClusterTopology> topology,
+                          const std::function<ns3::NcclPlan()>& makePlan,
+                          const std::string& transport)
+{
+    ns3::Ptr<ns3::PhantoraTransport> net;
+    if (transport == "packet")
+    {
+        net = ns3::PacketTransportHelper().Install(topology);
+    }
+    else
+    {
+        net = ns3::FlowTransportHelper().Install(topology);
+    }
+    std::vector<uint32_t> gpus(topology->GetNGpus());
+    std::iota(gpus.begin(), gpus.end(), 0);
+    ns3::Time done;
+    ns3::Simulator::ScheduleNow(
+        [&] {
+            ns3::NcclPlanExecutor::Start(net, makePlan(), gpus,
                                          [&] { done = ns3::Simulator::Now(); });
         });
     ns3::Simulator::Run();

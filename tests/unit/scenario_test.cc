@@ -196,3 +196,184 @@ TEST_F(ScenarioFile, TheCalibratedScenarioLoads)
     EXPECT_EQ(s.topology.gpus, 4U);
     EXPECT_GT(s.nccl.simple.channelBytesPerSecond, 0.0);
 }
+
+namespace
+{
+
+/// kValid with its [topology] table replaced by \p topology.
+std::string WithTopology(const std::string& topology)
+{
+    std::string s = kValid;
+    const auto begin = s.find("[topology]");
+    const auto end = s.find("[network]");
+    return s.replace(begin, end - begin, topology);
+}
+
+const char* kNode = R"([topology]
+kind = "node"
+gpus = 8
+intra = "nvswitch"
+nvlink_bandwidth = "478.125GB/s"
+nvlink_latency = "0.5us"
+)";
+
+const char* kCluster = R"([topology]
+kind = "cluster"
+nodes = 16
+gpus_per_node = 8
+intra = "nvswitch"
+nvlink_bandwidth = "450GB/s"
+nvlink_latency = "0.5us"
+pcie_bandwidth = "64GB/s"
+pcie_latency = "0.5us"
+gpus_per_nic = 1
+fabric = "roce"
+nic_bandwidth = "400Gbps"
+leaf_latency = "1us"
+spine_latency = "1.5us"
+nodes_per_unit = 8
+spines = 4
+oversubscription = 2.0
+)";
+
+} // namespace
+
+TEST_F(ScenarioFile, NodeTopologyLoads)
+{
+    const Scenario s = LoadScenario(Write(WithTopology(kNode)));
+    EXPECT_EQ(s.topology.kind, "node");
+    EXPECT_EQ(s.topology.gpus, 8U);
+    EXPECT_EQ(s.topology.gpusPerNode, 8U);
+    EXPECT_EQ(s.topology.intra, "nvswitch");
+    EXPECT_DOUBLE_EQ(s.topology.nvlinkBitsPerSecond, 478.125e9 * 8);
+    EXPECT_DOUBLE_EQ(s.topology.nvlinkLatencyNs, 500.0);
+    EXPECT_EQ(s.topology.line, 10);
+}
+
+TEST_F(ScenarioFile, ClusterTopologyLoads)
+{
+    const Scenario s = LoadScenario(Write(WithTopology(kCluster)));
+    const TopologySpec& t = s.topology;
+    EXPECT_EQ(t.kind, "cluster");
+    EXPECT_EQ(t.nodes, 16U);
+    EXPECT_EQ(t.gpusPerNode, 8U);
+    EXPECT_EQ(t.gpus, 128U);
+    EXPECT_EQ(t.fabric, "roce");
+    EXPECT_DOUBLE_EQ(t.nicBitsPerSecond, 400e9);
+    EXPECT_DOUBLE_EQ(t.pcieBitsPerSecond, 64e9 * 8);
+    EXPECT_DOUBLE_EQ(t.leafLatencyNs, 1000.0);
+    EXPECT_DOUBLE_EQ(t.spineLatencyNs, 1500.0);
+    EXPECT_EQ(t.nodesPerUnit, 8U);
+    EXPECT_EQ(t.spines, 4U);
+    EXPECT_DOUBLE_EQ(t.oversubscription, 2.0);
+}
+
+TEST_F(ScenarioFile, TopologyKeysAreCheckedPerKind)
+{
+    // a key of another kind is unknown here, and the message lists what this kind takes
+    ExpectError(WithTopology(std::string(kNode) + "nic_bandwidth = \"400Gbps\"\n"),
+                {":16:", "topology.nic_bandwidth", "unknown key", "nvlink_bandwidth"});
+    ExpectError(WithTopology(std::string(kCluster) + "link_bandwidth = \"400Gbps\"\n"),
+                {"topology.link_bandwidth", "unknown key", "oversubscription"});
+    ExpectError(WithTopology(Replace(kNode, "\"nvswitch\"", "\"pcie\"")),
+                {"topology.nvlink_bandwidth", "unknown key", "pcie_bandwidth"});
+    ExpectError(WithTopology(Replace(kNode, "kind = \"node\"", "kind = \"torus\"")),
+                {":11:", "topology.kind", "\"switch\" or \"node\" or \"cluster\" or \"custom\""});
+    ExpectError(WithTopology(Replace(kCluster, "fabric = \"roce\"", "fabric = \"ethernet\"")),
+                {"topology.fabric", "\"infiniband\" or \"roce\"", "ethernet"});
+    ExpectError(WithTopology(Replace(kNode, "intra = \"nvswitch\"", "intra = \"nvlink\"")),
+                {"topology.intra", "\"nvswitch\" or \"pcie\""});
+}
+
+TEST_F(ScenarioFile, TopologyMissingFieldsAreNamed)
+{
+    ExpectError(WithTopology(Replace(kCluster, "nic_bandwidth = \"400Gbps\"\n", "")),
+                {"missing 'topology.nic_bandwidth'", "bandwidth"});
+    ExpectError(WithTopology(Replace(kCluster, "fabric = \"roce\"\n", "")),
+                {"missing 'topology.fabric'"});
+    ExpectError(WithTopology(Replace(kCluster, "spine_latency = \"1.5us\"\n", "")),
+                {"missing 'topology.spine_latency'"});
+    ExpectError(WithTopology(Replace(kNode, "nvlink_latency = \"0.5us\"\n", "")),
+                {"missing 'topology.nvlink_latency'", "duration"});
+    // a PCIe node needs its PCIe link; an NVSwitch node with NICs needs it too
+    ExpectError(WithTopology("[topology]\nkind = \"node\"\ngpus = 8\nintra = \"pcie\"\n"),
+                {"missing 'topology.pcie_bandwidth'"});
+    ExpectError(WithTopology(Replace(kCluster, "pcie_latency = \"0.5us\"\n", "")),
+                {"missing 'topology.pcie_latency'"});
+}
+
+TEST_F(ScenarioFile, TopologyBandwidthsAndLatenciesMustBePositive)
+{
+    ExpectError(WithTopology(Replace(kNode, "\"478.125GB/s\"", "\"0GB/s\"")),
+                {":14:", "topology.nvlink_bandwidth", "positive"});
+    ExpectError(WithTopology(Replace(kCluster, "\"400Gbps\"", "\"-400Gbps\"")),
+                {"topology.nic_bandwidth", "positive"});
+    ExpectError(WithTopology(Replace(kCluster, "\"64GB/s\"", "64")),
+                {"topology.pcie_bandwidth", "bandwidth such as"});
+    ExpectError(WithTopology(Replace(kCluster, "leaf_latency = \"1us\"", "leaf_latency = \"0us\"")),
+                {"topology.leaf_latency", "positive", "duration"});
+    ExpectError(WithTopology(Replace(kNode, "\"0.5us\"", "\"-1ns\"")),
+                {"topology.nvlink_latency", "positive"});
+    ExpectError(WithTopology(Replace(kCluster, "oversubscription = 2.0", "oversubscription = 0.5")),
+                {"topology.oversubscription", ">= 1"});
+}
+
+TEST_F(ScenarioFile, TopologyCountsOutOfRangeAreRefused)
+{
+    ExpectError(WithTopology(Replace(kCluster, "nodes = 16", "nodes = 0")),
+                {"topology.nodes", ">= 1", "got 0"});
+    ExpectError(WithTopology(Replace(kCluster, "nodes = 16", "nodes = 100000")),
+                {"topology.nodes", "<= 16384", "got 100000"});
+    ExpectError(WithTopology(Replace(Replace(kCluster, "nodes = 16", "nodes = 16000"),
+                                     "gpus_per_node = 8", "gpus_per_node = 16")),
+                {"topology.nodes", "nodes x gpus_per_node <= 131072", "16000 x 16"});
+    ExpectError(WithTopology(Replace(kCluster, "gpus_per_node = 8", "gpus_per_node = -8")),
+                {"topology.gpus_per_node", ">= 1"});
+    ExpectError(WithTopology(Replace(kNode, "gpus = 8", "gpus = 4096")),
+                {"topology.gpus", "<= 1024"});
+    ExpectError(WithTopology(Replace(kCluster, "spines = 4", "spines = 0")),
+                {"topology.spines", ">= 1"});
+    ExpectError(WithTopology(Replace(kCluster, "gpus_per_nic = 1", "gpus_per_nic = 16")),
+                {"topology.gpus_per_nic", "<= 8"});
+    ExpectError(WithTopology(Replace(kCluster, "nodes_per_unit = 8", "nodes_per_unit = 32")),
+                {"topology.nodes_per_unit", "<= 16"});
+}
+
+TEST_F(ScenarioFile, TopologyCountsMustDivide)
+{
+    ExpectError(WithTopology(Replace(kCluster, "gpus_per_nic = 1", "gpus_per_nic = 3")),
+                {"topology.gpus_per_nic", "divisor of gpus_per_node (8)"});
+    ExpectError(WithTopology(Replace(kCluster, "nodes_per_unit = 8", "nodes_per_unit = 3")),
+                {"topology.nodes_per_unit", "divisor of nodes (16)"});
+}
+
+TEST_F(ScenarioFile, CustomTopologyNamesEveryEnd)
+{
+    const std::string custom = R"([topology]
+kind = "custom"
+gpus = 2
+switches = ["sw"]
+[[topology.links]]
+between = ["gpu0", "sw"]
+bandwidth = "100Gbps"
+latency = "1us"
+kind = "roce"
+[[topology.links]]
+between = ["gpu1", "sw"]
+bandwidth = "100Gbps"
+latency = "1us"
+)";
+    const Scenario s = LoadScenario(Write(WithTopology(custom)));
+    ASSERT_EQ(s.topology.links.size(), 2U);
+    EXPECT_EQ(s.topology.links[0].kind, "roce");
+    EXPECT_EQ(s.topology.links[1].kind, "ethernet");
+    EXPECT_EQ(s.topology.links[1].line, 19);
+    ExpectError(WithTopology(Replace(custom, "[\"gpu1\", \"sw\"]", "[\"gpu2\", \"sw\"]")),
+                {":20:", "topology.links[1].between", "'gpu2'", "gpu0 .. gpu1"});
+    ExpectError(WithTopology(Replace(custom, "latency = \"1us\"\nkind", "kind")),
+                {"missing 'topology.links[0].latency'"});
+    ExpectError(WithTopology(Replace(custom, "[\"sw\"]", "[\"sw\", \"gpu1\"]")),
+                {"topology.switches", "'gpu1' is declared twice"});
+    ExpectError(WithTopology(Replace(custom, "bandwidth = \"100Gbps\"", "bandwdth = \"1Gbps\"")),
+                {"topology.links[0].bandwdth", "unknown key"});
+}
