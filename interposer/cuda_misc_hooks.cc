@@ -199,4 +199,14 @@ extern "C"
         return cudaSuccess;
     }
 
+    cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks,
+                                                                       const void* func,
+                                                                       int blockSize,
+                                                                       size_t dynamicSMemSize,
+                                                                       unsigned int)
+    {
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, func, blockSize,
+                                                             dynamicSMemSize);
+    }
+
 } // extern "C"

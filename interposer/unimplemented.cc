@@ -2,16 +2,56 @@
 
 #include "rank_client.h"
 
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <memory>
 #include <string>
 
 namespace phantora::interposer
 {
 
+namespace
+{
+
+/// "libfoo.so (function)" for the first frames above the stub: which library made
+/// the call tells the user (and us) what to implement next.
+std::string Callers()
+{
+    void* frames[16];
+    const int n = backtrace(frames, 16);
+    std::string out;
+    // 0: Callers, 1: Unimplemented, 2: the stub; from 3 on, its callers
+    for (int i = 3; i < n && i < 14; ++i)
+    {
+        Dl_info info{};
+        if (!dladdr(frames[i], &info) || !info.dli_fname)
+        {
+            continue;
+        }
+        std::string where = info.dli_fname;
+        where = where.substr(where.rfind('/') + 1);
+        if (info.dli_sname)
+        {
+            int status = 0;
+            std::unique_ptr<char, decltype(&std::free)> d(
+                abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status), &std::free);
+            where += " (" + std::string(status == 0 && d ? d.get() : info.dli_sname) + ")";
+        }
+        out += (out.empty() ? "" : " <- ") + where;
+    }
+    return out;
+}
+
+} // namespace
+
 void Unimplemented(const char* function)
 {
+    const std::string callers = Callers();
     Fatal(std::string(function) +
           " is not implemented by the simulator yet; the program called it, so its result "
-          "cannot be simulated faithfully");
+          "cannot be simulated faithfully" +
+          (callers.empty() ? "" : "; called from " + callers));
 }
 
 } // namespace phantora::interposer
