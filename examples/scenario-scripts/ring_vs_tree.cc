@@ -41,12 +41,13 @@ int main(int argc, char** argv)
     const NcclConfig defaults; // NCCL's own orders of magnitude
     std::printf("NCCL all-reduce over %u nodes x %u GPUs (%s, %s-level)\n", nodes, node.gpus,
                 fabric.c_str(), transport.c_str());
-    std::printf("%12s %12s %12s %8s  %s\n", "size(B)", "ring(us)", "tree(us)", "tree/ring",
+    std::printf("%12s %18s %18s %9s  %s\n", "size(B)", "ring(us)", "tree(us)", "tree/ring",
                 "NCCL's pick");
     for (uint64_t bytes :
          {uint64_t{64} << 10, uint64_t{1} << 20, uint64_t{16} << 20, uint64_t{256} << 20})
     {
         double us[2] = {0, 0};
+        std::string proto[2];
         for (int i = 0; i < 2; ++i)
         {
             NcclConfig config = defaults;
@@ -54,13 +55,20 @@ int main(int argc, char** argv)
             auto topo = PhantoraTopologyHelper::MultiNode(nodes, node, net);
             const Time t = phantora::scripts::PlanTime(
                 topo,
-                [&] { return MakeNcclPlan(NcclCollectiveKind::AllReduce, shape, bytes, config); },
+                [&]
+                {
+                    NcclPlan plan =
+                        MakeNcclPlan(NcclCollectiveKind::AllReduce, shape, bytes, config);
+                    proto[i] = plan.protocol;
+                    return plan;
+                },
                 transport);
             us[i] = t.GetSeconds() * 1e6;
         }
         const NcclChoice pick = ChooseNccl(NcclCollectiveKind::AllReduce, shape, bytes, defaults);
-        std::printf("%12llu %12.1f %12.1f %8.2f  %s/%s\n", static_cast<unsigned long long>(bytes),
-                    us[0], us[1], us[1] / us[0], NcclAlgorithmName(pick.algorithm),
+        std::printf("%12llu %10.1f %-7s %10.1f %-7s %9.2f  %s/%s\n",
+                    static_cast<unsigned long long>(bytes), us[0], proto[0].c_str(), us[1],
+                    proto[1].c_str(), us[1] / us[0], NcclAlgorithmName(pick.algorithm),
                     NcclProtocolName(pick.protocol));
     }
     return 0;
