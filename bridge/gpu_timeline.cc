@@ -148,6 +148,7 @@ void DeviceTimeline::Drain(Stream& s)
             const int64_t start = EarliestStart(s, op);
             s.tailNs = start + op.durationNs;
             m_busyNs += op.durationNs;
+            m_computeSpans.Add(start, s.tailNs);
             if (m_observer)
             {
                 m_observer(s.id, op.label, start, s.tailNs);
@@ -176,6 +177,7 @@ void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs)
                                " completed but is not at the head of its stream");
     }
     s.tailNs = std::max(s.tailNs, endNs);
+    m_collectiveSpans.Add(s.waiting.front().startNs, endNs);
     if (m_observer)
     {
         m_observer(s.id, s.waiting.front().label, s.waiting.front().startNs, endNs);

@@ -5,6 +5,8 @@
 // unfinished collective wait, exactly as they would on the real stream.
 #pragma once
 
+#include "interval_set.h"
+
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -57,6 +59,10 @@ public:
     uint64_t TimedOps() const { return m_timedOps; }
     uint64_t Collectives() const { return m_collectives; }
     int64_t BusyNs() const { return m_busyNs; }
+    /// When kernels, copies or memsets ran (on any stream).
+    const IntervalSet& ComputeSpans() const { return m_computeSpans; }
+    /// When collectives ran (on any stream), from their start to the network's end.
+    const IntervalSet& CollectiveSpans() const { return m_collectiveSpans; }
 
 private:
     struct PendingOp
@@ -109,6 +115,8 @@ private:
     uint64_t m_timedOps{0};
     uint64_t m_collectives{0};
     int64_t m_busyNs{0};
+    IntervalSet m_computeSpans;
+    IntervalSet m_collectiveSpans;
     OpObserver m_observer;
     uint64_t m_legacyOps{0};    ///< ops queued on the legacy stream so far
     uint64_t m_nextImplicit{0}; ///< records the timeline adds itself, for legacy ordering

@@ -97,6 +97,17 @@ uint32_t FlowTransport::GetNGpus() const
     return m_topology ? m_topology->GetNGpus() : 0;
 }
 
+uint64_t FlowTransport::GetFlowNumbering() const
+{
+    return m_flowCounter;
+}
+
+void FlowTransport::SetFlowNumbering(uint64_t flowsSent)
+{
+    NS_ABORT_MSG_IF(m_nActive > 0, "FlowTransport::SetFlowNumbering with flows in flight");
+    m_flowCounter = flowsSent;
+}
+
 uint64_t FlowTransport::GetPacketCount(uint64_t bytes) const
 {
     NS_ABORT_MSG_IF(m_mtu <= m_headerBytes, "FlowTransport: Mtu (" << m_mtu

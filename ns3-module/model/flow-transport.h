@@ -74,6 +74,8 @@ public:
     void Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
               DeliveredCallback onDelivered) override;
     uint32_t GetNGpus() const override;
+    uint64_t GetFlowNumbering() const override;
+    void SetFlowNumbering(uint64_t flowsSent) override;
 
     /// Packets a transfer of \p bytes is cut into (1 for 0 bytes).
     uint64_t GetPacketCount(uint64_t bytes) const;

@@ -35,6 +35,14 @@ public:
 
     /// Number of GPUs this transport connects (GPU ids are 0 .. n-1).
     virtual uint32_t GetNGpus() const = 0;
+
+    /**
+     * Flows sent so far.  A flow's ECMP path depends on its number, so a network
+     * rebuilt at a checkpoint (the bridge's replay) continues the numbering with
+     * SetFlowNumbering(); only allowed while no flow is in flight.
+     */
+    virtual uint64_t GetFlowNumbering() const = 0;
+    virtual void SetFlowNumbering(uint64_t flowsSent) = 0;
 };
 
 } // namespace ns3
