@@ -241,6 +241,26 @@ void DcqcnRateControl::Stop(DcqcnState& state)
     state.decreaseTimer.Cancel();
 }
 
+void DcqcnRateControl::Reset(DcqcnState& state) const
+{
+    state.alphaTimer.Cancel();
+    state.increaseTimer.Cancel();
+    state.decreaseTimer.Cancel();
+    state.currentRate = state.lineRate;
+    state.targetRate = state.lineRate;
+    state.alpha = 1;
+    state.timeStage = 0;
+    state.byteStage = 0;
+    state.bytesSinceStage = 0;
+    state.cnpSinceAlphaUpdate = false;
+    state.decreasePending = false;
+    state.limited = false;
+    state.active = false;
+    state.lastDecrease = Seconds(-1);
+    state.nextSend = Time(0);
+    state.lastCnp = Seconds(-1);
+}
+
 void DcqcnRateControl::AlphaTimer(DcqcnState* state)
 {
     if (!state->cnpSinceAlphaUpdate)

@@ -78,6 +78,8 @@ public:
     void SetActive(DcqcnState& state, bool active);
     /// Cancels the connection's timers for good.
     void Stop(DcqcnState& state);
+    /// Back to line rate and alpha 1 with no timers, as a fresh connection; counters stay.
+    void Reset(DcqcnState& state) const;
     /// Notification point: whether a marked packet arriving now may trigger a CNP.
     bool TakeCnpSlot(DcqcnState& state) const;
 

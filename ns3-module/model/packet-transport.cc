@@ -8,7 +8,6 @@
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/pointer.h"
-#include "ns3/random-variable-stream.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -110,8 +109,7 @@ TypeId PacketTransport::GetTypeId()
     return tid;
 }
 
-PacketTransport::PacketTransport()
-    : m_dcqcn(CreateObject<DcqcnRateControl>()), m_ecnRng(CreateObject<UniformRandomVariable>())
+PacketTransport::PacketTransport() : m_dcqcn(CreateObject<DcqcnRateControl>())
 {
     NS_LOG_FUNCTION(this);
 }
@@ -303,7 +301,7 @@ void PacketTransport::ConfigureLinkLayer(uint32_t l, uint32_t side, bool atSwitc
         }
         if (atSwitch && link.kind == "roce")
         {
-            dev->SetEcnMarking(m_ecnKmin, m_ecnKmax, m_ecnPmax, m_ecnRng);
+            dev->SetEcnMarking(m_ecnKmin, m_ecnKmax, m_ecnPmax, 2 * l + side + 1);
         }
         return;
     }
@@ -514,6 +512,7 @@ void PacketTransport::FeedEgress(uint32_t egress)
     Flow& flow = **it;
     e.active.erase(it);
 
+    const auto seq = static_cast<uint32_t>(flow.packetsTotal - flow.packetsToSend);
     const uint32_t payload =
         static_cast<uint32_t>(std::min<uint64_t>(GetPayloadBytes(), flow.bytesToSend));
     flow.bytesToSend -= payload;
@@ -535,12 +534,33 @@ void PacketTransport::FeedEgress(uint32_t egress)
     header.SetSrcGpu(flow.srcGpu);
     header.SetDstGpu(flow.dstGpu);
     header.SetPayloadBytes(payload);
+    header.SetSeq(seq);
     // A zero-filled virtual payload: the size is all the model needs, and no bytes are copied.
     Ptr<Packet> packet = Create<Packet>(payload);
     packet->AddHeader(header);
     ++m_packetsSent;
     NS_LOG_LOGIC("gpu" << flow.srcGpu << " sends " << header);
     e.device->Enqueue(packet);
+}
+
+void PacketTransport::ResetCongestionState()
+{
+    // Nothing is in flight: every queue is empty, every credit and RESUME has arrived or
+    // arrives now.  Only DCQCN still remembers the past; forgetting it makes the network
+    // at an idle instant a function of the time and the flow numbering alone, which is
+    // what the bridge's checkpoints assume.
+    ++m_epoch;
+    for (auto& [key, conn] : m_connections)
+    {
+        if (conn)
+        {
+            m_dcqcn->Reset(conn->cc);
+        }
+    }
+    for (Egress& e : m_egress)
+    {
+        e.wake.Cancel();
+    }
 }
 
 void PacketTransport::WakeEgress(uint32_t egress)
@@ -565,8 +585,15 @@ void PacketTransport::ReceiveAtGpu(Ptr<NetDevice>, Ptr<const Packet> packet, uin
     if (header.GetCe() && flow.conn && m_dcqcn->TakeCnpSlot(flow.conn->cc))
     {
         ++m_cnpsSent;
+        // Looked up on arrival: the network may have gone idle and reset meanwhile.
         Simulator::Schedule(flow.conn->cnpDelay,
-                            [dcqcn = m_dcqcn, cc = &flow.conn->cc]() { dcqcn->OnCnp(*cc); });
+                            [self = Ptr<PacketTransport>(this), conn = flow.conn, epoch = m_epoch]()
+                            {
+                                if (self->m_epoch == epoch && self->m_topology)
+                                {
+                                    self->m_dcqcn->OnCnp(conn->cc);
+                                }
+                            });
     }
     ++m_packetsDelivered;
     m_bytesDelivered += header.GetPayloadBytes();
@@ -577,6 +604,10 @@ void PacketTransport::ReceiveAtGpu(Ptr<NetDevice>, Ptr<const Packet> packet, uin
     DeliveredCallback cb = std::move(flow.onDelivered);
     m_flows.erase(it);
     ++m_flowsCompleted;
+    if (m_flows.empty())
+    {
+        ResetCongestionState();
+    }
     if (cb)
     {
         cb();

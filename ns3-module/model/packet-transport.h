@@ -22,7 +22,6 @@ namespace ns3
 class Node;
 class Packet;
 class PhantoraNetDevice;
-class UniformRandomVariable;
 
 /**
  * \ingroup phantora
@@ -189,6 +188,8 @@ private:
     /// The device went idle: hand it the next packet in round-robin order, if any.
     void FeedEgress(uint32_t egress);
     void WakeEgress(uint32_t egress);
+    /// The last flow was delivered: DCQCN state back to line rate (see the .cc).
+    void ResetCongestionState();
     /// The pair's connection, made on first use; nullptr when its path has no RoCE link.
     Connection* GetConnection(uint32_t srcGpu, uint32_t dstGpu);
     void ConfigureLinkLayer(uint32_t link, uint32_t side, bool atSwitch, bool atNic);
@@ -210,10 +211,10 @@ private:
     double m_ecnPmax{0};
     bool m_dcqcnEnabled{true};
     Ptr<DcqcnRateControl> m_dcqcn;
-    Ptr<UniformRandomVariable> m_ecnRng;
     /// By src << 32 | dst; a null entry: the pair's path has no RoCE link.
     std::unordered_map<uint64_t, std::unique_ptr<Connection>> m_connections;
     uint64_t m_cnpsSent{0};
+    uint64_t m_epoch{0}; ///< idle resets so far: CNPs from before one are void
 
     Ptr<ClusterTopology> m_topology;
     std::vector<Ptr<Node>> m_nodes;                    ///< per topology node

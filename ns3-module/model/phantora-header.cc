@@ -56,6 +56,7 @@ void PhantoraHeader::Serialize(Buffer::Iterator start) const
     start.WriteHtonU32(m_srcGpu);
     start.WriteHtonU32(m_dstGpu);
     start.WriteHtonU32(m_payloadBytes);
+    start.WriteHtonU32(m_seq);
     start.WriteHtonU16(static_cast<uint16_t>(m_size));
     start.WriteU8(m_ce ? 1 : 0);
     start.WriteU8(0, m_size - FIELD_BYTES);
@@ -67,6 +68,7 @@ uint32_t PhantoraHeader::Deserialize(Buffer::Iterator start)
     m_srcGpu = start.ReadNtohU32();
     m_dstGpu = start.ReadNtohU32();
     m_payloadBytes = start.ReadNtohU32();
+    m_seq = start.ReadNtohU32();
     const uint32_t size = start.ReadNtohU16();
     m_ce = (start.ReadU8() & 1) != 0;
     NS_ABORT_MSG_IF(size < FIELD_BYTES,
@@ -78,7 +80,7 @@ uint32_t PhantoraHeader::Deserialize(Buffer::Iterator start)
 
 void PhantoraHeader::Print(std::ostream& os) const
 {
-    os << "flow=" << m_flowId << " gpu" << m_srcGpu << "->gpu" << m_dstGpu
+    os << "flow=" << m_flowId << " gpu" << m_srcGpu << "->gpu" << m_dstGpu << " seq=" << m_seq
        << " payload=" << m_payloadBytes << " header=" << m_size << (m_ce ? " CE" : "");
 }
 

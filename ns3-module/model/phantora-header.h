@@ -20,15 +20,15 @@ namespace ns3
  *
  * Wire format (network byte order), fields first, zero padding after:
  * flow id (8 bytes), source GPU (4), destination GPU (4), payload bytes (4),
- * total header size (2), flags (1: bit 0 is ECN Congestion Experienced, set by a RoCE
- * switch whose egress queue is long), padding up to the total header size.  The size travels in
- * the header so that Deserialize() needs no out-of-band configuration.
+ * packet index within the flow (4), total header size (2), flags (1: bit 0 is ECN Congestion
+ * Experienced, set by a RoCE switch whose egress queue is long), padding up to the total header
+ * size.  The size travels in the header so that Deserialize() needs no out-of-band configuration.
  */
 class PhantoraHeader : public Header
 {
 public:
     /// Bytes taken by the fields; the smallest allowed serialized size.
-    static constexpr uint32_t FIELD_BYTES = 8 + 4 + 4 + 4 + 2 + 1;
+    static constexpr uint32_t FIELD_BYTES = 8 + 4 + 4 + 4 + 4 + 2 + 1;
     /// The largest serialized size (the size field is 16 bits).
     static constexpr uint32_t MAX_BYTES = 0xffff;
 
@@ -56,6 +56,9 @@ public:
     uint32_t GetDstGpu() const { return m_dstGpu; }
     void SetPayloadBytes(uint32_t bytes) { m_payloadBytes = bytes; }
     uint32_t GetPayloadBytes() const { return m_payloadBytes; }
+    /// Index of the packet within its flow, from 0.
+    void SetSeq(uint32_t seq) { m_seq = seq; }
+    uint32_t GetSeq() const { return m_seq; }
     /// ECN Congestion Experienced, as in the IP header's ECN field of a RoCEv2 packet.
     void SetCe(bool ce) { m_ce = ce; }
     bool GetCe() const { return m_ce; }
@@ -70,6 +73,7 @@ private:
     uint32_t m_srcGpu{0};
     uint32_t m_dstGpu{0};
     uint32_t m_payloadBytes{0};
+    uint32_t m_seq{0};
     uint32_t m_size{FIELD_BYTES};
     bool m_ce{false};
 };

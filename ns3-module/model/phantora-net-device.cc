@@ -4,7 +4,6 @@
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
-#include "ns3/random-variable-stream.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 #include "phantora-channel.h"
@@ -68,7 +67,6 @@ void PhantoraNetDevice::DoDispose()
     m_queue.clear();
     m_pendingCredits.clear();
     m_creditWait.Cancel();
-    m_ecnRng = nullptr;
     m_rxCallback =
         MakeNullCallback<bool, Ptr<NetDevice>, Ptr<const Packet>, uint16_t, const Address&>();
     m_promiscRxCallback = MakeNullCallback<bool, Ptr<NetDevice>, Ptr<const Packet>, uint16_t,
@@ -213,7 +211,7 @@ void PhantoraNetDevice::StartTransmission(Ptr<const Packet> packet, PhantoraNetD
     {
         m_credits -= size;
     }
-    if (m_ecnRng && m_queueBytes >= m_ecnKmin)
+    if (m_ecn && m_queueBytes >= m_ecnKmin)
     {
         packet = MaybeMarkEcn(packet);
     }
@@ -227,21 +225,27 @@ void PhantoraNetDevice::StartTransmission(Ptr<const Packet> packet, PhantoraNetD
 
 Ptr<const Packet> PhantoraNetDevice::MaybeMarkEcn(Ptr<const Packet> packet)
 {
-    if (m_queueBytes <= m_ecnKmax)
-    {
-        const double p = m_ecnKmax == m_ecnKmin ? m_ecnPmax
-                                                : m_ecnPmax * (m_queueBytes - m_ecnKmin) /
-                                                      static_cast<double>(m_ecnKmax - m_ecnKmin);
-        if (m_ecnRng->GetValue() >= p)
-        {
-            return packet;
-        }
-    }
     PhantoraHeader header;
     packet->PeekHeader(header);
     if (header.GetCe())
     {
         return packet;
+    }
+    if (m_queueBytes <= m_ecnKmax)
+    {
+        const double p = m_ecnKmax == m_ecnKmin ? m_ecnPmax
+                                                : m_ecnPmax * (m_queueBytes - m_ecnKmin) /
+                                                      static_cast<double>(m_ecnKmax - m_ecnKmin);
+        // splitmix64's finalizer: a uniform draw that depends on the packet alone.
+        uint64_t z = header.GetFlowId() * 0x9E3779B97F4A7C15ULL ^
+                     (static_cast<uint64_t>(header.GetSeq()) << 20) ^ m_ecnSalt;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        z ^= z >> 31;
+        if (static_cast<double>(z >> 11) * 0x1.0p-53 >= p)
+        {
+            return packet;
+        }
     }
     ++m_ecnMarks;
     Ptr<Packet> marked = packet->Copy();
@@ -295,15 +299,15 @@ void PhantoraNetDevice::SetIngressPfc(uint32_t xoff, uint32_t xon, uint32_t head
     m_pfcHeadroom = headroom;
 }
 
-void PhantoraNetDevice::SetEcnMarking(uint32_t kmin, uint32_t kmax, double pmax,
-                                      Ptr<UniformRandomVariable> rng)
+void PhantoraNetDevice::SetEcnMarking(uint32_t kmin, uint32_t kmax, double pmax, uint64_t salt)
 {
     NS_ABORT_MSG_IF(kmin > kmax, "device " << GetName() << ": ECN Kmin (" << kmin
                                            << " B) must not exceed Kmax (" << kmax << " B)");
     m_ecnKmin = kmin;
     m_ecnKmax = kmax;
     m_ecnPmax = pmax;
-    m_ecnRng = rng;
+    m_ecn = true;
+    m_ecnSalt = salt * 0xD1B54A32D192ED03ULL;
 }
 
 uint64_t PhantoraNetDevice::GetIngressBufferBytes() const

@@ -21,7 +21,6 @@ namespace ns3
 class Node;
 class Packet;
 class PhantoraChannel;
-class UniformRandomVariable;
 
 /**
  * \ingroup phantora
@@ -84,8 +83,13 @@ public:
     /// Receiving side in PFC mode: PAUSE upstream at \p xoff buffered bytes, RESUME at
     /// \p xon; \p headroom more bytes may arrive after a PAUSE before the buffer overflows.
     void SetIngressPfc(uint32_t xoff, uint32_t xon, uint32_t headroom);
-    /// Sending side: RED-style ECN marking on queued bytes (see the class description).
-    void SetEcnMarking(uint32_t kmin, uint32_t kmax, double pmax, Ptr<UniformRandomVariable> rng);
+    /**
+     * Sending side: RED-style ECN marking on queued bytes (see the class description).
+     * The coin flipped for a packet is a hash of its flow id, its index in the flow and
+     * \p salt (unique per device), not a random stream: a network rebuilt while idle
+     * (the bridge's checkpoints) marks exactly as the one it replaces would have.
+     */
+    void SetEcnMarking(uint32_t kmin, uint32_t kmax, double pmax, uint64_t salt);
 
     /// \p bytes that entered through this port have left the node.
     void ReleaseIngress(uint32_t bytes);
@@ -226,7 +230,8 @@ private:
     uint32_t m_ecnKmin{0};
     uint32_t m_ecnKmax{0};
     double m_ecnPmax{0};
-    Ptr<UniformRandomVariable> m_ecnRng;
+    bool m_ecn{false};
+    uint64_t m_ecnSalt{0};
     uint64_t m_ecnMarks{0};
 
     // Receiving side flow control.

@@ -12,7 +12,6 @@
 #include "ns3/packet-transport.h"
 #include "ns3/phantora-net-device.h"
 #include "ns3/phantora-topology-helper.h"
-#include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
@@ -222,8 +221,6 @@ private:
 
     Outcome Run(bool dcqcn)
     {
-        RngSeedManager::SetSeed(1);
-        RngSeedManager::SetRun(1);
         PacketTransportHelper helper = MakeHelper();
         helper.SetTransportAttribute("Dcqcn", BooleanValue(dcqcn));
         Ptr<PacketTransport> t = helper.Install(
@@ -338,6 +335,58 @@ private:
     }
 };
 
+class IdleResetTestCase : public TestCase
+{
+public:
+    IdleResetTestCase()
+        : TestCase("after the network goes idle it behaves exactly as a fresh one continuing the "
+                   "flow numbering, DCQCN and ECN included (checkpoint safety)")
+    {
+    }
+
+private:
+    /// Second-round delivery times of a RoCE incast; \p firstRound: run a congested
+    /// round before it on the same transport, else start fresh with the numbering it left.
+    static std::vector<Time> SecondRound(bool firstRound)
+    {
+        const uint32_t n = 8;
+        const std::vector<FlowSpec> round = Incast(n, 2 << 20);
+        Ptr<PacketTransport> t = MakeHelper().Install(
+            PhantoraTopologyHelper::SingleSwitch(n, DataRate("400Gbps"), MicroSeconds(1), "roce"));
+        std::vector<FlowSpec> flows;
+        if (firstRound)
+        {
+            flows = round;
+        }
+        else
+        {
+            t->SetFlowNumbering(round.size());
+        }
+        for (FlowSpec f : round)
+        {
+            f.start = MilliSeconds(5);
+            flows.push_back(f);
+        }
+        std::vector<Time> done = RunFlows(t, flows);
+        const uint64_t cuts = t->GetStatistics().rateCuts;
+        Simulator::Destroy();
+        done.erase(done.begin(), done.end() - static_cast<std::ptrdiff_t>(round.size()));
+        done.push_back(Seconds(static_cast<double>(cuts > 0)));
+        return done;
+    }
+
+    void DoRun() override
+    {
+        const std::vector<Time> continued = SecondRound(true);
+        const std::vector<Time> fresh = SecondRound(false);
+        NS_TEST_ASSERT_MSG_EQ(continued.back(), Seconds(1), "the incast made DCQCN cut rates");
+        for (std::size_t i = 0; i + 1 < fresh.size(); ++i)
+        {
+            NS_TEST_ASSERT_MSG_EQ(continued[i], fresh[i], "flow " << i << " of the second round");
+        }
+    }
+};
+
 class LinkKindErrorsTestCase : public TestCase
 {
 public:
@@ -389,6 +438,7 @@ public:
         AddTestCase(new PfcIncastTestCase, TestCase::QUICK);
         AddTestCase(new IbCreditIncastTestCase, TestCase::QUICK);
         AddTestCase(new DcqcnFairnessTestCase, TestCase::QUICK);
+        AddTestCase(new IdleResetTestCase, TestCase::QUICK);
         AddTestCase(new LinkKindErrorsTestCase, TestCase::QUICK);
     }
 };

@@ -12,7 +12,6 @@
 #include "ns3/packet-transport-helper.h"
 #include "ns3/packet-transport.h"
 #include "ns3/phantora-topology-helper.h"
-#include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
@@ -312,9 +311,6 @@ private:
 
     void DoRun() override
     {
-        // ECN marking draws random numbers: fix them so the run is the same every time.
-        RngSeedManager::SetSeed(1);
-        RngSeedManager::SetRun(1);
         Incast();
         OversubscribedSpine();
         ManyChannels();
