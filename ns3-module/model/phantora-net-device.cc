@@ -285,6 +285,8 @@ void PhantoraNetDevice::SetIngressCredit(uint32_t bufferBytes)
     m_ingressMode = IngressMode::Credit;
     m_ingressBuffer = bufferBytes;
     Ptr<PhantoraNetDevice> peer = m_channel->GetPeer(this);
+    m_creditPeer = PeekPointer(peer);
+    m_creditDelay = m_channel->GetDelay();
     peer->m_creditLimited = true;
     peer->m_credits = bufferBytes;
 }
@@ -334,8 +336,9 @@ void PhantoraNetDevice::ReleaseIngress(uint32_t bytes)
     m_ingressBytes -= bytes;
     if (m_ingressMode == IngressMode::Credit)
     {
-        Ptr<PhantoraNetDevice> peer = m_channel->GetPeer(this);
-        peer->ReturnCredits(bytes, Simulator::Now() + m_channel->GetDelay());
+        // Once per packet and hop: no reference counting on this path.
+        PhantoraNetDevice* peer = m_creditPeer;
+        peer->ReturnCredits(bytes, Simulator::Now() + m_creditDelay);
     }
     else if (m_ingressMode == IngressMode::Pfc && m_pauseSent && m_ingressBytes <= m_pfcXon)
     {

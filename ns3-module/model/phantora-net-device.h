@@ -237,6 +237,9 @@ private:
     // Receiving side flow control.
     IngressMode m_ingressMode{IngressMode::None};
     uint32_t m_ingressBuffer{0}; ///< credit mode: the buffer; PFC mode: XOFF
+    PhantoraNetDevice* m_creditPeer{
+        nullptr}; ///< credit mode: the upstream device (the channel owns it)
+    Time m_creditDelay;
     uint32_t m_pfcXon{0};
     uint32_t m_pfcHeadroom{0};
     bool m_pauseSent{false};
