@@ -17,6 +17,12 @@ void TraceRecorder::Span(int rank, std::string track, std::string name, int64_t 
     m_spans.push_back({rank, std::move(track), std::move(name), startNs, endNs});
 }
 
+void TraceRecorder::NetworkSpan(std::string track, std::string name, int64_t startNs,
+                                int64_t endNs)
+{
+    m_spans.push_back({kNetworkPid, std::move(track), std::move(name), startNs, endNs});
+}
+
 void TraceRecorder::Write(const std::filesystem::path& file) const
 {
     // Spans arrive in the order the bridge happened to learn of them; sort them so the
@@ -59,7 +65,10 @@ void TraceRecorder::Write(const std::filesystem::path& file) const
             events.push_back({{"ph", "M"},
                               {"name", "process_name"},
                               {"pid", key.first},
-                              {"args", {{"name", fmt::format("rank {}", key.first)}}}});
+                              {"args",
+                               {{"name", key.first == kNetworkPid
+                                             ? std::string("network")
+                                             : fmt::format("rank {}", key.first)}}}});
         }
         events.push_back({{"ph", "M"},
                           {"name", "thread_name"},
