@@ -1,0 +1,230 @@
+// gpu_profiler: fills the profile cache on one real GPU.
+//   record [--raw F] [--db F] -- CMD ARGS   run CMD under the CUPTI recorder
+//   replay --missing F [--raw F] [--db F]   measure the GEMMs a simulation missed
+//   import --db F RAW...                     merge raw logs into a profile database
+//   info --db F                              what a profile holds
+#include "profile_reader.h"
+#include "profile_writer.h"
+#include "raw_log.h"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace phantora::profile;
+
+namespace
+{
+
+fs::path SelfDir()
+{
+    return fs::read_symlink("/proc/self/exe").parent_path();
+}
+
+/// Runs \p argv to completion with \p env added; returns its exit status.
+int RunChild(const std::vector<std::string>& argv,
+             const std::vector<std::pair<std::string, std::string>>& env, const fs::path* stdoutTo)
+{
+    const pid_t pid = fork();
+    if (pid < 0)
+    {
+        throw std::runtime_error("fork failed");
+    }
+    if (pid == 0)
+    {
+        for (const auto& [k, v] : env)
+        {
+            setenv(k.c_str(), v.c_str(), 1);
+        }
+        if (stdoutTo)
+        {
+            std::FILE* f = std::freopen(stdoutTo->c_str(), "a", stdout);
+            if (!f)
+            {
+                _exit(126);
+            }
+        }
+        std::vector<char*> args;
+        for (const auto& a : argv)
+        {
+            args.push_back(const_cast<char*>(a.c_str()));
+        }
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        std::fprintf(stderr, "gpu_profiler: cannot run %s: %s\n", args[0], std::strerror(errno));
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// The program under the recorder, then the device facts appended to the same raw log.
+int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::string& source)
+{
+    const fs::path recorder = SelfDir() / "libphantora_recorder.so";
+    std::string preload = recorder.string();
+    if (const char* old = std::getenv("LD_PRELOAD"))
+    {
+        preload += std::string(":") + old;
+    }
+    const int rc = RunChild(cmd,
+                            {{"LD_PRELOAD", preload},
+                             {"PHANTORA_RECORD_OUT", raw.string()},
+                             {"PHANTORA_RECORD_SOURCE", source}},
+                            nullptr);
+    if (rc != 0)
+    {
+        std::fprintf(stderr, "gpu_profiler: %s exited with status %d\n", cmd[0].c_str(), rc);
+        return rc;
+    }
+    if (!fs::exists(raw))
+    {
+        std::fprintf(stderr, "gpu_profiler: %s wrote no %s (did it use the GPU?)\n", cmd[0].c_str(),
+                     raw.c_str());
+        return 1;
+    }
+    {
+        std::ofstream(raw, std::ios::app)
+            << fmt::format("meta\tcommand\t{}\n", fmt::join(cmd, " "));
+    }
+    const int info = RunChild({(SelfDir() / "gpu_profiler_gpu").string(), "device-info"}, {}, &raw);
+    if (info != 0)
+    {
+        std::fprintf(stderr, "gpu_profiler: gpu_profiler_gpu device-info failed (%d)\n", info);
+        return info;
+    }
+    return 0;
+}
+
+void Import(const fs::path& db, const std::vector<fs::path>& raws)
+{
+    ProfileWriter w(db);
+    for (const auto& raw : raws)
+    {
+        const RawLog log = RawLog::Read(raw);
+        for (const auto& [k, v] : log.metadata)
+        {
+            if (k != "command" && k != "source" && k != "dropped_records")
+            {
+                w.SetMetadata(k, v);
+            }
+        }
+        auto src = log.metadata.find("source");
+        const std::string source = src == log.metadata.end() ? "record" : src->second;
+        const std::string run = raw.filename().string();
+        size_t samples = 0;
+        for (const auto& [key, durations] : log.samples)
+        {
+            w.AddSamples(key, durations, run, source);
+            samples += durations.size();
+        }
+        std::printf("%s: %zu ops, %zu samples merged into %s\n", raw.c_str(), log.samples.size(),
+                    samples, db.c_str());
+    }
+    w.Commit();
+}
+
+int Info(const fs::path& db)
+{
+    ProfileReader r(db);
+    for (const auto& [k, v] : r.Metadata())
+    {
+        std::printf("%-22s %s\n", k.c_str(), v.c_str());
+    }
+    size_t byKind[4] = {};
+    for (const auto& [key, st] : r.Ops())
+    {
+        ++byKind[static_cast<int>(key.kind)];
+    }
+    std::printf("ops: %zu kernels, %zu GEMMs, %zu memcpys, %zu memsets\n", byKind[0], byKind[1],
+                byKind[2], byKind[3]);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"Measures GPU ops on one real GPU into a profile database (profiles/README.md)"};
+    app.require_subcommand(1);
+    fs::path raw, db, missing;
+    std::vector<std::string> cmd;
+    std::vector<fs::path> raws;
+    int warmup = 5, iterations = 20;
+
+    auto* record = app.add_subcommand("record", "run a program on the GPU, recording every op");
+    record->add_option("--raw", raw, "raw log to write (default: <db>.<time>.tsv)");
+    record->add_option("--db", db, "profile database to merge the measurements into");
+    record->add_option("command", cmd, "the program and its arguments (after --)")->required();
+
+    auto* replay = app.add_subcommand("replay", "measure the GEMMs a simulation reported missing");
+    replay->add_option("--missing", missing, "missing-ops JSON (phantora-cluster --missing)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    replay->add_option("--raw", raw, "raw log to write");
+    replay->add_option("--db", db, "profile database to merge the measurements into");
+    replay->add_option("--warmup", warmup, "unmeasured runs of each op first")
+        ->capture_default_str();
+    replay->add_option("--iterations", iterations, "measured runs of each op")
+        ->capture_default_str();
+
+    auto* import = app.add_subcommand("import", "merge raw logs into a profile database");
+    import->add_option("--db", db, "profile database (created if missing)")->required();
+    import->add_option("raw", raws, "raw logs")->required()->check(CLI::ExistingFile);
+
+    auto* info = app.add_subcommand("info", "print a profile's metadata and size");
+    info->add_option("--db", db, "profile database")->required()->check(CLI::ExistingFile);
+    CLI11_PARSE(app, argc, argv);
+
+    try
+    {
+        if (*import)
+        {
+            Import(db, raws);
+            return 0;
+        }
+        if (*info)
+        {
+            return Info(db);
+        }
+        if (raw.empty())
+        {
+            if (db.empty())
+            {
+                std::fprintf(stderr, "gpu_profiler: give --raw, --db or both\n");
+                return 2;
+            }
+            raw = db;
+            raw += fmt::format(".{}.tsv", std::time(nullptr));
+        }
+        fs::remove(raw);
+        int rc = 0;
+        if (*record)
+        {
+            rc = Record(cmd, raw, "record");
+        }
+        else
+        {
+            rc = Record({(SelfDir() / "gpu_profiler_gpu").string(), "replay", missing.string(),
+                         "--warmup", std::to_string(warmup), "--iterations",
+                         std::to_string(iterations)},
+                        raw, "replay");
+        }
+        if (rc == 0 && !db.empty())
+        {
+            Import(db, {raw});
+        }
+        return rc;
+    }
+    catch (const std::exception& e)
+    {
+        std::fprintf(stderr, "gpu_profiler: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,47 @@
+// The identity of one GPU operation in the profile cache: the same facts the
+// interposer sends for it, so a simulated launch and a recorded one meet on one key.
+#pragma once
+
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace phantora::profile
+{
+
+enum class OpKind : uint8_t
+{
+    Kernel, ///< a __global__ function: demangled name + launch shape
+    Gemm,   ///< a cuBLAS/cuBLASLt call, named by its exact signature (interposer's naming)
+    Memcpy, ///< name is the direction: "HtoD", "DtoH", "DtoD", "HtoH"
+    Memset,
+};
+
+const char* OpKindName(OpKind kind);
+std::optional<OpKind> ParseOpKind(std::string_view text);
+
+struct OpKey
+{
+    OpKind kind{OpKind::Kernel};
+    std::string name;
+    std::array<uint32_t, 3> grid{};
+    std::array<uint32_t, 3> block{};
+    uint32_t sharedMem{0}; ///< dynamic shared memory of the launch, as <<<>>> passes it
+    uint64_t bytes{0};     ///< memcpy/memset size
+
+    auto operator<=>(const OpKey&) const = default;
+
+    /// Threads launched: what "the same kernel at another launch shape" scales by.
+    double Threads() const;
+    /// One line naming the op, for logs, reports and the missing-ops file.
+    std::string Describe() const;
+};
+
+/// A kernel launch as the interposer names it: GEMMs arrive as "cublas...(m=...)" ops.
+OpKey KeyForLaunch(std::string_view name, const std::array<uint32_t, 3>& grid,
+                   const std::array<uint32_t, 3>& block, uint32_t sharedMem);
+
+} // namespace phantora::profile

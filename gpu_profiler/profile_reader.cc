@@ -1,0 +1,97 @@
+#include "profile_reader.h"
+
+#include "profile_schema.h"
+
+#include <fmt/format.h>
+
+namespace phantora::profile
+{
+
+ProfileReader::ProfileReader(const std::filesystem::path& file) : m_file(file)
+{
+    SqliteDb db(file, true);
+    {
+        SqliteStatement meta(db, "SELECT key, value FROM metadata");
+        while (meta.Step())
+        {
+            m_metadata[meta.Text(0)] = meta.Text(1);
+        }
+    }
+    auto version = m_metadata.find("schema_version");
+    if (version == m_metadata.end() || version->second != std::to_string(kSchemaVersion))
+    {
+        throw ProfileError(
+            fmt::format("profile {}: metadata.schema_version is {}, expected {}", file.string(),
+                        version == m_metadata.end() ? "missing" : "\"" + version->second + "\"",
+                        kSchemaVersion));
+    }
+    SqliteStatement ops(db, "SELECT kind, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,"
+                            " shared_mem, bytes, samples, median_ns, p10_ns, p90_ns, mean_ns,"
+                            " stddev_ns, source, id FROM ops");
+    while (ops.Step())
+    {
+        OpKey k;
+        auto kind = ParseOpKind(ops.Text(0));
+        if (!kind)
+        {
+            throw ProfileError(fmt::format(
+                "profile {}: ops row {} has kind \"{}\", expected kernel, gemm, memcpy or memset",
+                file.string(), ops.Int(17), ops.Text(0)));
+        }
+        k.kind = *kind;
+        k.name = ops.Text(1);
+        for (int i = 0; i < 3; ++i)
+        {
+            k.grid[i] = static_cast<uint32_t>(ops.Int(2 + i));
+            k.block[i] = static_cast<uint32_t>(ops.Int(5 + i));
+        }
+        k.sharedMem = static_cast<uint32_t>(ops.Int(8));
+        k.bytes = static_cast<uint64_t>(ops.Int(9));
+        OpStats s;
+        s.samples = ops.Int(10);
+        s.medianNs = ops.Real(11);
+        s.p10Ns = ops.Real(12);
+        s.p90Ns = ops.Real(13);
+        s.meanNs = ops.Real(14);
+        s.stddevNs = ops.Real(15);
+        s.source = ops.Text(16);
+        if (s.samples <= 0 || !(s.medianNs >= 0))
+        {
+            throw ProfileError(fmt::format(
+                "profile {}: ops row {} ({}) has {} samples and median {} ns, expected at least "
+                "one sample and a median >= 0",
+                file.string(), ops.Int(17), k.Describe(), s.samples, s.medianNs));
+        }
+        m_ops.emplace(std::move(k), std::move(s));
+    }
+    for (const auto& entry : m_ops)
+    {
+        m_byName.emplace(std::make_pair(entry.first.kind, entry.first.name), &entry);
+    }
+}
+
+std::string ProfileReader::GpuModel() const
+{
+    auto it = m_metadata.find("gpu_model");
+    return it == m_metadata.end() ? "" : it->second;
+}
+
+const OpStats* ProfileReader::Find(const OpKey& key) const
+{
+    auto it = m_ops.find(key);
+    return it == m_ops.end() ? nullptr : &it->second;
+}
+
+std::vector<const std::pair<const OpKey, OpStats>*>
+ProfileReader::SameName(OpKind kind, const std::string& name) const
+{
+    std::vector<const std::pair<const OpKey, OpStats>*> out;
+    auto [first, last] = m_byName.equal_range({kind, name});
+    for (auto it = first; it != last; ++it)
+    {
+        out.push_back(it->second);
+    }
+    return out;
+}
+
+} // namespace phantora::profile

@@ -1,0 +1,43 @@
+// A profile database opened read-only and held in memory: the bridge looks up every
+// simulated launch, so lookups must not touch the file.  Any number of simulations
+// (and their ranks) may open one profile at once.
+#pragma once
+
+#include "op_key.h"
+#include "op_stats.h"
+#include "sqlite_handle.h"
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace phantora::profile
+{
+
+class ProfileReader
+{
+public:
+    /// Throws ProfileError naming the file if it is missing, not a profile, or of
+    /// another schema version.
+    explicit ProfileReader(const std::filesystem::path& file);
+
+    const std::filesystem::path& File() const { return m_file; }
+    const std::map<std::string, std::string>& Metadata() const { return m_metadata; }
+    /// metadata["gpu_model"], e.g. "H200"
+    std::string GpuModel() const;
+
+    const OpStats* Find(const OpKey& key) const;
+    /// Every measured op of \p kind named \p name (all launch shapes / sizes).
+    std::vector<const std::pair<const OpKey, OpStats>*> SameName(OpKind kind,
+                                                                 const std::string& name) const;
+    const std::map<OpKey, OpStats>& Ops() const { return m_ops; }
+
+private:
+    std::filesystem::path m_file;
+    std::map<std::string, std::string> m_metadata;
+    std::map<OpKey, OpStats> m_ops;
+    std::multimap<std::pair<OpKind, std::string>, const std::pair<const OpKey, OpStats>*> m_byName;
+};
+
+} // namespace phantora::profile

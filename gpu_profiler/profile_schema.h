@@ -1,0 +1,40 @@
+// The profile database's tables (profiles/README.md documents them for readers).
+#pragma once
+
+namespace phantora::profile
+{
+
+inline constexpr int kSchemaVersion = 1;
+
+inline constexpr const char* kSchemaSql = R"sql(
+CREATE TABLE IF NOT EXISTS metadata(
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ops(
+    id         INTEGER PRIMARY KEY,
+    kind       TEXT NOT NULL CHECK(kind IN ('kernel','gemm','memcpy','memset')),
+    name       TEXT NOT NULL,
+    grid_x     INTEGER NOT NULL DEFAULT 0,
+    grid_y     INTEGER NOT NULL DEFAULT 0,
+    grid_z     INTEGER NOT NULL DEFAULT 0,
+    block_x    INTEGER NOT NULL DEFAULT 0,
+    block_y    INTEGER NOT NULL DEFAULT 0,
+    block_z    INTEGER NOT NULL DEFAULT 0,
+    shared_mem INTEGER NOT NULL DEFAULT 0,
+    bytes      INTEGER NOT NULL DEFAULT 0,
+    samples    INTEGER NOT NULL CHECK(samples > 0),
+    median_ns  REAL NOT NULL,
+    p10_ns     REAL NOT NULL,
+    p90_ns     REAL NOT NULL,
+    mean_ns    REAL NOT NULL,
+    stddev_ns  REAL NOT NULL,
+    source     TEXT NOT NULL,
+    UNIQUE(kind, name, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, bytes));
+CREATE TABLE IF NOT EXISTS samples(
+    op_id       INTEGER NOT NULL REFERENCES ops(id),
+    duration_ns INTEGER NOT NULL,
+    run         TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS samples_by_op ON samples(op_id);
+)sql";
+
+} // namespace phantora::profile

@@ -1,0 +1,139 @@
+#include "profile_writer.h"
+
+#include "op_stats.h"
+#include "profile_schema.h"
+
+#include <fmt/format.h>
+
+namespace phantora::profile
+{
+
+ProfileWriter::ProfileWriter(const std::filesystem::path& file) : m_db(file, false)
+{
+    m_db.Exec(kSchemaSql);
+    m_db.Exec("BEGIN IMMEDIATE");
+    m_open = true;
+    SetMetadata("schema_version", std::to_string(kSchemaVersion));
+}
+
+ProfileWriter::~ProfileWriter()
+{
+    if (m_open)
+    {
+        // Not committed: an exception is on its way; leave the file as it was.
+        sqlite3_exec(m_db.Get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+}
+
+void ProfileWriter::SetMetadata(const std::string& key, const std::string& value)
+{
+    if (key == "gpu_name" || key == "gpu_model")
+    {
+        SqliteStatement q(m_db, "SELECT value FROM metadata WHERE key = ?1");
+        q.Bind(1, key);
+        if (q.Step() && q.Text(0) != value)
+        {
+            throw ProfileError(
+                fmt::format("profile {}: holds measurements of {} \"{}\", refusing ones of \"{}\"",
+                            m_db.File().string(), key, q.Text(0), value));
+        }
+    }
+    SqliteStatement s(m_db, "INSERT INTO metadata(key, value) VALUES(?1, ?2)"
+                            " ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    s.Bind(1, key);
+    s.Bind(2, value);
+    s.Step();
+}
+
+void ProfileWriter::AddSamples(const OpKey& key, const std::vector<int64_t>& durationsNs,
+                               const std::string& run, const std::string& source)
+{
+    if (durationsNs.empty())
+    {
+        return;
+    }
+    auto bindKey = [&key](SqliteStatement& s)
+    {
+        s.Bind(1, std::string(OpKindName(key.kind)));
+        s.Bind(2, key.name);
+        for (int i = 0; i < 3; ++i)
+        {
+            s.Bind(3 + i, static_cast<int64_t>(key.grid[i]));
+            s.Bind(6 + i, static_cast<int64_t>(key.block[i]));
+        }
+        s.Bind(9, static_cast<int64_t>(key.sharedMem));
+        s.Bind(10, static_cast<int64_t>(key.bytes));
+    };
+    const std::string keyWhere =
+        "kind=?1 AND name=?2 AND grid_x=?3 AND grid_y=?4 AND grid_z=?5 AND "
+        "block_x=?6 AND block_y=?7 AND block_z=?8 AND shared_mem=?9 AND "
+        "bytes=?10";
+    int64_t id = -1;
+    std::string storedSource;
+    {
+        SqliteStatement find(m_db, "SELECT id, source FROM ops WHERE " + keyWhere);
+        bindKey(find);
+        if (find.Step())
+        {
+            id = find.Int(0);
+            storedSource = find.Text(1);
+        }
+    }
+    if (id < 0)
+    {
+        SqliteStatement ins(m_db,
+                            "INSERT INTO ops(kind, name, grid_x, grid_y, grid_z, block_x,"
+                            " block_y, block_z, shared_mem, bytes, samples, median_ns, p10_ns,"
+                            " p90_ns, mean_ns, stddev_ns, source)"
+                            " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,1,0,0,0,0,0,?11)");
+        bindKey(ins);
+        ins.Bind(11, source);
+        ins.Step();
+        id = sqlite3_last_insert_rowid(m_db.Get());
+        storedSource = source;
+    }
+    SqliteStatement add(m_db, "INSERT INTO samples(op_id, duration_ns, run) VALUES(?1, ?2, ?3)");
+    for (int64_t d : durationsNs)
+    {
+        add.Reset();
+        add.Bind(1, id);
+        add.Bind(2, d);
+        add.Bind(3, run);
+        add.Step();
+    }
+    std::vector<int64_t> all;
+    {
+        SqliteStatement q(m_db, "SELECT duration_ns FROM samples WHERE op_id = ?1");
+        q.Bind(1, id);
+        while (q.Step())
+        {
+            all.push_back(q.Int(0));
+        }
+    }
+    const OpStats st = OpStats::FromSamples(
+        std::move(all), storedSource == source ? source : storedSource + "+" + source);
+    SqliteStatement up(m_db, "UPDATE ops SET samples=?1, median_ns=?2, p10_ns=?3, p90_ns=?4,"
+                             " mean_ns=?5, stddev_ns=?6, source=?7 WHERE id=?8");
+    up.Bind(1, st.samples);
+    up.Bind(2, st.medianNs);
+    up.Bind(3, st.p10Ns);
+    up.Bind(4, st.p90Ns);
+    up.Bind(5, st.meanNs);
+    up.Bind(6, st.stddevNs);
+    up.Bind(7, st.source.find("record") != std::string::npos &&
+                       st.source.find("replay") != std::string::npos
+                   ? std::string("record+replay")
+                   : st.source);
+    up.Bind(8, id);
+    up.Step();
+}
+
+void ProfileWriter::Commit()
+{
+    m_db.Exec("COMMIT");
+    m_open = false;
+    m_db.Exec("BEGIN IMMEDIATE");
+    m_open = true;
+}
+
+} // namespace phantora::profile

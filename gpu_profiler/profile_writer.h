@@ -1,0 +1,36 @@
+// Creates or extends a profile database.  Every sample is kept, so measurements of
+// one op from several recordings and replays merge into one set of statistics.
+#pragma once
+
+#include "op_key.h"
+#include "sqlite_handle.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace phantora::profile
+{
+
+class ProfileWriter
+{
+public:
+    explicit ProfileWriter(const std::filesystem::path& file);
+    ~ProfileWriter();
+    ProfileWriter(const ProfileWriter&) = delete;
+    ProfileWriter& operator=(const ProfileWriter&) = delete;
+
+    /// Refuses (ProfileError) a value that contradicts one already stored for a key
+    /// that identifies the hardware (GPU name), so two GPUs never share one file.
+    void SetMetadata(const std::string& key, const std::string& value);
+    void AddSamples(const OpKey& key, const std::vector<int64_t>& durationsNs,
+                    const std::string& run, const std::string& source);
+    /// Makes everything added so far visible to readers at once.
+    void Commit();
+
+private:
+    SqliteDb m_db;
+    bool m_open{false};
+};
+
+} // namespace phantora::profile

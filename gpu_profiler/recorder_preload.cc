@@ -1,0 +1,473 @@
+// libphantora_recorder.so: preloaded into a program that runs for real on one GPU.
+// CUPTI's activity records give every kernel's, copy's and memset's GPU start and
+// end; the cuBLAS/cuBLASLt entry points are interposed here so the kernels a GEMM
+// launches are tagged (CUPTI external correlation) with the GEMM's signature, named
+// exactly as the simulation's interposer names it.  At exit one line per op goes
+// to $PHANTORA_RECORD_OUT (raw_log.h describes the format).
+#include "../interposer/cuda_type_names.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cublasLt.h>
+#include <cublas_api.h>
+#include <cupti.h>
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace
+{
+
+struct DeviceOp
+{
+    char kind; ///< 'k' kernel, 'c' memcpy, 's' memset
+    std::string name;
+    int32_t grid[3]{}, block[3]{};
+    int32_t sharedMem{0};
+    uint64_t bytes{0};
+    uint64_t start{0}, end{0};
+    uint32_t correlation{0};
+};
+
+struct State
+{
+    std::mutex mutex;
+    std::vector<DeviceOp> ops;
+    std::map<uint32_t, uint64_t> external;    ///< CUPTI correlation id -> our GEMM call id
+    std::map<uint64_t, std::string> gemmName; ///< GEMM call id -> signature
+    std::atomic<uint64_t> nextGemm{1};
+    std::atomic<bool> written{false};
+    uint64_t dropped{0};
+};
+
+State& S()
+{
+    static State* s = new State; // never destroyed: CUPTI may call back during exit
+    return *s;
+}
+
+thread_local int t_gemmDepth = 0;
+std::atomic<bool> g_discard{false}; ///< warm-up calls of the replay tool: run, never saved
+
+void Check(CUptiResult r, const char* what)
+{
+    if (r != CUPTI_SUCCESS)
+    {
+        const char* msg = nullptr;
+        cuptiGetResultString(r, &msg);
+        std::fprintf(stderr, "phantora recorder: %s failed: %s\n", what, msg ? msg : "?");
+    }
+}
+
+std::string Demangle(const char* mangled)
+{
+    if (!mangled)
+    {
+        return "?";
+    }
+    int status = 0;
+    std::unique_ptr<char, decltype(&std::free)> d(
+        abi::__cxa_demangle(mangled, nullptr, nullptr, &status), &std::free);
+    return status == 0 && d ? d.get() : mangled;
+}
+
+const char* CopyKindName(uint8_t kind)
+{
+    switch (kind)
+    {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+        return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+        return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+        return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+        return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+        return "PtoP";
+    default:
+        return "other";
+    }
+}
+
+constexpr size_t kBufferBytes = 8u << 20;
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords)
+{
+    *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+    *size = kBufferBytes;
+    *maxNumRecords = 0;
+}
+
+void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize)
+{
+    State& s = S();
+    std::lock_guard lock(s.mutex);
+    CUpti_Activity* rec = nullptr;
+    while (cuptiActivityGetNextRecord(buffer, validSize, &rec) == CUPTI_SUCCESS)
+    {
+        switch (rec->kind)
+        {
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        {
+            auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(rec);
+            DeviceOp op{'k', Demangle(k->name)};
+            op.grid[0] = k->gridX, op.grid[1] = k->gridY, op.grid[2] = k->gridZ;
+            op.block[0] = k->blockX, op.block[1] = k->blockY, op.block[2] = k->blockZ;
+            op.sharedMem = k->dynamicSharedMemory;
+            op.start = k->start, op.end = k->end, op.correlation = k->correlationId;
+            s.ops.push_back(std::move(op));
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY:
+        {
+            auto* c = reinterpret_cast<CUpti_ActivityMemcpy6*>(rec);
+            DeviceOp op{'c', CopyKindName(c->copyKind)};
+            op.bytes = c->bytes, op.start = c->start, op.end = c->end;
+            op.correlation = c->correlationId;
+            s.ops.push_back(std::move(op));
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET:
+        {
+            auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(rec);
+            DeviceOp op{'s', "memset"};
+            op.bytes = m->bytes, op.start = m->start, op.end = m->end;
+            op.correlation = m->correlationId;
+            s.ops.push_back(std::move(op));
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+        {
+            auto* e = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(rec);
+            if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+            {
+                s.external[e->correlationId] = e->externalId;
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    size_t dropped = 0;
+    cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+    s.dropped += dropped;
+    std::free(buffer);
+}
+
+/// Writes the log once: at the first context teardown or at exit, whichever comes first.
+void WriteLog()
+{
+    State& s = S();
+    cuptiActivityFlushAll(1);
+    if (s.written.exchange(true))
+    {
+        return;
+    }
+    const char* path = std::getenv("PHANTORA_RECORD_OUT");
+    if (!path)
+    {
+        std::fprintf(stderr, "phantora recorder: PHANTORA_RECORD_OUT is not set; nothing saved\n");
+        return;
+    }
+    std::unique_ptr<FILE, decltype(&std::fclose)> f(std::fopen(path, "w"), &std::fclose);
+    if (!f)
+    {
+        std::fprintf(stderr, "phantora recorder: cannot write %s: %s\n", path,
+                     std::strerror(errno));
+        return;
+    }
+    std::lock_guard lock(s.mutex);
+    uint32_t cuptiVersion = 0;
+    cuptiGetVersion(&cuptiVersion);
+    std::fprintf(f.get(), "meta\tcupti_api_version\t%u\n", cuptiVersion);
+    if (const char* source = std::getenv("PHANTORA_RECORD_SOURCE"))
+    {
+        std::fprintf(f.get(), "meta\tsource\t%s\n", source);
+    }
+    std::fprintf(f.get(), "meta\tdropped_records\t%llu\n",
+                 static_cast<unsigned long long>(s.dropped));
+    // A GEMM is one op on the simulated stream: from its first kernel's start to its
+    // last one's end, gaps between its kernels included, as the stream sees it.
+    struct Span
+    {
+        uint64_t start{~0ull}, end{0};
+    };
+    std::map<uint64_t, Span> gemms;
+    uint64_t kernels = 0;
+    for (const DeviceOp& op : s.ops)
+    {
+        auto ext = s.external.find(op.correlation);
+        if (ext != s.external.end() && s.gemmName.count(ext->second))
+        {
+            Span& sp = gemms[ext->second];
+            sp.start = std::min(sp.start, op.start);
+            sp.end = std::max(sp.end, op.end);
+            continue;
+        }
+        const unsigned long long d = op.end > op.start ? op.end - op.start : 0;
+        if (op.kind == 'k')
+        {
+            ++kernels;
+            std::fprintf(f.get(), "op\tkernel\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t0\t%llu\n",
+                         op.name.c_str(), op.grid[0], op.grid[1], op.grid[2], op.block[0],
+                         op.block[1], op.block[2], op.sharedMem, d);
+        }
+        else
+        {
+            std::fprintf(f.get(), "op\t%s\t%s\t0\t0\t0\t0\t0\t0\t0\t%llu\t%llu\n",
+                         op.kind == 'c' ? "memcpy" : "memset", op.name.c_str(),
+                         static_cast<unsigned long long>(op.bytes), d);
+        }
+    }
+    for (const auto& [id, sp] : gemms)
+    {
+        if (s.gemmName[id].empty())
+        {
+            continue; // a warm-up
+        }
+        std::fprintf(f.get(), "op\tgemm\t%s\t0\t0\t0\t0\t0\t0\t0\t0\t%llu\n",
+                     s.gemmName[id].c_str(), static_cast<unsigned long long>(sp.end - sp.start));
+    }
+    std::fprintf(stderr,
+                 "phantora recorder: %zu GPU activities (%llu kernels outside GEMMs, %zu GEMM "
+                 "calls) written to %s\n",
+                 s.ops.size(), static_cast<unsigned long long>(kernels), gemms.size(), path);
+}
+
+void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*)
+{
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+    {
+        WriteLog();
+    }
+}
+
+__attribute__((constructor)) void Start()
+{
+    Check(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted), "register buffers");
+    Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable kernels");
+    Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enable memcpy");
+    Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "enable memset");
+    Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "enable correlation");
+    // External correlation records precede API records only: without these two kinds
+    // no GEMM's kernels could be told apart.
+    Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), "enable runtime API records");
+    Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "enable driver API records");
+    static CUpti_SubscriberHandle sub;
+    Check(cuptiSubscribe(&sub, OnCallback, nullptr), "subscribe");
+    Check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+                              CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
+          "context callback");
+    std::atexit(WriteLog);
+}
+
+/// The library's own entry point.  RTLD_NEXT finds it when the program linked the
+/// library; a library dlopen'ed with RTLD_LOCAL (Python extensions: PyTorch) is not in
+/// the global scope, so it is asked for by soname.
+template <class F> F Real(const char* name, const char* soname)
+{
+    static_assert(sizeof(F) == sizeof(void*));
+    void* p = dlsym(RTLD_NEXT, name);
+    if (!p)
+    {
+        if (void* lib = dlopen(soname, RTLD_NOLOAD | RTLD_LAZY))
+        {
+            p = dlsym(lib, name);
+        }
+    }
+    if (!p)
+    {
+        std::fprintf(stderr, "phantora recorder: %s not found in %s\n", name, soname);
+        std::abort();
+    }
+    F f;
+    std::memcpy(&f, &p, sizeof f);
+    return f;
+}
+
+/// Tags every GPU activity the call launches with the GEMM's name (outermost call only:
+/// cuBLAS calls cuBLASLt inside).
+class GemmScope
+{
+public:
+    explicit GemmScope(const std::string& name) : m_outer(t_gemmDepth++ == 0)
+    {
+        if (m_outer)
+        {
+            State& s = S();
+            m_id = s.nextGemm++;
+            {
+                std::lock_guard lock(s.mutex);
+                s.gemmName[m_id] = g_discard ? std::string() : name;
+            }
+            cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, m_id);
+        }
+    }
+    ~GemmScope()
+    {
+        --t_gemmDepth;
+        if (m_outer)
+        {
+            uint64_t id = 0;
+            cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
+        }
+    }
+    GemmScope(const GemmScope&) = delete;
+    GemmScope& operator=(const GemmScope&) = delete;
+
+private:
+    bool m_outer;
+    uint64_t m_id{0};
+};
+
+const char* Op(cublasOperation_t op)
+{
+    return op == CUBLAS_OP_N ? "N" : "T";
+}
+
+// Same text as interposer/cublas_hooks.cc Launch().
+std::string GemmName(const char* api, cublasOperation_t ta, cublasOperation_t tb, long long m,
+                     long long n, long long k, cudaDataType a, cudaDataType b, cudaDataType c,
+                     long long batch)
+{
+    using phantora::interposer::DataTypeName;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s(m=%lld,n=%lld,k=%lld,op=%s%s,a=%s,b=%s,c=%s,batch=%lld)",
+                  api, m, n, k, Op(ta), Op(tb), DataTypeName(a), DataTypeName(b), DataTypeName(c),
+                  batch);
+    return buf;
+}
+
+} // namespace
+
+extern "C"
+{
+
+    /// The replay tool's warm-up switch (found with dlsym; absent when not recording).
+    __attribute__((visibility("default"))) void phantora_recorder_discard(int on)
+    {
+        g_discard = on != 0;
+    }
+
+    cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
+                                cublasOperation_t transb, int m, int n, int k, const void* alpha,
+                                const void* A, cudaDataType Atype, int lda, const void* B,
+                                cudaDataType Btype, int ldb, const void* beta, void* C,
+                                cudaDataType Ctype, int ldc, cublasComputeType_t computeType,
+                                cublasGemmAlgo_t algo)
+    {
+        using Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                      int, int, const void*, const void*, cudaDataType, int,
+                                      const void*, cudaDataType, int, const void*, void*,
+                                      cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+        static auto real = Real<Fn>("cublasGemmEx", "libcublas.so.13");
+        GemmScope scope(GemmName("cublasGemmEx", transa, transb, m, n, k, Atype, Btype, Ctype, 1));
+        return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+                    Ctype, ldc, computeType, algo);
+    }
+
+    cublasStatus_t cublasGemmStridedBatchedEx(
+        cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+        int k, const void* alpha, const void* A, cudaDataType Atype, int lda, long long int strideA,
+        const void* B, cudaDataType Btype, int ldb, long long int strideB, const void* beta,
+        void* C, cudaDataType Ctype, int ldc, long long int strideC, int batchCount,
+        cublasComputeType_t computeType, cublasGemmAlgo_t algo)
+    {
+        using Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                      int, int, const void*, const void*, cudaDataType, int,
+                                      long long int, const void*, cudaDataType, int, long long int,
+                                      const void*, void*, cudaDataType, int, long long int, int,
+                                      cublasComputeType_t, cublasGemmAlgo_t);
+        static auto real = Real<Fn>("cublasGemmStridedBatchedEx", "libcublas.so.13");
+        GemmScope scope(GemmName("cublasGemmStridedBatchedEx", transa, transb, m, n, k, Atype,
+                                 Btype, Ctype, batchCount));
+        return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
+                    strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
+    }
+
+    cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                                  cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                                  const float* A, int lda, const float* B, int ldb,
+                                  const float* beta, float* C, int ldc)
+    {
+        static auto real = Real<decltype(&cublasSgemm_v2)>("cublasSgemm_v2", "libcublas.so.13");
+        GemmScope scope(GemmName("cublasSgemm", transa, transb, m, n, k, CUDA_R_32F, CUDA_R_32F,
+                                 CUDA_R_32F, 1));
+        return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+
+    cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                             cublasOperation_t transb, int m, int n, int k,
+                                             const float* alpha, const float* A, int lda,
+                                             long long int strideA, const float* B, int ldb,
+                                             long long int strideB, const float* beta, float* C,
+                                             int ldc, long long int strideC, int batchCount)
+    {
+        static auto real = Real<decltype(&cublasSgemmStridedBatched)>("cublasSgemmStridedBatched",
+                                                                      "libcublas.so.13");
+        GemmScope scope(GemmName("cublasSgemmStridedBatched", transa, transb, m, n, k, CUDA_R_32F,
+                                 CUDA_R_32F, CUDA_R_32F, batchCount));
+        return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,
+                    C, ldc, strideC, batchCount);
+    }
+
+    cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
+                                  const void* alpha, const void* A, cublasLtMatrixLayout_t Adesc,
+                                  const void* B, cublasLtMatrixLayout_t Bdesc, const void* beta,
+                                  const void* C, cublasLtMatrixLayout_t Cdesc, void* D,
+                                  cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo,
+                                  void* workspace, size_t workspaceSizeInBytes, cudaStream_t stream)
+    {
+        static auto real = Real<decltype(&cublasLtMatmul)>("cublasLtMatmul", "libcublasLt.so.13");
+        static auto descGet = Real<decltype(&cublasLtMatmulDescGetAttribute)>(
+            "cublasLtMatmulDescGetAttribute", "libcublasLt.so.13");
+        static auto layoutGet = Real<decltype(&cublasLtMatrixLayoutGetAttribute)>(
+            "cublasLtMatrixLayoutGetAttribute", "libcublasLt.so.13");
+        size_t written = 0;
+        int32_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
+        uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+        descGet(computeDesc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta, &written);
+        descGet(computeDesc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb, &written);
+        descGet(computeDesc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue, &written);
+        struct L
+        {
+            uint32_t type{CUDA_R_32F};
+            uint64_t rows{0}, cols{0};
+            int32_t batch{1};
+        } a, b, d;
+        for (auto [layout, out] : {std::pair{Adesc, &a}, {Bdesc, &b}, {Ddesc, &d}})
+        {
+            layoutGet(layout, CUBLASLT_MATRIX_LAYOUT_TYPE, &out->type, sizeof out->type, &written);
+            layoutGet(layout, CUBLASLT_MATRIX_LAYOUT_ROWS, &out->rows, sizeof out->rows, &written);
+            layoutGet(layout, CUBLASLT_MATRIX_LAYOUT_COLS, &out->cols, sizeof out->cols, &written);
+            layoutGet(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &out->batch, sizeof out->batch,
+                      &written);
+        }
+        using phantora::interposer::DataTypeName;
+        // Same text as interposer/cublaslt_hooks.cc cublasLtMatmul().
+        const uint64_t k = ta == CUBLAS_OP_N ? a.cols : a.rows;
+        char name[320];
+        std::snprintf(name, sizeof name,
+                      "cublasLtMatmul(m=%llu,n=%llu,k=%llu,op=%s%s,a=%s,b=%s,c=%s,batch=%d,"
+                      "epilogue=%u)",
+                      static_cast<unsigned long long>(d.rows),
+                      static_cast<unsigned long long>(d.cols), static_cast<unsigned long long>(k),
+                      ta == CUBLAS_OP_N ? "N" : "T", tb == CUBLAS_OP_N ? "N" : "T",
+                      DataTypeName(static_cast<cudaDataType>(a.type)),
+                      DataTypeName(static_cast<cudaDataType>(b.type)),
+                      DataTypeName(static_cast<cudaDataType>(d.type)), d.batch, epilogue);
+        GemmScope scope(name);
+        return real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
+                    algo, workspace, workspaceSizeInBytes, stream);
+    }
+
+} // extern "C"
