@@ -1,0 +1,136 @@
+// The stock PyPI torch wheel, unmodified, under phantora-cluster on a machine
+// with no GPU: device queries describe the scenario's GPU, timers read simulated
+// time, the GPT example trains, its printed peak memory is the interposer's, and a
+// rank whose script raises ends the run with its traceback.
+#include "../e2e/run_helpers.h"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace phantora::test;
+
+namespace
+{
+
+const std::string kScenario = std::string(PHANTORA_SOURCE_DIR) + "/scenarios/h200x4-nvlink.toml";
+const std::string kExample = std::string(PHANTORA_SOURCE_DIR) + "/examples/torch/train_gpt.py";
+// Small enough for a 2-core CI machine, large enough to exercise every kind of call.
+const std::string kSmallModel = "--layers 2 --width 256 --heads 4 --seq 128 --batch 4 --vocab 4096";
+
+CommandResult Simulate(int ranks, const std::string& script, const std::string& report = "")
+{
+    return RunCommand(fmt::format("{} --scenario {} --nproc {} {} -- {} {} 2>&1", PHANTORA_CLUSTER,
+                                  kScenario, ranks, report.empty() ? "" : "--report " + report,
+                                  PHANTORA_TORCH_PYTHON, script));
+}
+
+/// "[rank R] key=value" lines of one rank.
+std::map<std::string, std::string> KeyValues(const std::string& output, int rank)
+{
+    std::map<std::string, std::string> values;
+    const std::regex line(fmt::format(R"(\[rank {}\] ([a-z_]+)=(.*))", rank));
+    std::istringstream in(output);
+    for (std::string l; std::getline(in, l);)
+    {
+        std::smatch m;
+        if (std::regex_match(l, m, line))
+        {
+            values[m[1]] = m[2];
+        }
+    }
+    return values;
+}
+
+nlohmann::json ReadJson(const std::string& path)
+{
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+} // namespace
+
+TEST(Torch, DeviceQueriesDescribeTheScenarioGpuAndTimersReadSimulatedTime)
+{
+    const CommandResult r =
+        Simulate(1, std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/device_queries.py");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    auto v = KeyValues(r.output, 0);
+    EXPECT_EQ(v["available"], "True");
+    EXPECT_EQ(v["device_count"], "4"); // the scenario's node has 4 GPUs
+    EXPECT_EQ(v["name"], "NVIDIA H200");
+    EXPECT_EQ(v["total_memory"], std::to_string(143771ULL << 20)); // memory = "143771MiB"
+    EXPECT_EQ(v["mem_get_info_total"], v["total_memory"]);
+    EXPECT_EQ(v["sm_count"], "132");
+    EXPECT_EQ(v["capability"], "9.0");
+    // Ten 4096^3 bf16 GEMMs take simulated GPU time; the host clock, read around a
+    // synchronize, spans at least the events' interval.
+    const double eventMs = std::stod(v.at("event_ms"));
+    const double hostMs = std::stod(v.at("perf_counter_ms"));
+    EXPECT_GT(eventMs, 0.0);
+    EXPECT_GE(hostMs, eventMs * 0.999);
+    // Device data is never materialised: a device-to-host read returns zeros.
+    EXPECT_EQ(v["item"], "0.0");
+    // torch's caching allocator runs on the virtual memory: a (32 MiB) result is live.
+    EXPECT_GE(std::stoull(v.at("allocated")), 2ULL * 4096 * 4096 * 2);
+}
+
+TEST(Torch, GptExampleTrainsOnOneRankAndItsPeakMemoryIsTheSimulators)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r =
+        Simulate(1, fmt::format("{} {} --steps 3", kExample, kSmallModel), report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+
+    const std::regex stepLine(
+        R"(\[rank 0\] step (\d+): ([0-9.]+) ms, ([0-9,]+) tokens/s, loss ([-0-9.]+))");
+    std::vector<double> stepMs;
+    for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), stepLine);
+         it != std::sregex_iterator(); ++it)
+    {
+        EXPECT_EQ(std::stoi((*it)[1]), static_cast<int>(stepMs.size()));
+        stepMs.push_back(std::stod((*it)[2]));
+        EXPECT_EQ((*it)[4], "0.0000"); // loss.item() reads zeros
+    }
+    ASSERT_EQ(stepMs.size(), 3u) << r.output;
+    for (double ms : stepMs)
+    {
+        EXPECT_GT(ms, 0.0);
+    }
+
+    std::smatch peak;
+    ASSERT_TRUE(std::regex_search(
+        r.output, peak,
+        std::regex(R"(peak memory allocated (\d+) bytes .*, reserved (\d+) bytes)")))
+        << r.output;
+    const uint64_t allocated = std::stoull(peak[1]);
+    const uint64_t reserved = std::stoull(peak[2]);
+    EXPECT_GT(allocated, 0u);
+    EXPECT_LE(allocated, reserved);
+    // What torch reserved through cudaMalloc is exactly the rank's device-memory peak.
+    const nlohmann::json j = ReadJson(report);
+    ASSERT_EQ(j["ranks"].size(), 1u);
+    EXPECT_EQ(j["ranks"][0]["peak_device_bytes"].get<uint64_t>(), reserved);
+    EXPECT_GT(j["ranks"][0]["kernels"].get<int>(), 100);
+}
+
+TEST(Torch, ARankWhoseScriptRaisesEndsTheRunWithItsTraceback)
+{
+    const CommandResult r =
+        Simulate(1, fmt::format("{} {} --steps 3 --fail-at-step 1", kExample, kSmallModel));
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("[rank 0] Traceback (most recent call last):"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("RuntimeError: deliberate failure at step 1"), std::string::npos)
+        << r.output;
+    // the first step ran; the failing one did not print
+    EXPECT_NE(r.output.find("[rank 0] step 0:"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("[rank 0] step 1:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("rank 0 (pid"), std::string::npos) << r.output;
+}
