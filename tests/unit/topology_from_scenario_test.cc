@@ -1,5 +1,6 @@
 // The network a scenario file describes: every shipped scenario builds, cluster graphs
 // have the links the file asks for, and a GPU cut off from the others is refused.
+#include "nccl_bench.h"
 #include "ns3/nccl-plan.h"
 #include "ns3/nstime.h"
 #include "scenario.h"
@@ -228,4 +229,20 @@ TEST_F(TopologyFromScenario, TreeAllReduceCrossesNodesOnAShippedCluster)
         }
     }
     EXPECT_GE(nodesReached.size(), 15U);
+}
+
+TEST_F(TopologyFromScenario, NcclTestsSeeTheClustersNodes)
+{
+    // Through the path phantora-nccl-tests takes (scenario -> network -> NCCL choice): on
+    // 16 nodes a small all-reduce is a tree; were all 128 GPUs one NVLink node, a ring.
+    Scenario s = LoadScenario(std::filesystem::path(PHANTORA_SOURCE_DIR) /
+                              "scenarios/cluster-16x8-h100-ib.toml");
+    const BenchResult multiNode =
+        BenchCollective(s, ns3::NcclCollectiveKind::AllReduce, 128, 64 << 10);
+    EXPECT_EQ(multiNode.algorithm, "tree");
+    s.topology.nodes = 1;
+    s.topology.gpusPerNode = s.topology.gpus;
+    const BenchResult oneNode =
+        BenchCollective(s, ns3::NcclCollectiveKind::AllReduce, 128, 64 << 10);
+    EXPECT_EQ(oneNode.algorithm, "ring");
 }
