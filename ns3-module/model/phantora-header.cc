@@ -52,13 +52,14 @@ uint32_t PhantoraHeader::GetSerializedSize() const
 
 void PhantoraHeader::Serialize(Buffer::Iterator start) const
 {
+    NS_ASSERT_MSG(m_payloadBytes <= 0xffff,
+                  "PhantoraHeader: payload " << m_payloadBytes << " B exceeds 16 bits");
     start.WriteHtonU64(m_flowId);
     start.WriteHtonU32(m_srcGpu);
     start.WriteHtonU32(m_dstGpu);
-    start.WriteHtonU32(m_payloadBytes);
+    start.WriteHtonU16(static_cast<uint16_t>(m_payloadBytes));
     start.WriteHtonU32(m_seq);
-    start.WriteHtonU16(static_cast<uint16_t>(m_size));
-    start.WriteU8(m_ce ? 1 : 0);
+    start.WriteHtonU16(static_cast<uint16_t>(m_size | (m_ce ? 0x8000U : 0U)));
     start.WriteU8(0, m_size - FIELD_BYTES);
 }
 
@@ -67,10 +68,11 @@ uint32_t PhantoraHeader::Deserialize(Buffer::Iterator start)
     m_flowId = start.ReadNtohU64();
     m_srcGpu = start.ReadNtohU32();
     m_dstGpu = start.ReadNtohU32();
-    m_payloadBytes = start.ReadNtohU32();
+    m_payloadBytes = start.ReadNtohU16();
     m_seq = start.ReadNtohU32();
-    const uint32_t size = start.ReadNtohU16();
-    m_ce = (start.ReadU8() & 1) != 0;
+    const uint32_t sizeAndCe = start.ReadNtohU16();
+    m_ce = (sizeAndCe & 0x8000U) != 0;
+    const uint32_t size = sizeAndCe & 0x7fffU;
     NS_ABORT_MSG_IF(size < FIELD_BYTES,
                     "PhantoraHeader: corrupt header size " << size << " on the wire");
     m_size = size;

@@ -19,18 +19,20 @@ namespace ns3
  * size is the per-packet wire overhead of the model.
  *
  * Wire format (network byte order), fields first, zero padding after:
- * flow id (8 bytes), source GPU (4), destination GPU (4), payload bytes (4),
- * packet index within the flow (4), total header size (2), flags (1: bit 0 is ECN Congestion
- * Experienced, set by a RoCE switch whose egress queue is long), padding up to the total header
- * size.  The size travels in the header so that Deserialize() needs no out-of-band configuration.
+ * flow id (8 bytes), source GPU (4), destination GPU (4), payload bytes (2: a packet
+ * never exceeds the 16-bit Mtu), packet index within the flow (4), then 2 bytes holding
+ * the total header size (low 15 bits) and ECN Congestion Experienced (top bit, set by a
+ * RoCE switch whose egress queue is long), padding up to the total header size.  The
+ * size travels in the header so that Deserialize() needs no out-of-band configuration.
+ * The fields take 24 bytes, so any real fabric's header (IB: 26) can be modelled.
  */
 class PhantoraHeader : public Header
 {
 public:
     /// Bytes taken by the fields; the smallest allowed serialized size.
-    static constexpr uint32_t FIELD_BYTES = 8 + 4 + 4 + 4 + 4 + 2 + 1;
-    /// The largest serialized size (the size field is 16 bits).
-    static constexpr uint32_t MAX_BYTES = 0xffff;
+    static constexpr uint32_t FIELD_BYTES = 8 + 4 + 4 + 2 + 4 + 2;
+    /// The largest serialized size (the size field has 15 bits).
+    static constexpr uint32_t MAX_BYTES = 0x7fff;
 
     static TypeId GetTypeId();
     TypeId GetInstanceTypeId() const override;
@@ -54,6 +56,7 @@ public:
     uint32_t GetSrcGpu() const { return m_srcGpu; }
     void SetDstGpu(uint32_t gpu) { m_dstGpu = gpu; }
     uint32_t GetDstGpu() const { return m_dstGpu; }
+    /// At most 0xffff (the payload of one packet).
     void SetPayloadBytes(uint32_t bytes) { m_payloadBytes = bytes; }
     uint32_t GetPayloadBytes() const { return m_payloadBytes; }
     /// Index of the packet within its flow, from 0.

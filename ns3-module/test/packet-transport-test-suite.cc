@@ -140,6 +140,8 @@ private:
         h.SetSrcGpu(7);
         h.SetDstGpu(0xfffffffeU);
         h.SetPayloadBytes(4048);
+        h.SetSeq(0x89abcdefU);
+        h.SetCe(true);
         Ptr<Packet> p = Create<Packet>(100);
         p->AddHeader(h);
         NS_TEST_ASSERT_MSG_EQ(p->GetSize(), 100 + HEADER, "wire size = payload + header bytes");
@@ -158,6 +160,10 @@ private:
         NS_TEST_ASSERT_MSG_EQ(r.GetSrcGpu(), 7U, "src");
         NS_TEST_ASSERT_MSG_EQ(r.GetDstGpu(), 0xfffffffeU, "dst");
         NS_TEST_ASSERT_MSG_EQ(r.GetPayloadBytes(), 4048U, "payload bytes");
+        NS_TEST_ASSERT_MSG_EQ(r.GetSeq(), 0x89abcdefU, "packet index");
+        NS_TEST_ASSERT_MSG_EQ(r.GetCe(), true, "ECN CE read back");
+        NS_TEST_ASSERT_MSG_LT_OR_EQ(PhantoraHeader::FIELD_BYTES, 24U,
+                                    "the fields fit InfiniBand's 26-byte header");
         NS_TEST_ASSERT_MSG_EQ(r.GetSerializedSize(), HEADER, "size read back");
         NS_TEST_ASSERT_MSG_EQ(p->GetSize(), 100U, "payload left");
 
