@@ -136,13 +136,20 @@ int main(int argc, char** argv)
         const bool reduces = *kind == ns3::NcclCollectiveKind::AllReduce ||
                              *kind == ns3::NcclCollectiveKind::ReduceScatter ||
                              *kind == ns3::NcclCollectiveKind::Reduce;
-        fmt::print("# {} on {} of {} GPUs, scenario {}, {} transport\n", op, ngpus,
-                   scenario.topology.gpus, scenario.name, scenario.network.transport);
-        fmt::print("# {:>12} {:>12} {:>8} {:>6} {:>10} {:>8} {:>8}  {}\n", "size(B)", "count",
-                   "type", "redop", "time(us)", "algbw", "busbw", "nccl");
+        bool headerPrinted = false;
         for (uint64_t bytes = *lo; bytes <= *hi; bytes *= stepFactor)
         {
             const auto r = phantora::BenchCollective(scenario, *kind, ngpus, bytes, iters);
+            // After the first run, so that a network the scenario cannot build (a GPU
+            // with no path to another) is reported alone, not under a table header.
+            if (!headerPrinted)
+            {
+                fmt::print("# {} on {} of {} GPUs, scenario {}, {} transport\n", op, ngpus,
+                           scenario.topology.gpus, scenario.name, scenario.network.transport);
+                fmt::print("# {:>12} {:>12} {:>8} {:>6} {:>10} {:>8} {:>8}  {}\n", "size(B)",
+                           "count", "type", "redop", "time(us)", "algbw", "busbw", "nccl");
+                headerPrinted = true;
+            }
             const double algbw = static_cast<double>(bytes) / (r.timeUs * 1e3);
             const double busbw = algbw * phantora::BusBandwidthFactor(*kind, ngpus);
             fmt::print("  {:>12} {:>12} {:>8} {:>6} {:>10.2f} {:>8.2f} {:>8.2f}  {}/{}/{}ch\n",
