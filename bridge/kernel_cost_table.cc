@@ -1,32 +1,217 @@
 #include "kernel_cost_table.h"
 
+#include <algorithm>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 namespace phantora
 {
 
-KernelCostTable::KernelCostTable(const KernelSpec& spec) : m_spec(spec) {}
+using profile::OpKey;
+using profile::OpKind;
 
-int64_t KernelCostTable::DurationNs(std::string_view kernelName)
+const char* CostSourceName(CostSource s)
+{
+    static constexpr const char* kNames[] = {"table", "measured", "shape_scaled", "roofline",
+                                             "default"};
+    return kNames[static_cast<int>(s)];
+}
+
+namespace
+{
+std::unique_ptr<profile::ProfileReader> OpenProfile(const Scenario& s)
+{
+    if (s.kernels.profile.empty())
+    {
+        return nullptr;
+    }
+    auto p = std::make_unique<profile::ProfileReader>(s.kernels.profile);
+    if (p->GpuModel() != s.gpu.model)
+    {
+        throw profile::ProfileError(fmt::format(
+            "profile {} was measured on \"{}\" but the scenario {} has [gpu] model = \"{}\"",
+            s.kernels.profile.string(), p->GpuModel(), s.file.string(), s.gpu.model));
+    }
+    return p;
+}
+
+const char* CopyDirection(wire::CopyKind kind)
+{
+    switch (kind)
+    {
+    case wire::CopyKind::HostToHost:
+        return "HtoH";
+    case wire::CopyKind::HostToDevice:
+        return "HtoD";
+    case wire::CopyKind::DeviceToHost:
+        return "DtoH";
+    case wire::CopyKind::DeviceToDevice:
+        return "DtoD";
+    case wire::CopyKind::Memset:
+        return "memset";
+    }
+    return "?";
+}
+} // namespace
+
+KernelCostTable::KernelCostTable(const Scenario& scenario)
+    : m_spec(scenario.kernels), m_profile(OpenProfile(scenario)),
+      m_estimator(m_profile.get(), scenario.gpu)
+{
+}
+
+std::optional<int64_t> KernelCostTable::FromTable(std::string_view name) const
 {
     auto find = [this](std::string_view key) { return m_spec.durationsNs.find(std::string(key)); };
-    auto it = find(kernelName);
+    auto it = find(name);
     if (it == m_spec.durationsNs.end())
     {
-        // "void ns::name<T>(args)": compare on the bare name, the way a user writes it.
-        std::string_view bare = kernelName.substr(0, kernelName.find('('));
+        // "void ns::name<T>(args)": compare on the bare name, the way a user writes it;
+        // a GEMM signature "cublasGemmEx(m=...)" matches "cublasGemmEx".
+        std::string_view bare = name.substr(0, name.find('('));
         if (auto space = bare.rfind(' '); space != std::string_view::npos)
         {
             bare = bare.substr(space + 1);
         }
         it = find(bare);
     }
-    if (it != m_spec.durationsNs.end())
+    if (it == m_spec.durationsNs.end())
     {
-        ++m_hits;
-        return it->second;
+        return std::nullopt;
     }
-    ++m_misses;
-    ++m_missed[std::string(kernelName)];
-    return m_spec.defaultNs;
+    return it->second;
+}
+
+OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs)
+{
+    OpCost c;
+    std::optional<int64_t> v;
+    if (key.kind == OpKind::Kernel || key.kind == OpKind::Gemm)
+    {
+        v = FromTable(key.name);
+    }
+    if (v)
+    {
+        c = {*v, CostSource::Table};
+    }
+    else if (const profile::OpStats* s = m_profile ? m_profile->Find(key) : nullptr)
+    {
+        c = {std::llround(s->medianNs), CostSource::Measured};
+    }
+    else if ((v = m_estimator.ShapeScaled(key)))
+    {
+        c = {*v, CostSource::ShapeScaled};
+    }
+    else if ((v = m_estimator.Roofline(key)))
+    {
+        c = {*v, CostSource::Roofline};
+    }
+    else if (modelNs >= 0)
+    {
+        c = {modelNs, CostSource::Roofline};
+    }
+    else
+    {
+        c = {m_spec.defaultNs, CostSource::Default};
+        ++m_defaulted[key.name];
+    }
+    Totals& t = m_totals[static_cast<std::size_t>(c.source)];
+    ++t.ops;
+    t.ns += c.ns;
+    if (c.source != CostSource::Table && c.source != CostSource::Measured)
+    {
+        Miss& m = m_misses[key];
+        if (m.count == 0)
+        {
+            m.key = key;
+            m.source = c.source;
+        }
+        ++m.count;
+        m.ns += c.ns;
+    }
+    return c;
+}
+
+OpCost KernelCostTable::Kernel(const wire::KernelLaunch& launch)
+{
+    return Lookup(profile::KeyForLaunch(launch.name, launch.grid, launch.block, launch.sharedMem),
+                  -1);
+}
+
+int64_t KernelCostTable::DurationNs(std::string_view kernelName)
+{
+    return Lookup(profile::KeyForLaunch(kernelName, {}, {}, 0), -1).ns;
+}
+
+OpCost KernelCostTable::Copy(wire::CopyKind kind, uint64_t bytes, int64_t modelNs)
+{
+    OpKey key;
+    key.kind = kind == wire::CopyKind::Memset ? OpKind::Memset : OpKind::Memcpy;
+    key.name = CopyDirection(kind);
+    key.bytes = bytes;
+    return Lookup(key, std::max<int64_t>(modelNs, 0));
+}
+
+double KernelCostTable::MeasuredShare() const
+{
+    int64_t all = 0;
+    for (const Totals& t : m_totals)
+    {
+        all += t.ns;
+    }
+    if (all == 0)
+    {
+        return 1.0;
+    }
+    const int64_t known =
+        m_totals[size_t(CostSource::Table)].ns + m_totals[size_t(CostSource::Measured)].ns;
+    return static_cast<double>(known) / static_cast<double>(all);
+}
+
+uint64_t KernelCostTable::Hits() const
+{
+    return m_totals[size_t(CostSource::Table)].ops + m_totals[size_t(CostSource::Measured)].ops;
+}
+
+std::vector<KernelCostTable::Miss> KernelCostTable::Misses() const
+{
+    std::vector<Miss> out;
+    for (const auto& [key, m] : m_misses)
+    {
+        out.push_back(m);
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Miss& a, const Miss& b) { return a.ns > b.ns; });
+    return out;
+}
+
+void KernelCostTable::WriteMissing(const std::filesystem::path& file) const
+{
+    nlohmann::json ops = nlohmann::json::array();
+    for (const Miss& m : Misses())
+    {
+        ops.push_back({{"kind", profile::OpKindName(m.key.kind)},
+                       {"name", m.key.name},
+                       {"grid", m.key.grid},
+                       {"block", m.key.block},
+                       {"shared_mem", m.key.sharedMem},
+                       {"bytes", m.key.bytes},
+                       {"launches", m.count},
+                       {"estimated_ns", m.ns},
+                       {"estimate", CostSourceName(m.source)},
+                       {"describe", m.key.Describe()}});
+    }
+    nlohmann::json j;
+    j["gpu_model"] = m_profile ? m_profile->GpuModel() : std::string();
+    j["profile"] = m_profile ? m_profile->File().string() : std::string();
+    j["ops"] = ops;
+    std::ofstream out(file);
+    if (!out)
+    {
+        throw std::runtime_error(fmt::format("cannot write the missing ops to {}", file.string()));
+    }
+    out << j.dump(1) << "\n";
 }
 
 } // namespace phantora

@@ -1,37 +1,97 @@
-// Kernel durations for the GPU timeline.  For now they come from the scenario's
-// [kernels] table; the profile cache (gpu_profiler/) will sit behind the same
-// interface.  A miss is never fatal: the default duration is used and counted,
-// so the report can say how much of the GPU time was estimated.
+// Durations of the GPU ops on the timeline: kernels, GEMMs, copies and memsets.
+// In order: the scenario's [kernels.durations] (the user's word wins), the measured
+// profile ([kernels] profile, gpu_profiler/), an estimate (op_estimator.h: the same
+// op at other shapes, then the GPU's roofline), the scenario's default.  A miss is
+// never fatal; every op is counted by where its duration came from, so the report can
+// say what share of the simulated GPU time was measured.
 #pragma once
 
+#include "op_estimator.h"
+#include "profile_reader.h"
+#include "protocol/messages.h"
 #include "scenario.h"
 
+#include <array>
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace phantora
 {
 
+enum class CostSource : uint8_t
+{
+    Table,       ///< [kernels.durations]
+    Measured,    ///< the profile, this exact op
+    ShapeScaled, ///< the profile, the same op at other shapes
+    Roofline,    ///< the GPU's peak flops / bandwidth (copies: the scenario's link model)
+    Default,     ///< [kernels] default
+};
+inline constexpr std::size_t kCostSources = 5;
+const char* CostSourceName(CostSource s);
+
+struct OpCost
+{
+    int64_t ns{0};
+    CostSource source{CostSource::Default};
+};
+
 class KernelCostTable
 {
 public:
-    explicit KernelCostTable(const KernelSpec& spec);
+    /// Opens the scenario's profile if it names one; throws profile::ProfileError if it
+    /// cannot be read or was measured on another GPU model than the scenario's.
+    explicit KernelCostTable(const Scenario& scenario);
 
-    /// Duration of one launch of \p kernelName, a demangled name with or without its
-    /// argument list ("step(float*, int)" matches an entry "step").
+    OpCost Kernel(const wire::KernelLaunch& launch);
+    /// \p modelNs: the scenario's bandwidth model of this copy, used when not measured.
+    OpCost Copy(wire::CopyKind kind, uint64_t bytes, int64_t modelNs);
+    /// A launch known by name alone (no launch shape).
     int64_t DurationNs(std::string_view kernelName);
 
-    uint64_t Hits() const { return m_hits; }
-    uint64_t Misses() const { return m_misses; }
-    const std::map<std::string, uint64_t>& MissedKernels() const { return m_missed; }
+    struct Totals
+    {
+        uint64_t ops{0};
+        int64_t ns{0};
+    };
+    const std::array<Totals, kCostSources>& BySource() const { return m_totals; }
+    /// Share of the simulated GPU time (ops timed here) whose duration was measured or
+    /// given by the scenario's table, in [0, 1]; 1 when nothing ran.
+    double MeasuredShare() const;
+
+    struct Miss
+    {
+        profile::OpKey key;
+        uint64_t count{0};
+        int64_t ns{0};
+        CostSource source{CostSource::Default};
+    };
+    /// Ops timed by an estimate or the default, the largest total time first.
+    std::vector<Miss> Misses() const;
+    /// The missing-ops file `gpu_profiler replay --missing` reads.
+    void WriteMissing(const std::filesystem::path& file) const;
+
+    const profile::ProfileReader* Profile() const { return m_profile.get(); }
+
+    // Counters of the scenario-table era, kept for the report's "kernels" object.
+    uint64_t Hits() const;
+    uint64_t DefaultedCount() const { return m_totals[size_t(CostSource::Default)].ops; }
+    const std::map<std::string, uint64_t>& MissedKernels() const { return m_defaulted; }
 
 private:
+    OpCost Lookup(const profile::OpKey& key, int64_t modelNs);
+    std::optional<int64_t> FromTable(std::string_view name) const;
+
     const KernelSpec& m_spec;
-    uint64_t m_hits{0};
-    uint64_t m_misses{0};
-    std::map<std::string, uint64_t> m_missed;
+    std::unique_ptr<profile::ProfileReader> m_profile;
+    OpEstimator m_estimator;
+    std::array<Totals, kCostSources> m_totals{};
+    std::map<profile::OpKey, Miss> m_misses;
+    std::map<std::string, uint64_t> m_defaulted;
 };
 
 } // namespace phantora

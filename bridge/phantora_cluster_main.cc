@@ -42,6 +42,7 @@ int main(int argc, char** argv)
     std::string scenarioFile = std::string(PHANTORA_SOURCE_DIR) + "/scenarios/default.toml";
     int nproc = 0;
     std::string reportFile;
+    std::string missingFile;
     std::string traceFile;
     std::string bindAddress = "127.0.0.1";
     int connectTimeout = 120;
@@ -50,6 +51,9 @@ int main(int argc, char** argv)
     app.add_option("--nproc", nproc, "ranks to start (default: every GPU of the scenario)")
         ->check(CLI::PositiveNumber);
     app.add_option("--report", reportFile, "write a JSON report of the run to this file");
+    app.add_option("--missing", missingFile,
+                   "write the GPU ops the profile had no measurement for (JSON, for "
+                   "gpu_profiler replay --missing)");
     app.add_option("--trace", traceFile,
                    "write a Chrome/Perfetto trace (ranks' blocking calls, streams) to this file");
     app.add_option("--bind", bindAddress, "address the bridge listens on")->capture_default_str();
@@ -126,6 +130,10 @@ int main(int argc, char** argv)
         if (!reportFile.empty())
         {
             WriteJsonReport(reportFile, engine, info);
+        }
+        if (!missingFile.empty())
+        {
+            engine.Kernels().WriteMissing(missingFile);
         }
         if (!traceFile.empty())
         {

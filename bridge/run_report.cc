@@ -1,5 +1,7 @@
 #include "run_report.h"
 
+#include "kernel_cost_report.h"
+
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
@@ -52,15 +54,7 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
                     static_cast<unsigned long long>(r.collectives),
                     static_cast<double>(tl.BusyNs()) / 1e6, Mib(r.peakDeviceBytes).c_str());
     }
-    const auto& k = engine.Kernels();
-    std::printf("kernel durations: %llu from the scenario table, %llu defaulted (no entry)\n",
-                static_cast<unsigned long long>(k.Hits()),
-                static_cast<unsigned long long>(k.Misses()));
-    for (const auto& [name, count] : k.MissedKernels())
-    {
-        std::printf("  no duration for %s (%llu launches)\n", name.c_str(),
-                    static_cast<unsigned long long>(count));
-    }
+    PrintKernelCosts(stdout, engine.Kernels());
     std::printf("network: %s-level, simulated up to %.6f ms\n", engine.Network().TransportName(),
                 static_cast<double>(engine.Network().NowNs()) / 1e6);
     std::printf("wall time %.3f s\n", info.wallTimeS);
@@ -81,9 +75,7 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
     j["wall_time_s"] = info.wallTimeS;
     j["network"] = {{"transport", engine.Network().TransportName()},
                     {"simulated_until_s", static_cast<double>(engine.Network().NowNs()) * 1e-9}};
-    const auto& k = engine.Kernels();
-    j["kernels"] = {
-        {"from_table", k.Hits()}, {"defaulted", k.Misses()}, {"missing", k.MissedKernels()}};
+    j["kernels"] = KernelCostJson(engine.Kernels());
     nlohmann::json ranks = nlohmann::json::array();
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {

@@ -33,6 +33,9 @@ struct GpuSpec
     int64_t launchLatencyNs{0};  ///< from enqueue to the earliest start on the GPU
     double hbmBitsPerSecond{0};  ///< device-to-device copies and memsets
     double pcieBitsPerSecond{0}; ///< host<->device copies
+    /// Dense peak TFLOP/s by GEMM input type ("bf16", "f16", "f32", "e4m3", ...): the
+    /// roofline estimate of GEMMs the profile has not measured; absent: no roofline.
+    std::map<std::string, double> peakTflops;
 };
 
 struct CpuSpec
@@ -105,6 +108,7 @@ struct KernelSpec
 {
     int64_t defaultNs{0};
     std::map<std::string, int64_t> durationsNs; ///< by kernel name (as demangled, arguments off)
+    std::filesystem::path profile; ///< measured profile (gpu_profiler); empty: none
 };
 
 struct Scenario

@@ -290,7 +290,8 @@ private:
 void ReadGpu(const Section& s, GpuSpec& gpu)
 {
     s.AllowOnly({"model", "memory", "sm_count", "compute_capability", "launch_latency",
-                 "hbm_bandwidth", "pcie_bandwidth"});
+                 "hbm_bandwidth", "pcie_bandwidth", "peak_tflops_bf16", "peak_tflops_f16",
+                 "peak_tflops_f32", "peak_tflops_fp8", "peak_tflops_i8"});
     if (!s.Present())
     {
         s.FailMissing("model", "the [gpu] table with the GPU model and its memory");
@@ -313,6 +314,19 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
     gpu.launchLatencyNs = std::llround(s.DurationNs("launch_latency", false).value_or(0));
     gpu.hbmBitsPerSecond = *s.BitRate("hbm_bandwidth", true);
     gpu.pcieBitsPerSecond = *s.BitRate("pcie_bandwidth", true);
+    for (const char* type : {"bf16", "f16", "f32", "fp8", "i8"})
+    {
+        if (auto v = s.Number(std::string("peak_tflops_") + type, false, 0.0))
+        {
+            // fp8 covers both encodings the interposer names
+            for (const char* t : std::string_view(type) == "fp8"
+                                     ? std::initializer_list<const char*>{"e4m3", "e5m2"}
+                                     : std::initializer_list<const char*>{type})
+            {
+                gpu.peakTflops[t] = *v;
+            }
+        }
+    }
 }
 
 void ReadCpu(const Section& s, CpuSpec& cpu)
@@ -556,10 +570,24 @@ void ReadNetwork(const Section& s, NetworkSpec& net)
     }
 }
 
-void ReadKernels(const Section& s, KernelSpec& k)
+void ReadKernels(const Section& s, const std::filesystem::path& scenarioFile, KernelSpec& k)
 {
-    s.AllowOnly({"default", "durations"});
+    s.AllowOnly({"default", "durations", "profile"});
     k.defaultNs = std::llround(*s.DurationNs("default", true));
+    if (auto profile = s.String("profile", false))
+    {
+        // Relative to the scenario file, so a scenario and its profile travel together.
+        k.profile = std::filesystem::path(*profile).is_absolute()
+                        ? std::filesystem::path(*profile)
+                        : scenarioFile.parent_path() / *profile;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(k.profile, ec))
+        {
+            s.Fail(*s.Node("profile"), "profile",
+                   fmt::format("expected a profile database (gpu_profiler), but {} is not a file",
+                               k.profile.string()));
+        }
+    }
     const Section durations = s.Sub("durations");
     if (const toml::table* t = durations.Table())
     {
@@ -668,7 +696,7 @@ Scenario LoadScenario(const std::filesystem::path& file)
     {
         top.FailMissing("kernels", "the [kernels] table with at least 'default'");
     }
-    ReadKernels(top.Sub("kernels"), sc.kernels);
+    ReadKernels(top.Sub("kernels"), file, sc.kernels);
     ReadNccl(top.Sub("nccl"), sc.nccl);
     return sc;
 }

@@ -26,7 +26,7 @@ std::string CopyLabel(wire::CopyKind kind, uint64_t bytes)
 } // namespace
 
 SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, TraceRecorder* trace)
-    : m_scenario(scenario), m_network(scenario), m_kernels(scenario.kernels),
+    : m_scenario(scenario), m_network(scenario), m_kernels(scenario),
       m_ranks(static_cast<std::size_t>(worldSize)),
       m_matcher([this](const MatchedCollective& c) { StartMatched(c); }), m_trace(trace)
 {
@@ -100,7 +100,7 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
             {
                 r.lastCall = "kernel " + m.name;
                 ++r.kernels;
-                tl.EnqueueTimed(m.stream, r.clockNs, m_kernels.DurationNs(m.name), 0, m.name);
+                tl.EnqueueTimed(m.stream, r.clockNs, m_kernels.Kernel(m).ns, 0, m.name);
             },
             [&](const wire::Memcpy& m) { OnMemcpy(rank, req, m); },
             [&](const wire::Synchronize& m)
@@ -184,7 +184,8 @@ void SimulationEngine::OnMemcpy(int rank, const wire::RequestEnvelope& req, cons
     RankState& r = Rank(rank);
     ++r.copies;
     m_timelines[static_cast<std::size_t>(rank)].EnqueueTimed(
-        m.stream, r.clockNs, CopyDurationNs(m.kind, m.bytes), 0, CopyLabel(m.kind, m.bytes));
+        m.stream, r.clockNs, m_kernels.Copy(m.kind, m.bytes, CopyDurationNs(m.kind, m.bytes)).ns, 0,
+        CopyLabel(m.kind, m.bytes));
     if (m.blocking)
     {
         // cudaMemcpy: on the legacy default stream (ordered after the blocking

@@ -1,0 +1,174 @@
+#include "op_estimator.h"
+
+#include "gemm_signature.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace phantora
+{
+
+using profile::GemmSignature;
+using profile::OpKey;
+using profile::OpKind;
+
+namespace
+{
+double LogRatio(double a, double b)
+{
+    return std::abs(std::log(std::max(a, 1.0) / std::max(b, 1.0)));
+}
+} // namespace
+
+OpEstimator::OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu)
+    : m_profile(profile), m_gpu(gpu)
+{
+}
+
+std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key) const
+{
+    if (!m_profile)
+    {
+        return std::nullopt;
+    }
+    switch (key.kind)
+    {
+    case OpKind::Kernel:
+        return ScaledKernel(key);
+    case OpKind::Gemm:
+        return ScaledGemm(key);
+    case OpKind::Memcpy:
+    case OpKind::Memset:
+        return ScaledCopy(key);
+    }
+    return std::nullopt;
+}
+
+// The nearest launch shape by thread count, its time scaled by the threads: a kernel
+// that gives each thread a fixed share of the work takes time in proportion.
+std::optional<int64_t> OpEstimator::ScaledKernel(const OpKey& key) const
+{
+    const auto same = m_profile->SameName(OpKind::Kernel, key.name);
+    const std::pair<const OpKey, profile::OpStats>* best = nullptr;
+    double bestDist = std::numeric_limits<double>::infinity();
+    for (const auto* e : same)
+    {
+        const double d = LogRatio(key.Threads(), e->first.Threads());
+        if (d < bestDist)
+        {
+            bestDist = d;
+            best = e;
+        }
+    }
+    if (!best)
+    {
+        return std::nullopt;
+    }
+    return std::llround(best->second.medianNs * key.Threads() /
+                        std::max(best->first.Threads(), 1.0));
+}
+
+// The nearest measured GEMM of the same family (API, transposes, types, epilogue), else
+// of the same data types, its time scaled by the flops; never faster than the roofline.
+std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
+{
+    const auto g = GemmSignature::Parse(key.name);
+    if (!g)
+    {
+        return std::nullopt;
+    }
+    const std::string family = g->Family();
+    const GemmSignature* best = nullptr;
+    std::optional<GemmSignature> bestSig;
+    double bestMedian = 0;
+    double bestDist = std::numeric_limits<double>::infinity();
+    for (const auto& [k, stats] : m_profile->Ops())
+    {
+        if (k.kind != OpKind::Gemm)
+        {
+            continue;
+        }
+        const auto other = GemmSignature::Parse(k.name);
+        if (!other || other->a != g->a || other->b != g->b || other->c != g->c)
+        {
+            continue;
+        }
+        // Another family is a last resort: it counts as far away as a 1000x shape change.
+        double d = other->Family() == family ? 0.0 : 3.0 * std::log(1000.0);
+        d += LogRatio(static_cast<double>(g->m), static_cast<double>(other->m)) +
+             LogRatio(static_cast<double>(g->n), static_cast<double>(other->n)) +
+             LogRatio(static_cast<double>(g->k), static_cast<double>(other->k)) +
+             LogRatio(static_cast<double>(g->batch), static_cast<double>(other->batch));
+        if (d < bestDist)
+        {
+            bestDist = d;
+            bestSig = other;
+            bestMedian = stats.medianNs;
+        }
+    }
+    if (!bestSig)
+    {
+        return std::nullopt;
+    }
+    best = &*bestSig;
+    double t = bestMedian * g->Flops() / std::max(best->Flops(), 1.0);
+    if (auto roof = Roofline(key))
+    {
+        t = std::max(t, static_cast<double>(*roof));
+    }
+    return std::llround(t);
+}
+
+// Copies: linear between the two measured sizes around this one; past the largest,
+// at the largest one's bandwidth; below the smallest, the smallest's time (latency).
+std::optional<int64_t> OpEstimator::ScaledCopy(const OpKey& key) const
+{
+    const auto same = m_profile->SameName(key.kind, key.name);
+    const std::pair<const OpKey, profile::OpStats>*lo = nullptr, *hi = nullptr;
+    for (const auto* e : same)
+    {
+        if (e->first.bytes <= key.bytes && (!lo || e->first.bytes > lo->first.bytes))
+            lo = e;
+        if (e->first.bytes >= key.bytes && (!hi || e->first.bytes < hi->first.bytes))
+            hi = e;
+    }
+    const double b = static_cast<double>(key.bytes);
+    if (lo && hi)
+    {
+        if (hi->first.bytes == lo->first.bytes)
+            return std::llround(lo->second.medianNs);
+        const double f = (b - static_cast<double>(lo->first.bytes)) /
+                         static_cast<double>(hi->first.bytes - lo->first.bytes);
+        return std::llround(lo->second.medianNs + f * (hi->second.medianNs - lo->second.medianNs));
+    }
+    if (lo)
+        return std::llround(lo->second.medianNs * b / std::max(1.0, double(lo->first.bytes)));
+    if (hi)
+        return std::llround(hi->second.medianNs);
+    return std::nullopt;
+}
+
+std::optional<int64_t> OpEstimator::Roofline(const OpKey& key) const
+{
+    if (key.kind != OpKind::Gemm)
+    {
+        return std::nullopt;
+    }
+    const auto g = GemmSignature::Parse(key.name);
+    if (!g)
+    {
+        return std::nullopt;
+    }
+    auto peak = m_gpu.peakTflops.find(g->a);
+    if (peak == m_gpu.peakTflops.end() || peak->second <= 0)
+    {
+        return std::nullopt;
+    }
+    const double computeNs = g->Flops() / (peak->second * 1e12) * 1e9;
+    const double memoryNs =
+        m_gpu.hbmBitsPerSecond > 0 ? g->Bytes() * 8.0 / m_gpu.hbmBitsPerSecond * 1e9 : 0.0;
+    return std::llround(std::max(computeNs, memoryNs));
+}
+
+} // namespace phantora

@@ -1,0 +1,36 @@
+// Durations for ops the profile has not measured.  Never fails: the caller falls
+// back to the scenario's default when neither estimate applies.
+//   ShapeScaled: the same kernel (or a GEMM of the same family, or a copy of the same
+//                direction) measured at other shapes, scaled by the work;
+//   Roofline:    a GEMM's flops at the GPU's peak for its data type, or its bytes at the
+//                HBM bandwidth, whichever takes longer.
+#pragma once
+
+#include "profile_reader.h"
+#include "scenario.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace phantora
+{
+
+class OpEstimator
+{
+public:
+    /// \p profile may be null (no profile in the scenario): only the roofline remains.
+    OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu);
+
+    std::optional<int64_t> ShapeScaled(const profile::OpKey& key) const;
+    std::optional<int64_t> Roofline(const profile::OpKey& key) const;
+
+private:
+    std::optional<int64_t> ScaledKernel(const profile::OpKey& key) const;
+    std::optional<int64_t> ScaledGemm(const profile::OpKey& key) const;
+    std::optional<int64_t> ScaledCopy(const profile::OpKey& key) const;
+
+    const profile::ProfileReader* m_profile;
+    const GpuSpec& m_gpu;
+};
+
+} // namespace phantora

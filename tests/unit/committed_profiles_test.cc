@@ -1,0 +1,65 @@
+// The measured profiles committed in profiles/ load, describe the GPU they were
+// measured on, and hold the ops of the bundled programs.
+#include "gemm_signature.h"
+#include "profile_reader.h"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+using namespace phantora::profile;
+
+class CommittedProfile : public ::testing::TestWithParam<std::string>
+{
+protected:
+    std::filesystem::path File() const
+    {
+        return std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles" / (GetParam() + ".sqlite");
+    }
+};
+
+TEST_P(CommittedProfile, MetadataNamesTheGpuAndTheSoftware)
+{
+    const ProfileReader r(File());
+    const auto& m = r.Metadata();
+    EXPECT_EQ(r.GpuModel(), GetParam());
+    ASSERT_TRUE(m.count("gpu_name"));
+    EXPECT_NE(m.at("gpu_name").find(GetParam()), std::string::npos) << m.at("gpu_name");
+    EXPECT_EQ(m.at("compute_capability"), "9.0");
+    for (const char* key : {"nvidia_driver", "cuda_driver_version", "cuda_runtime_version",
+                            "cublas_version", "cupti_api_version", "sm_count"})
+    {
+        ASSERT_TRUE(m.count(key)) << key;
+        EXPECT_FALSE(m.at(key).empty()) << key;
+    }
+}
+
+TEST_P(CommittedProfile, HoldsTheBundledProgramsOps)
+{
+    const ProfileReader r(File());
+    OpKey step;
+    step.kind = OpKind::Kernel;
+    step.name = "phantora_step_kernel(float*, unsigned long, float)";
+    step.grid = {1024, 1, 1};
+    step.block = {256, 1, 1};
+    const OpStats* s = r.Find(step);
+    ASSERT_NE(s, nullptr);
+    EXPECT_GE(s->samples, 20);
+    EXPECT_LE(s->p10Ns, s->medianNs);
+    EXPECT_LE(s->medianNs, s->p90Ns);
+    for (const char* gemm :
+         {"cublasGemmEx(m=4096,n=4096,k=4096,op=NT,a=bf16,b=bf16,c=bf16,batch=1)",
+          "cublasSgemm(m=128,n=128,k=128,op=NN,a=f32,b=f32,c=f32,batch=1)",
+          "cublasGemmStridedBatchedEx(m=64,n=64,k=32,op=TN,a=f16,b=f16,c=f16,batch=12)",
+          "cublasLtMatmul(m=1024,n=512,k=256,op=TN,a=bf16,b=bf16,c=bf16,batch=1,epilogue=4)"})
+    {
+        OpKey k;
+        k.kind = OpKind::Gemm;
+        k.name = gemm;
+        const OpStats* g = r.Find(k);
+        ASSERT_NE(g, nullptr) << gemm;
+        // no GEMM beats the tensor cores' dense peak (~1000 TFLOP/s on Hopper)
+        EXPECT_GT(g->medianNs, GemmSignature::Parse(gemm)->Flops() / 1e15 * 1e9) << gemm;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, CommittedProfile, ::testing::Values("H100", "H200"));

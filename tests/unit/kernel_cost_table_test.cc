@@ -1,0 +1,199 @@
+// Where a simulated op's duration comes from: the scenario's table, the profile, an
+// estimate from the profile at other shapes, the roofline, the default; and what the
+// report and the missing-ops file say about it.
+#include "gemm_signature.h"
+#include "kernel_cost_table.h"
+#include "profile_writer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+using namespace phantora;
+using namespace phantora::profile;
+namespace fs = std::filesystem;
+
+namespace
+{
+
+const std::string kStep = "step(float*, unsigned long)";
+const std::string kGemm = "cublasGemmEx(m=4096,n=4096,k=4096,op=TN,a=bf16,b=bf16,c=bf16,batch=1)";
+
+wire::KernelLaunch Launch(const std::string& name, uint32_t grid, uint32_t block)
+{
+    wire::KernelLaunch k;
+    k.name = name;
+    k.grid = {grid, 1, 1};
+    k.block = {block, 1, 1};
+    return k;
+}
+
+class KernelCostTableTest : public ::testing::Test
+{
+protected:
+    void SetUp() override
+    {
+        dir = fs::temp_directory_path() / ("phantora-cost-test-" + std::to_string(getpid()));
+        fs::create_directories(dir);
+        scenario.file = dir / "s.toml";
+        scenario.gpu.model = "H200";
+        scenario.gpu.hbmBitsPerSecond = 4.8e12 * 8;
+        scenario.kernels.defaultNs = 7000;
+        scenario.kernels.profile = dir / "H200.sqlite";
+        fs::remove(scenario.kernels.profile);
+        ProfileWriter w(scenario.kernels.profile);
+        w.SetMetadata("gpu_model", "H200");
+        OpKey step;
+        step.name = kStep;
+        step.grid = {1024, 1, 1};
+        step.block = {256, 1, 1};
+        w.AddSamples(step, {50000, 52000, 51000}, "t", "record");
+        OpKey gemm;
+        gemm.kind = OpKind::Gemm;
+        gemm.name = kGemm;
+        w.AddSamples(gemm, {180000, 181000, 182000}, "t", "replay");
+        OpKey copy;
+        copy.kind = OpKind::Memcpy;
+        copy.name = "HtoD";
+        copy.bytes = 1000;
+        w.AddSamples(copy, {2000}, "t", "record");
+        copy.bytes = 1000000;
+        w.AddSamples(copy, {22000}, "t", "record");
+        w.Commit();
+    }
+    fs::path dir;
+    Scenario scenario;
+};
+
+} // namespace
+
+TEST_F(KernelCostTableTest, MeasuredOpsTakeTheirMedian)
+{
+    KernelCostTable t(scenario);
+    const OpCost k = t.Kernel(Launch(kStep, 1024, 256));
+    EXPECT_EQ(k.source, CostSource::Measured);
+    EXPECT_EQ(k.ns, 51000);
+    const OpCost g = t.Kernel(Launch(kGemm, 0, 0));
+    EXPECT_EQ(g.source, CostSource::Measured);
+    EXPECT_EQ(g.ns, 181000);
+    EXPECT_DOUBLE_EQ(t.MeasuredShare(), 1.0);
+    EXPECT_TRUE(t.Misses().empty());
+}
+
+TEST_F(KernelCostTableTest, TheScenarioTableOverridesTheProfile)
+{
+    scenario.kernels.durationsNs["step"] = 3000;
+    KernelCostTable t(scenario);
+    const OpCost k = t.Kernel(Launch(kStep, 1024, 256));
+    EXPECT_EQ(k.source, CostSource::Table);
+    EXPECT_EQ(k.ns, 3000);
+}
+
+TEST_F(KernelCostTableTest, OtherLaunchShapesScaleByThreads)
+{
+    KernelCostTable t(scenario);
+    const OpCost twice = t.Kernel(Launch(kStep, 2048, 256));
+    EXPECT_EQ(twice.source, CostSource::ShapeScaled);
+    EXPECT_EQ(twice.ns, 2 * 51000);
+    const OpCost quarter = t.Kernel(Launch(kStep, 1024, 64));
+    EXPECT_EQ(quarter.ns, 51000 / 4);
+    const OpCost unknown = t.Kernel(Launch("other(int)", 1, 32));
+    EXPECT_EQ(unknown.source, CostSource::Default);
+    EXPECT_EQ(unknown.ns, scenario.kernels.defaultNs);
+    EXPECT_LT(t.MeasuredShare(), 1.0);
+    const auto misses = t.Misses();
+    ASSERT_EQ(misses.size(), 3u);
+    EXPECT_EQ(misses.front().key.grid[0], 2048u); // the largest estimated time first
+}
+
+TEST_F(KernelCostTableTest, GemmsOfTheSameFamilyScaleByFlopsButNeverBeatTheRoofline)
+{
+    scenario.gpu.peakTflops["bf16"] = 1000.0;
+    KernelCostTable t(scenario);
+    const std::string half =
+        "cublasGemmEx(m=4096,n=2048,k=4096,op=TN,a=bf16,b=bf16,c=bf16,batch=1)";
+    const OpCost h = t.Kernel(Launch(half, 0, 0));
+    EXPECT_EQ(h.source, CostSource::ShapeScaled);
+    EXPECT_EQ(h.ns, 181000 / 2);
+    // 1000x the work: 1000x the measured time (slower than the 1000 TFLOP/s roofline)
+    const std::string big =
+        "cublasGemmEx(m=4096,n=4096,k=4096,op=TN,a=bf16,b=bf16,c=bf16,batch=1000)";
+    EXPECT_EQ(t.Kernel(Launch(big, 0, 0)).ns, 181000LL * 1000);
+    // with an impossible measurement (faster than the peak) the roofline wins
+    scenario.gpu.peakTflops["bf16"] = 1.0;
+    KernelCostTable slow(scenario);
+    const auto g = GemmSignature::Parse(half);
+    EXPECT_EQ(slow.Kernel(Launch(half, 0, 0)).ns, std::llround(g->Flops() / 1e12 * 1e9));
+}
+
+TEST_F(KernelCostTableTest, WithoutAProfileGemmsUseTheRooflineThenTheDefault)
+{
+    scenario.kernels.profile.clear();
+    {
+        KernelCostTable t(scenario);
+        EXPECT_EQ(t.Kernel(Launch(kGemm, 0, 0)).source, CostSource::Default);
+    }
+    scenario.gpu.peakTflops["bf16"] = 800.0;
+    KernelCostTable t(scenario);
+    const OpCost c = t.Kernel(Launch(kGemm, 0, 0));
+    EXPECT_EQ(c.source, CostSource::Roofline);
+    EXPECT_EQ(c.ns, std::llround(2.0 * 4096 * 4096 * 4096 / 800e12 * 1e9));
+    // a thin GEMM is memory-bound: bytes at HBM speed
+    const std::string thin = "cublasGemmEx(m=65536,n=1,k=65536,op=TN,a=bf16,b=bf16,c=bf16,batch=1)";
+    const auto g = GemmSignature::Parse(thin);
+    EXPECT_EQ(t.Kernel(Launch(thin, 0, 0)).ns,
+              std::llround(g->Bytes() * 8 / scenario.gpu.hbmBitsPerSecond * 1e9));
+}
+
+TEST_F(KernelCostTableTest, CopiesInterpolateBetweenMeasuredSizes)
+{
+    KernelCostTable t(scenario);
+    EXPECT_EQ(t.Copy(wire::CopyKind::HostToDevice, 1000, 999).source, CostSource::Measured);
+    const OpCost mid = t.Copy(wire::CopyKind::HostToDevice, 500500, 999);
+    EXPECT_EQ(mid.source, CostSource::ShapeScaled);
+    EXPECT_EQ(mid.ns, 12000);
+    EXPECT_EQ(t.Copy(wire::CopyKind::HostToDevice, 2000000, 999).ns, 44000);
+    // no DtoH copy measured: the scenario's bandwidth model
+    const OpCost model = t.Copy(wire::CopyKind::DeviceToHost, 4096, 1234);
+    EXPECT_EQ(model.source, CostSource::Roofline);
+    EXPECT_EQ(model.ns, 1234);
+}
+
+TEST_F(KernelCostTableTest, AProfileOfAnotherGpuIsRefused)
+{
+    scenario.gpu.model = "H100";
+    try
+    {
+        KernelCostTable t(scenario);
+        FAIL() << "accepted an H200 profile for an H100 scenario";
+    }
+    catch (const ProfileError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("H200"), std::string::npos) << what;
+        EXPECT_NE(what.find("H100"), std::string::npos) << what;
+        EXPECT_NE(what.find(scenario.file.string()), std::string::npos) << what;
+    }
+}
+
+TEST_F(KernelCostTableTest, TheMissingFileListsEveryEstimatedOpForTheReplayTool)
+{
+    KernelCostTable t(scenario);
+    const std::string other =
+        "cublasGemmEx(m=1024,n=8192,k=1024,op=NN,a=bf16,b=bf16,c=bf16,batch=1)";
+    t.Kernel(Launch(other, 0, 0));
+    t.Kernel(Launch(other, 0, 0));
+    t.Kernel(Launch(kStep, 1024, 256));
+    const fs::path file = dir / "missing.json";
+    t.WriteMissing(file);
+    std::ifstream in(file);
+    const auto j = nlohmann::json::parse(in);
+    EXPECT_EQ(j["gpu_model"], "H200");
+    ASSERT_EQ(j["ops"].size(), 1u);
+    EXPECT_EQ(j["ops"][0]["kind"], "gemm");
+    EXPECT_EQ(j["ops"][0]["name"], other);
+    EXPECT_EQ(j["ops"][0]["launches"], 2);
+    EXPECT_EQ(j["ops"][0]["estimate"], "shape_scaled");
+}

@@ -1,0 +1,204 @@
+// The profile cache: what a writer stores a reader finds, bad files are refused with
+// a message naming them, and many readers may open one profile while it is extended.
+#include "op_stats.h"
+#include "profile_reader.h"
+#include "profile_schema.h"
+#include "profile_writer.h"
+#include "sqlite_handle.h"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+using namespace phantora::profile;
+namespace fs = std::filesystem;
+
+namespace
+{
+
+fs::path Scratch(const std::string& name)
+{
+    const fs::path dir =
+        fs::temp_directory_path() / ("phantora-profile-test-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const fs::path p = dir / name;
+    fs::remove(p);
+    return p;
+}
+
+OpKey Kernel(const std::string& name, uint32_t grid, uint32_t block)
+{
+    OpKey k;
+    k.kind = OpKind::Kernel;
+    k.name = name;
+    k.grid = {grid, 1, 1};
+    k.block = {block, 1, 1};
+    return k;
+}
+
+void ExpectThrowsMentioning(const std::function<void()>& f, const std::vector<std::string>& words)
+{
+    try
+    {
+        f();
+        FAIL() << "no error";
+    }
+    catch (const ProfileError& e)
+    {
+        for (const auto& w : words)
+        {
+            EXPECT_NE(std::string(e.what()).find(w), std::string::npos)
+                << "'" << w << "' not in: " << e.what();
+        }
+    }
+}
+
+} // namespace
+
+TEST(OpStats, OrderStatisticsOfShuffledSamples)
+{
+    std::vector<int64_t> v;
+    for (int64_t i = 1; i <= 101; ++i)
+    {
+        v.push_back(i * 10);
+    }
+    std::shuffle(v.begin(), v.end(), std::mt19937(7));
+    const OpStats s = OpStats::FromSamples(v, "record");
+    EXPECT_EQ(s.samples, 101);
+    EXPECT_DOUBLE_EQ(s.medianNs, 510.0);
+    EXPECT_DOUBLE_EQ(s.p10Ns, 110.0);
+    EXPECT_DOUBLE_EQ(s.p90Ns, 910.0);
+    EXPECT_DOUBLE_EQ(s.meanNs, 510.0);
+    EXPECT_GT(s.stddevNs, 0.0);
+}
+
+TEST(ProfileCache, WrittenOpsAreFoundByTheirExactKeyOnly)
+{
+    const fs::path db = Scratch("a.sqlite");
+    {
+        ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddSamples(Kernel("k(float*)", 1024, 256), {100, 300, 200}, "run1", "record");
+        w.Commit();
+        // a second run of the same op merges with the first
+        w.AddSamples(Kernel("k(float*)", 1024, 256), {400, 500}, "run2", "record");
+        w.Commit();
+    }
+    ProfileReader r(db);
+    EXPECT_EQ(r.GpuModel(), "H200");
+    const OpStats* s = r.Find(Kernel("k(float*)", 1024, 256));
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->samples, 5);
+    EXPECT_DOUBLE_EQ(s->medianNs, 300.0);
+    EXPECT_EQ(r.Find(Kernel("k(float*)", 2048, 256)), nullptr);
+    OpKey smem = Kernel("k(float*)", 1024, 256);
+    smem.sharedMem = 128;
+    EXPECT_EQ(r.Find(smem), nullptr);
+    EXPECT_EQ(r.SameName(OpKind::Kernel, "k(float*)").size(), 1u);
+}
+
+TEST(ProfileCache, RefusesMeasurementsOfAnotherGpu)
+{
+    const fs::path db = Scratch("b.sqlite");
+    {
+        ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H100");
+        w.Commit();
+    }
+    ProfileWriter w(db);
+    ExpectThrowsMentioning([&] { w.SetMetadata("gpu_model", "H200"); },
+                           {db.string(), "H100", "H200"});
+}
+
+TEST(ProfileCache, BadFilesAreRefusedNamingTheFileAndWhatWasExpected)
+{
+    ExpectThrowsMentioning([] { ProfileReader r(Scratch("none.sqlite")); },
+                           {"none.sqlite", "no such file"});
+    const fs::path db = Scratch("old.sqlite");
+    {
+        ProfileWriter w(db);
+        w.SetMetadata("schema_version", "0");
+        w.Commit();
+    }
+    ExpectThrowsMentioning([&] { ProfileReader r(db); },
+                           {db.string(), "schema_version", std::to_string(kSchemaVersion)});
+    const fs::path bad = Scratch("badkind.sqlite");
+    {
+        ProfileWriter w(bad);
+        w.Commit();
+    }
+    {
+        SqliteDb raw(bad, false);
+        raw.Exec("PRAGMA ignore_check_constraints = ON");
+        raw.Exec("INSERT INTO ops(kind, name, samples, median_ns, p10_ns, p90_ns, mean_ns, "
+                 "stddev_ns, source) VALUES('warp', 'x', 1, 1, 1, 1, 1, 0, 'record')");
+    }
+    ExpectThrowsMentioning([&] { ProfileReader r(bad); }, {bad.string(), "warp", "expected"});
+}
+
+// Ranks of several simulations open one profile while gpu_profiler merges more
+// measurements into it: every open succeeds and sees a committed state.
+TEST(ProfileCache, ManyReadersWhileAWriterCommits)
+{
+    const fs::path db = Scratch("shared.sqlite");
+    {
+        ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddSamples(Kernel("k0", 1, 1), {10}, "seed", "record");
+        w.Commit();
+    }
+    std::atomic<bool> writing{true};
+    std::atomic<int> opens{0}, failures{0};
+    std::thread writer(
+        [&]
+        {
+            ProfileWriter w(db);
+            for (uint32_t i = 1; i <= 200; ++i)
+            {
+                w.AddSamples(Kernel("k" + std::to_string(i), i, 1), {int64_t(i)}, "w", "record");
+                w.Commit();
+            }
+            writing = false;
+        });
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 8; ++t)
+    {
+        readers.emplace_back(
+            [&]
+            {
+                do
+                {
+                    try
+                    {
+                        ProfileReader r(db);
+                        // commits add one op each: a reader sees a prefix, never a torn state
+                        const std::size_t n = r.Ops().size();
+                        for (uint32_t i = 0; i < n; ++i)
+                        {
+                            if (!r.Find(Kernel("k" + std::to_string(i), std::max(i, 1u), 1)))
+                            {
+                                ++failures;
+                            }
+                        }
+                        ++opens;
+                    }
+                    catch (const std::exception&)
+                    {
+                        ++failures;
+                    }
+                } while (writing);
+            });
+    }
+    writer.join();
+    for (auto& r : readers)
+    {
+        r.join();
+    }
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_GE(opens.load(), 8);
+    EXPECT_EQ(ProfileReader(db).Ops().size(), 201u);
+}
