@@ -37,9 +37,9 @@ void BridgeServer::SendTo(const std::string& identity, const wire::ReplyEnvelope
     m_socket.send(zmq::buffer(bytes), zmq::send_flags::none);
 }
 
-void BridgeServer::Send(int rank, const wire::ReplyEnvelope& reply)
+void BridgeServer::Send(int rank, uint32_t lane, const wire::ReplyEnvelope& reply)
 {
-    auto it = m_identityOf.find(rank);
+    auto it = m_identityOf.find({rank, lane});
     if (it != m_identityOf.end())
     {
         SendTo(it->second, reply);
@@ -50,7 +50,7 @@ void BridgeServer::Flush()
 {
     for (const auto& o : m_outbox)
     {
-        Send(o.rank, o.reply);
+        Send(o.rank, o.lane, o.reply);
     }
     m_outbox.clear();
 }
@@ -90,28 +90,51 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
                 fmt::format("a process (pid {}) connected as rank {}, outside the world of {}",
                             hello->pid, hello->rank, m_engine.WorldSize()));
         }
-        if (m_identityOf.count(hello->rank))
+        auto known = m_pidOf.find(hello->rank);
+        if ((known != m_pidOf.end() && known->second != hello->pid) ||
+            m_identityOf.count({hello->rank, req.lane}))
         {
             SendTo(identity, {req.seq, wire::Failure{fmt::format("rank {} is already connected",
                                                                  hello->rank)}});
             throw SimulationError(fmt::format(
                 "two processes connected as rank {} (pid {} and pid {}): only one process per rank "
                 "may use CUDA",
-                hello->rank, m_engine.Ranks()[static_cast<std::size_t>(hello->rank)].pid,
-                hello->pid));
+                hello->rank, known != m_pidOf.end() ? known->second : hello->pid, hello->pid));
         }
-        m_rankOf[identity] = hello->rank;
-        m_identityOf[hello->rank] = identity;
+        m_pidOf[hello->rank] = hello->pid;
+        m_laneOf[identity] = {hello->rank, req.lane};
+        m_identityOf[{hello->rank, req.lane}] = identity;
     }
-    auto it = m_rankOf.find(identity);
-    if (it == m_rankOf.end())
+    auto it = m_laneOf.find(identity);
+    if (it == m_laneOf.end())
     {
         ++m_rejected;
         spdlog::warn("bridge: ignored {} from a peer that has not said hello",
                      wire::RequestName(req.body));
         return;
     }
-    m_engine.Handle(it->second, req, m_outbox);
+    if (req.lane != it->second.second)
+    {
+        throw SimulationError(fmt::format("rank {}: thread {} sent a request as thread {}",
+                                          it->second.first, it->second.second, req.lane));
+    }
+    Deliver(it->second.first, std::move(req));
+}
+
+void BridgeServer::Deliver(int rank, wire::RequestEnvelope req)
+{
+    Inbox& in = m_inboxes[rank];
+    if (req.order < in.next || !in.early.emplace(req.order, std::move(req)).second)
+    {
+        throw SimulationError(fmt::format("rank {} numbered two requests {}", rank, req.order));
+    }
+    for (auto due = in.early.find(in.next); due != in.early.end(); due = in.early.find(in.next))
+    {
+        const wire::RequestEnvelope next = std::move(due->second);
+        in.early.erase(due);
+        ++in.next;
+        m_engine.Handle(rank, next, m_outbox);
+    }
 }
 
 void BridgeServer::ReceiveAll()
@@ -146,7 +169,7 @@ void BridgeServer::DrainGoodbyes()
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     auto pending = [this]
     {
-        for (const auto& [rank, identity] : m_identityOf)
+        for (const auto& [rank, pid] : m_pidOf)
         {
             if (!m_engine.Ranks()[static_cast<std::size_t>(rank)].saidGoodbye)
             {
@@ -180,7 +203,9 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
             {
                 items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
             }
-            zmq::poll(items.data(), items.size(), std::chrono::milliseconds(50));
+            // No waiting while the network has work to run ahead on.
+            zmq::poll(items.data(), items.size(),
+                      std::chrono::milliseconds(m_engine.WantsProgress() ? 0 : 50));
             if (g_interrupted)
             {
                 throw SimulationError(
@@ -209,13 +234,13 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
             }
             m_engine.Progress(m_outbox);
             Flush();
-            if (m_identityOf.size() < static_cast<std::size_t>(m_engine.WorldSize()) &&
+            if (m_pidOf.size() < static_cast<std::size_t>(m_engine.WorldSize()) &&
                 std::chrono::steady_clock::now() - started > m_options.connectTimeout)
             {
                 std::string missing;
                 for (int r = 0; r < m_engine.WorldSize(); ++r)
                 {
-                    if (!m_identityOf.count(r) &&
+                    if (!m_pidOf.count(r) &&
                         m_engine.Ranks()[static_cast<std::size_t>(r)].phase != RankPhase::Exited)
                     {
                         missing += fmt::format(" {}", r);

@@ -1,6 +1,8 @@
 // The bridge's I/O: one ZeroMQ ROUTER socket the ranks' interposers talk to, the
 // rank processes' output pipes and exits, all in one poll loop that feeds the
-// SimulationEngine.
+// SimulationEngine.  Each thread of a rank (a lane) has its own connection; a
+// rank's requests are handed to the engine in the order the rank numbered them,
+// whichever connection brought them first.
 #pragma once
 
 #include "launcher.h"
@@ -41,7 +43,9 @@ public:
 private:
     void ReceiveAll();
     void OnMessage(const std::string& identity, const std::string& payload);
-    void Send(int rank, const wire::ReplyEnvelope& reply);
+    void Send(int rank, uint32_t lane, const wire::ReplyEnvelope& reply);
+    /// Queues \p req of \p rank and hands the engine every request now in order.
+    void Deliver(int rank, wire::RequestEnvelope req);
     void SendTo(const std::string& identity, const wire::ReplyEnvelope& reply);
     void Flush();
     void DrainGoodbyes();
@@ -51,8 +55,15 @@ private:
     zmq::context_t m_context;
     zmq::socket_t m_socket;
     std::string m_endpoint;
-    std::map<std::string, int> m_rankOf;     ///< zmq identity -> rank
-    std::map<int, std::string> m_identityOf; ///< rank -> zmq identity
+    std::map<std::string, std::pair<int, uint32_t>> m_laneOf; ///< zmq identity -> (rank, lane)
+    std::map<std::pair<int, uint32_t>, std::string> m_identityOf; ///< (rank, lane) -> identity
+    std::map<int, int> m_pidOf;                                   ///< connected rank -> pid
+    struct Inbox
+    {
+        uint64_t next{0};                                 ///< order number due next
+        std::map<uint64_t, wire::RequestEnvelope> early; ///< arrived before their turn
+    };
+    std::map<int, Inbox> m_inboxes;
     std::vector<OutgoingReply> m_outbox;
     uint64_t m_rejected{0};
 };

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace phantora
@@ -12,7 +14,7 @@ enum class RankPhase
 {
     NotConnected, ///< started, has not made an intercepted call yet
     Running,      ///< on the CPU; will not send anything earlier than clockNs
-    Waiting,      ///< blocked in a call until the bridge answers
+    Waiting,      ///< (reports only) every thread waits for the bridge or in the host
     Finished,     ///< said goodbye; its clock is final
     Exited,       ///< the process is gone
 };
@@ -30,6 +32,7 @@ struct PendingWait
         EventElapsed, ///< cudaEventElapsedTime: until both records are known
     };
     Kind kind{Kind::Stream};
+    uint32_t lane{0}; ///< the thread that waits
     uint64_t seq{0};
     uint64_t stream{0};
     int64_t callNs{0};
@@ -38,12 +41,31 @@ struct PendingWait
     std::string call;      ///< for diagnostics: the call that blocks
 };
 
+/// One thread of a rank that talks to the bridge (see interposer/thread_handoff.cc).
+struct LaneState
+{
+    enum class Phase
+    {
+        Running,     ///< may send anything at or after clockNs
+        Waiting,     ///< blocked in a call until the bridge answers (wait)
+        HostBlocked, ///< blocked in a host wait: sends nothing until woken (or deadlineNs)
+        Gone,        ///< the thread ended
+    };
+    Phase phase{Phase::Running};
+    int64_t clockNs{0};
+    int64_t deadlineNs{-1}; ///< HostBlocked: when a timed wait ends on its own (-1: never)
+    std::optional<PendingWait> wait;
+};
+
 struct RankState
 {
     RankPhase phase{RankPhase::NotConnected};
-    int64_t clockNs{0};
+    int64_t clockNs{0}; ///< the latest clock any of its threads reported
     int pid{0};
-    std::optional<PendingWait> wait;
+    std::map<uint32_t, LaneState> lanes;
+    /// Wakes of blocked threads not yet taken up: each holds simulated time at its clock.
+    std::multiset<int64_t> pendingWakes;
+    uint64_t liftedLanes{0}; ///< threads that started or woke behind the network, lifted to it
     std::string lastCall{"(none)"};
     uint64_t kernels{0};
     uint64_t copies{0};

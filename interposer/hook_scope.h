@@ -37,6 +37,10 @@ public:
 
     RankClient& Client() const { return RankClient::Get(); }
 
+    /// True while the calling thread is inside an intercepted call: what the
+    /// interposer itself does then (locks, threads, waits) is not the program's.
+    static bool Inside() { return t_depth > 0; }
+
 private:
     /// PHANTORA_JITTER_US=N sleeps a random 0..N us of real time before each call, to
     /// show (in tests) that host timing cannot change the simulated timeline.

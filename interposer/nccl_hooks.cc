@@ -11,6 +11,7 @@
 #include <nccl.h>
 #include <sys/random.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace phantora;
 using namespace phantora::interposer;
@@ -77,6 +78,51 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, size_t count
     }
     const uint64_t ranks = multiplier == kTimesRanks ? static_cast<uint64_t>(c->nranks) : 1;
     scope.Client().Post(wire::NcclCollective{c->handle, op, count * elem * ranks, StreamId(stream), root});
+    return ncclSuccess;
+}
+
+/// Point-to-point operations issued inside ncclGroupStart/End, per thread (NCCL's
+/// groups are per thread too), batched by communicator and stream in the order
+/// they first appeared: each batch becomes one operation at the outermost GroupEnd.
+struct GroupState
+{
+    int depth{0};
+    std::vector<wire::NcclP2P> batches;
+};
+
+GroupState& Group()
+{
+    thread_local GroupState g;
+    return g;
+}
+
+ncclResult_t PostP2P(ncclComm_t comm, bool send, size_t count, ncclDataType_t datatype, int peer,
+                     cudaStream_t stream)
+{
+    HookScope scope;
+    ncclComm* c = Lookup(comm);
+    const size_t elem = TypeSize(datatype);
+    if (!c || elem == 0 || peer < 0 || peer >= c->nranks)
+    {
+        return ncclInvalidArgument;
+    }
+    const wire::P2POp op{peer, count * elem, send};
+    const uint64_t sid = StreamId(stream);
+    GroupState& g = Group();
+    if (g.depth == 0)
+    {
+        scope.Client().Post(wire::NcclP2P{c->handle, sid, {op}});
+        return ncclSuccess;
+    }
+    for (auto& b : g.batches)
+    {
+        if (b.comm == c->handle && b.stream == sid)
+        {
+            b.ops.push_back(op);
+            return ncclSuccess;
+        }
+    }
+    g.batches.push_back(wire::NcclP2P{c->handle, sid, {op}});
     return ncclSuccess;
 }
 
@@ -177,16 +223,45 @@ extern "C"
         return ncclSuccess;
     }
 
-    // Groups only fuse launches; each operation already reaches the bridge in program
-    // order, and the bridge pairs them up per communicator, so grouping changes nothing
-    // that is simulated today.
+    // Collectives inside a group reach the bridge as they are called (the bridge pairs
+    // them per communicator, in order); sends and receives wait for the group's end,
+    // where those on one communicator and stream become one operation, as in NCCL.
     ncclResult_t ncclGroupStart()
     {
+        ++Group().depth;
         return ncclSuccess;
     }
+
     ncclResult_t ncclGroupEnd()
     {
+        GroupState& g = Group();
+        if (g.depth == 0)
+        {
+            return ncclInvalidUsage;
+        }
+        if (--g.depth > 0 || g.batches.empty())
+        {
+            return ncclSuccess;
+        }
+        HookScope scope;
+        for (auto& b : g.batches)
+        {
+            scope.Client().Post(std::move(b));
+        }
+        g.batches.clear();
         return ncclSuccess;
+    }
+
+    ncclResult_t ncclSend(const void*, size_t count, ncclDataType_t datatype, int peer,
+                          ncclComm_t comm, cudaStream_t stream)
+    {
+        return PostP2P(comm, true, count, datatype, peer, stream);
+    }
+
+    ncclResult_t ncclRecv(void*, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                          cudaStream_t stream)
+    {
+        return PostP2P(comm, false, count, datatype, peer, stream);
     }
 
     ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError)

@@ -4,6 +4,8 @@
 #include "protocol/codec.h"
 #include "sim_clock.h"
 
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -29,6 +31,17 @@ void Fatal(const std::string& message)
     std::_Exit(86);
 }
 
+std::atomic<RankClient*> RankClient::s_connected{nullptr};
+
+namespace
+{
+/// The calling thread's lane, owned by the client (a plain pointer: it must stay
+/// usable while the process exits, after thread_local objects are gone).
+thread_local void* t_lane = nullptr;
+constexpr uint32_t kNoLane = UINT32_MAX;
+thread_local uint32_t t_reservedLane = kNoLane;
+} // namespace
+
 bool RankClient::Configured()
 {
     const char* b = std::getenv("PHANTORA_BRIDGE");
@@ -41,7 +54,22 @@ RankClient& RankClient::Get()
     return client;
 }
 
-RankClient::RankClient() : m_context(1), m_socket(m_context, zmq::socket_type::dealer)
+RankClient* RankClient::IfConnected()
+{
+    return s_connected.load(std::memory_order_acquire);
+}
+
+bool RankClient::HasLane()
+{
+    return t_lane != nullptr || t_reservedLane != kNoLane;
+}
+
+void RankClient::AdoptLane(uint32_t lane)
+{
+    t_reservedLane = lane;
+}
+
+RankClient::RankClient() : m_context(1)
 {
     if (!Configured())
     {
@@ -50,8 +78,22 @@ RankClient::RankClient() : m_context(1), m_socket(m_context, zmq::socket_type::d
     }
     m_rank = EnvInt("RANK", 0);
     m_launcherPid = EnvInt("PHANTORA_LAUNCHER_PID", 0);
-    m_socket.set(zmq::sockopt::linger, 2000);
-    m_socket.connect(std::getenv("PHANTORA_BRIDGE"));
+    m_endpoint = std::getenv("PHANTORA_BRIDGE");
+    (void)ThisLane();
+    SimClock::Get().SetScale(m_welcome.cpuTimeScale);
+    DeviceMemory::Get().SetCapacity(m_welcome.gpuMemoryBytes);
+    s_connected.store(this, std::memory_order_release);
+}
+
+RankClient::~RankClient()
+{
+    Goodbye(DeviceMemory::s_peak.load());
+    // ZeroMQ joins its threads as the context closes: nothing may talk to us then.
+    s_connected.store(nullptr, std::memory_order_release);
+}
+
+wire::Hello RankClient::MakeHello() const
+{
     wire::Hello hello;
     const char* token = std::getenv("PHANTORA_TOKEN");
     hello.token = token ? token : "";
@@ -59,40 +101,72 @@ RankClient::RankClient() : m_context(1), m_socket(m_context, zmq::socket_type::d
     hello.worldSize = EnvInt("WORLD_SIZE", 1);
     hello.localRank = EnvInt("LOCAL_RANK", 0);
     hello.pid = getpid();
-    std::lock_guard lock(m_mutex);
-    const uint64_t seq = m_nextSeq++;
-    SendLocked(seq, hello);
-    wire::Reply reply = ReceiveLocked(seq, "hello");
+    return hello;
+}
+
+RankClient::Lane& RankClient::ThisLane()
+{
+    if (t_lane)
+    {
+        return *static_cast<Lane*>(t_lane);
+    }
+    auto lane = std::make_unique<Lane>();
+    lane->id = t_reservedLane != kNoLane ? t_reservedLane : m_nextLane.fetch_add(1);
+    lane->socket = zmq::socket_t(m_context, zmq::socket_type::dealer);
+    lane->socket.set(zmq::sockopt::linger, 2000);
+    lane->socket.connect(m_endpoint);
+    Lane& l = *lane;
+    {
+        std::lock_guard lock(m_lanesMutex);
+        m_lanes[l.id] = std::move(lane);
+    }
+    t_lane = &l;
+    const uint64_t seq = l.nextSeq++;
+    {
+        std::lock_guard lock(m_sendMutex);
+        Send(l, seq, MakeHello());
+    }
+    wire::Reply reply = Receive(l, seq, "hello");
     if (auto* w = std::get_if<wire::Welcome>(&reply))
     {
-        m_welcome = *w;
-        SimClock::Get().SetScale(m_welcome.cpuTimeScale);
-        DeviceMemory::Get().SetCapacity(m_welcome.gpuMemoryBytes);
-        return;
+        if (l.id == 0 || m_welcome.gpuName.empty())
+        {
+            m_welcome = *w;
+        }
+        return l;
     }
     Fatal("the bridge did not welcome this rank");
 }
 
-RankClient::~RankClient()
+void RankClient::CloseLane()
 {
-    Goodbye(DeviceMemory::s_peak.load());
+    if (!t_lane)
+    {
+        return;
+    }
+    const uint32_t id = static_cast<Lane*>(t_lane)->id;
+    t_lane = nullptr;
+    std::lock_guard lock(m_lanesMutex);
+    m_lanes.erase(id);
 }
 
-void RankClient::SendLocked(uint64_t seq, wire::Request body)
+void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
 {
     wire::RequestEnvelope env;
     env.seq = seq;
     env.clockNs = SimClock::Get().Now();
     env.body = std::move(body);
+    env.lane = lane.id;
+    env.order = m_nextOrder++;
     const std::string bytes = wire::Encode(env);
-    m_socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+    lane.socket.send(zmq::buffer(bytes), zmq::send_flags::none);
 }
 
-wire::Reply RankClient::ReceiveLocked(uint64_t seq, const char* what)
+wire::Reply RankClient::Receive(Lane& lane, uint64_t seq, const char* what)
 {
     for (;;)
     {
-        zmq::pollitem_t item{m_socket.handle(), 0, ZMQ_POLLIN, 0};
+        zmq::pollitem_t item{lane.socket.handle(), 0, ZMQ_POLLIN, 0};
         zmq::poll(&item, 1, std::chrono::milliseconds(500));
         if (!(item.revents & ZMQ_POLLIN))
         {
@@ -104,7 +178,7 @@ wire::Reply RankClient::ReceiveLocked(uint64_t seq, const char* what)
             continue;
         }
         zmq::message_t msg;
-        if (!m_socket.recv(msg, zmq::recv_flags::none))
+        if (!lane.socket.recv(msg, zmq::recv_flags::none))
         {
             continue;
         }
@@ -132,29 +206,35 @@ wire::Reply RankClient::ReceiveLocked(uint64_t seq, const char* what)
 
 void RankClient::Post(wire::Request body)
 {
-    std::lock_guard lock(m_mutex);
-    SendLocked(m_nextSeq++, std::move(body));
+    Lane& l = ThisLane();
+    std::lock_guard lock(m_sendMutex);
+    Send(l, l.nextSeq++, std::move(body));
 }
 
 wire::Reply RankClient::Call(wire::Request body)
 {
-    std::lock_guard lock(m_mutex);
-    const uint64_t seq = m_nextSeq++;
+    Lane& l = ThisLane();
+    const uint64_t seq = l.nextSeq++;
     const char* what = wire::RequestName(body);
-    SendLocked(seq, std::move(body));
-    return ReceiveLocked(seq, what);
+    {
+        std::lock_guard lock(m_sendMutex);
+        Send(l, seq, std::move(body));
+    }
+    return Receive(l, seq, what);
 }
 
 void RankClient::Goodbye(uint64_t peakDeviceBytes)
 {
-    std::lock_guard lock(m_mutex);
-    if (m_closed)
     {
-        return;
+        std::lock_guard lock(m_sendMutex);
+        if (m_closed)
+        {
+            return;
+        }
+        m_closed = true;
     }
-    m_closed = true;
     SimClock::Get().Charge();
-    SendLocked(m_nextSeq++, wire::Goodbye{peakDeviceBytes});
+    Post(wire::Goodbye{peakDeviceBytes});
 }
 
 } // namespace phantora::interposer

@@ -1,10 +1,23 @@
-// The rank's connection to the bridge (ZeroMQ DEALER).  Opened at the first
-// intercepted CUDA/NCCL call, so that helper processes that inherit
-// LD_PRELOAD but never touch the GPU (shells, compilers) stay invisible.
+// The rank's connection to the bridge.  Opened at the first intercepted CUDA/NCCL
+// call, so that helper processes that inherit LD_PRELOAD but never touch the GPU
+// (shells, compilers) stay invisible.
+//
+// Every thread that talks to the bridge is a "lane" with its own ZeroMQ DEALER
+// socket (ZeroMQ sockets must not be shared between threads), so a thread waiting
+// for its answer never holds up another thread's calls, and each answer reaches the
+// thread that asked.  Messages of different sockets can overtake each other on the
+// way, so every request carries a per-rank order number taken when it is sent; the
+// bridge handles a rank's requests in that order.  A request that happens after
+// another in the program (same thread, or handed over through a lock) therefore
+// reaches the bridge after it.
 #pragma once
 
 #include "protocol/messages.h"
 
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <zmq.hpp>
@@ -21,6 +34,8 @@ public:
     static RankClient& Get();
     /// True when this process was started for simulation (PHANTORA_BRIDGE is set).
     static bool Configured();
+    /// The client if it is connected already, else nullptr (never connects).
+    static RankClient* IfConnected();
 
     ~RankClient();
 
@@ -32,22 +47,50 @@ public:
     const wire::Welcome& Welcome() const { return m_welcome; }
     int Rank() const { return m_rank; }
 
+    /// The calling thread's lane id, if it has one yet.
+    static bool HasLane();
+    /// A lane id for a thread about to start (see thread_handoff.cc): it will use it
+    /// when it first talks to the bridge.
+    uint32_t ReserveLane() { return m_nextLane.fetch_add(1); }
+    /// Gives the calling thread the lane \p lane reserved for it.
+    static void AdoptLane(uint32_t lane);
+    /// The calling thread's lane id (it becomes a lane if it was not one).
+    uint32_t ThisLaneId() { return ThisLane().id; }
+    /// The calling thread ends: its socket is closed.
+    void CloseLane();
+
     /// Reports the device-memory peak and closes the connection.
     void Goodbye(uint64_t peakDeviceBytes);
 
 private:
-    RankClient();
-    void SendLocked(uint64_t seq, wire::Request body);
-    wire::Reply ReceiveLocked(uint64_t seq, const char* what);
+    struct Lane
+    {
+        uint32_t id{0};
+        zmq::socket_t socket;
+        uint64_t nextSeq{1};
+    };
 
-    std::mutex m_mutex;
+    RankClient();
+    /// The calling thread's lane, connected (and introduced to the bridge) on first use.
+    Lane& ThisLane();
+    void Send(Lane& lane, uint64_t seq, wire::Request body);
+    wire::Reply Receive(Lane& lane, uint64_t seq, const char* what);
+    wire::Hello MakeHello() const;
+
     zmq::context_t m_context;
-    zmq::socket_t m_socket;
-    uint64_t m_nextSeq{1};
+    std::string m_endpoint;
+    /// Held while a request takes its order number and is sent, so numbers and
+    /// sending order agree (thread_handoff.cc relies on it, see there).
+    std::mutex m_sendMutex;
+    uint64_t m_nextOrder{0};
+    std::atomic<uint32_t> m_nextLane{0};
+    std::mutex m_lanesMutex;
+    std::map<uint32_t, std::unique_ptr<Lane>> m_lanes;
     int m_rank{0};
     int m_launcherPid{0};
     bool m_closed{false};
     wire::Welcome m_welcome;
+    static std::atomic<RankClient*> s_connected;
 };
 
 [[noreturn]] void Fatal(const std::string& message);

@@ -10,7 +10,8 @@ namespace phantora::interposer
 namespace
 {
 thread_local int64_t t_lastCpuNs = -1;
-}
+thread_local int64_t t_nowNs = 0;
+} // namespace
 
 SimClock& SimClock::Get()
 {
@@ -25,10 +26,10 @@ int64_t SimClock::Charge()
     {
         const double scaled =
             static_cast<double>(cpu - t_lastCpuNs) * m_scale.load(std::memory_order_relaxed);
-        m_nowNs.fetch_add(std::llround(scaled), std::memory_order_relaxed);
+        t_nowNs += std::llround(scaled);
     }
     t_lastCpuNs = cpu;
-    return Now();
+    return t_nowNs;
 }
 
 void SimClock::Rebase()
@@ -36,12 +37,22 @@ void SimClock::Rebase()
     t_lastCpuNs = ThreadCpuNs();
 }
 
+void SimClock::Advance(int64_t ns)
+{
+    t_nowNs += ns;
+}
+
 void SimClock::AdvanceTo(int64_t ns)
 {
-    int64_t cur = m_nowNs.load(std::memory_order_relaxed);
-    while (cur < ns && !m_nowNs.compare_exchange_weak(cur, ns, std::memory_order_relaxed))
+    if (ns > t_nowNs)
     {
+        t_nowNs = ns;
     }
+}
+
+int64_t SimClock::Now() const
+{
+    return t_nowNs;
 }
 
 } // namespace phantora::interposer

@@ -25,7 +25,7 @@ template <class Envelope> std::string EncodeEnvelope(const Envelope& m)
         ar(kMagic, kVersion, m.seq);
         if constexpr (std::is_same_v<Envelope, RequestEnvelope>)
         {
-            ar(m.clockNs);
+            ar(m.clockNs, m.lane, m.order);
         }
         ar(m.body);
     }
@@ -60,7 +60,7 @@ template <class Envelope> Envelope DecodeEnvelope(std::string_view bytes, const 
         ar(m.seq);
         if constexpr (std::is_same_v<Envelope, RequestEnvelope>)
         {
-            ar(m.clockNs);
+            ar(m.clockNs, m.lane, m.order);
         }
         ar(m.body);
     }
@@ -103,9 +103,10 @@ ReplyEnvelope DecodeReply(std::string_view bytes)
 const char* RequestName(const Request& r)
 {
     static constexpr const char* kNames[] = {
-        "Hello",          "KernelLaunch",    "Memcpy",       "Synchronize", "NcclCommInit",
-        "NcclCollective", "NcclCommDestroy", "Goodbye",      "EventRecord", "StreamWaitEvent",
-        "EventWait",      "EventElapsed",    "NcclCommSplit"};
+        "Hello",          "KernelLaunch",    "Memcpy",        "Synchronize", "NcclCommInit",
+        "NcclCollective", "NcclCommDestroy", "Goodbye",       "EventRecord", "StreamWaitEvent",
+        "EventWait",      "EventElapsed",    "NcclCommSplit", "NcclP2P",     "HostEvent",
+        "HostFunction",   "HostFunctionDone"};
     static_assert(std::size(kNames) == std::variant_size_v<Request>);
     return kNames[r.index()];
 }

@@ -1,7 +1,10 @@
 // Messages between a rank's interposer and the bridge.  Every request carries the
-// rank's simulated CPU clock at the call, so the bridge knows how far each rank
-// has got without asking.  Asynchronous work (kernel launches, async copies,
-// collectives) is fire-and-forget; calls that wait get a reply with the same seq.
+// simulated clock of the calling thread ("lane") at the call, so the bridge knows
+// how far each thread has got without asking.  Asynchronous work (kernel launches,
+// async copies, collectives) is fire-and-forget; calls that wait get a reply with
+// the same seq, sent to the lane that asked.  Each lane has its own socket, so
+// requests also carry a per-rank order number: the bridge handles a rank's requests
+// in that order, which is the order in which the rank's threads made them.
 #pragma once
 
 #include <array>
@@ -10,12 +13,13 @@
 #include <stdexcept>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -54,6 +58,51 @@ struct BoundedString
         }
         value.resize(n);
         ar(cereal::binary_data(value.data(), n));
+    }
+};
+
+/// Most point-to-point operations one grouped NCCL call may carry.
+inline constexpr uint32_t kMaxP2POps = 1 << 16;
+
+class VectorTooLong : public std::length_error
+{
+public:
+    using std::length_error::length_error;
+};
+
+/// Serialises a vector with a 32-bit length checked against \p Max, so a corrupt
+/// length prefix cannot make the decoder allocate without bound.
+template <class T, uint32_t Max> struct BoundedVector
+{
+    std::vector<T>& value;
+
+    template <class A> void save(A& ar) const
+    {
+        if (value.size() > Max)
+        {
+            throw VectorTooLong("vector of " + std::to_string(value.size()) +
+                                " entries in a message");
+        }
+        ar(static_cast<uint32_t>(value.size()));
+        for (const T& v : value)
+        {
+            ar(v);
+        }
+    }
+
+    template <class A> void load(A& ar)
+    {
+        uint32_t n = 0;
+        ar(n);
+        if (n > Max)
+        {
+            throw VectorTooLong("vector of " + std::to_string(n) + " entries in a message");
+        }
+        value.resize(n);
+        for (T& v : value)
+        {
+            ar(v);
+        }
     }
 };
 
@@ -190,21 +239,83 @@ struct EventElapsed
     template <class A> void serialize(A& ar) { ar(start, end); }
 };
 
+/// One ncclSend (send = true) or ncclRecv with \p peer, a communicator rank.
+struct P2POp
+{
+    int32_t peer{0};
+    uint64_t bytes{0};
+    bool send{false};
+    template <class A> void serialize(A& ar) { ar(peer, bytes, send); }
+};
+
+/// Point-to-point operations that run as one NCCL operation on \p stream: a lone
+/// ncclSend/ncclRecv, or those one ncclGroupStart/End issued on that stream.  The
+/// k-th send from rank a to rank b matches b's k-th receive from a.
+struct NcclP2P
+{
+    uint64_t comm{0};
+    uint64_t stream{0};
+    std::vector<P2POp> ops;
+    template <class A> void serialize(A& ar)
+    {
+        ar(comm, stream, BoundedVector<P2POp, kMaxP2POps>{ops});
+    }
+};
+
+/// A thread of the rank changes state outside CUDA (see interposer/thread_handoff.cc).
+enum class HostEventKind : uint8_t
+{
+    Born = 0,   ///< the sender started thread \p lane, which runs from the sender's clock
+    Block = 1,  ///< the sender blocks in a host wait until woken, or until \p atNs if set
+    Resume = 2, ///< the sender left its host wait; \p atNs: the wake it consumed, or kNoTime
+    Wake = 3,   ///< the sender woke a blocked thread, which resumes at the sender's clock
+    Exit = 4,   ///< thread \p lane ended (or could not be started)
+};
+
+inline constexpr int64_t kNoTime = -1;
+
+struct HostEvent
+{
+    HostEventKind kind{HostEventKind::Block};
+    uint32_t lane{0};
+    int64_t atNs{kNoTime};
+    template <class A> void serialize(A& ar) { ar(kind, lane, atNs); }
+};
+
+/// cudaLaunchHostFunc / cudaStreamAddCallback: \p stream holds at this point until
+/// the rank reports the host function \p id done.
+struct HostFunction
+{
+    uint64_t stream{0};
+    uint64_t id{0};
+    template <class A> void serialize(A& ar) { ar(stream, id); }
+};
+
+/// The host function \p id returned, at the sender's clock.
+struct HostFunctionDone
+{
+    uint64_t id{0};
+    template <class A> void serialize(A& ar) { ar(id); }
+};
+
 struct Goodbye
 {
     uint64_t peakDeviceBytes{0};
     template <class A> void serialize(A& ar) { ar(peakDeviceBytes); }
 };
 
-using Request = std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
-                             NcclCommDestroy, Goodbye, EventRecord, StreamWaitEvent, EventWait,
-                             EventElapsed, NcclCommSplit>;
+using Request =
+    std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
+                 NcclCommDestroy, Goodbye, EventRecord, StreamWaitEvent, EventWait, EventElapsed,
+                 NcclCommSplit, NcclP2P, HostEvent, HostFunction, HostFunctionDone>;
 
 struct RequestEnvelope
 {
     uint64_t seq{0};
-    int64_t clockNs{0}; ///< the rank's simulated CPU clock when it made the call
+    int64_t clockNs{0}; ///< the calling thread's simulated clock when it made the call
     Request body;
+    uint32_t lane{0};  ///< the calling thread (0: the thread that connected first)
+    uint64_t order{0}; ///< position among all of this rank's requests, from 0
 };
 
 // ---- bridge -> rank ----

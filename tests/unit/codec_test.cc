@@ -65,6 +65,44 @@ TEST(Codec, RequestsRoundTrip)
     EXPECT_TRUE(RoundTripRequest(Synchronize{true, 0}).wholeDevice);
     EXPECT_EQ(RoundTripRequest(Goodbye{77}).peakDeviceBytes, 77U);
     EXPECT_EQ(RoundTripRequest(NcclCommDestroy{3}).comm, 3U);
+
+    NcclP2P p{4, 0x1010, {{1, 1 << 20, true}, {3, 5, false}}};
+    const NcclP2P p2 = RoundTripRequest(p);
+    ASSERT_EQ(p2.ops.size(), 2U);
+    EXPECT_EQ(p2.comm, 4U);
+    EXPECT_EQ(p2.stream, 0x1010U);
+    EXPECT_EQ(p2.ops[0].peer, 1);
+    EXPECT_EQ(p2.ops[0].bytes, 1U << 20);
+    EXPECT_TRUE(p2.ops[0].send);
+    EXPECT_EQ(p2.ops[1].peer, 3);
+    EXPECT_FALSE(p2.ops[1].send);
+
+    const HostEvent e2 = RoundTripRequest(HostEvent{HostEventKind::Born, 7, 99});
+    EXPECT_EQ(e2.kind, HostEventKind::Born);
+    EXPECT_EQ(e2.lane, 7U);
+    EXPECT_EQ(e2.atNs, 99);
+}
+
+TEST(Codec, EnvelopeCarriesLaneAndOrder)
+{
+    RequestEnvelope in{8, 9, Goodbye{}};
+    in.lane = 3;
+    in.order = (1ULL << 40) + 5;
+    const RequestEnvelope out = DecodeRequest(Encode(in));
+    EXPECT_EQ(out.lane, 3U);
+    EXPECT_EQ(out.order, (1ULL << 40) + 5);
+}
+
+TEST(Codec, RejectsAnOversizedOpList)
+{
+    // A length prefix past kMaxP2POps must be refused before anything is allocated.
+    NcclP2P p{1, 2, {{0, 1, true}}};
+    std::string bytes = Encode(RequestEnvelope{1, 2, p});
+    const std::string one = Encode(RequestEnvelope{1, 2, NcclP2P{1, 2, {}}});
+    // the count is the last 4 bytes of the empty list's encoding
+    const std::size_t at = one.size() - 4;
+    bytes[at] = bytes[at + 1] = bytes[at + 2] = bytes[at + 3] = static_cast<char>(0x7f);
+    EXPECT_THROW(DecodeRequest(bytes), DecodeError);
 }
 
 TEST(Codec, RepliesRoundTrip)
@@ -125,10 +163,12 @@ TEST(Codec, BoundedRandomBytesNeverCrash)
         Encode(RequestEnvelope{1, 2, KernelLaunch{1, "kernel_name", {1, 2, 3}, {4, 5, 6}, 7}}),
         Encode(RequestEnvelope{3, 4, NcclCommInit{}}),
         Encode(RequestEnvelope{5, 6, Hello{"token", 1, 2, 3, 4}}),
+        Encode(RequestEnvelope{7, 8, NcclP2P{1, 2, {{0, 1, true}, {2, 3, false}}}}),
+        Encode(RequestEnvelope{9, 10, HostEvent{HostEventKind::Wake, 1, 5}}),
     };
-    for (int i = 0; i < 20000; ++i)
+    for (int i = 0; i < 30000; ++i)
     {
-        std::string m = seeds[i % 3];
+        std::string m = seeds[i % std::size(seeds)];
         const int flips = 1 + static_cast<int>(rng() % 4);
         for (int f = 0; f < flips; ++f)
         {

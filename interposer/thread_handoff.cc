@@ -1,0 +1,572 @@
+// Threads of one rank: how their simulated clocks relate, and what the bridge
+// needs to know so that simulated time never stalls and never goes back.
+//
+// Each thread has its own clock (sim_clock.h).  Time passes from one thread to
+// another where the program hands work over:
+//   - pthread_create: the new thread starts at its creator's clock;
+//   - pthread_cond_signal/broadcast -> pthread_cond_*wait: a woken thread resumes at
+//     max(its clock, the signaller's clock at the signal);
+//   - thread exit -> pthread_join: the joiner resumes at max(its clock, the exit);
+//   - sleeps (nanosleep, clock_nanosleep, usleep, sleep) and timed waits that time
+//     out: the thread resumes at its clock plus the time asked for.
+// Locks alone carry no time: a thread that finds its work already queued runs on
+// its own clock.  Programs whose threads hand work over by waiting (as PyTorch's
+// autograd engine and DDP's reducer do) therefore get the same simulated timeline
+// whatever the host's speed; a thread that polls with real sleeps, or races others
+// for a lock, sees time as a real one would: it depends on how fast it ran.
+//
+// The bridge only answers what no later request can change, so it must know the
+// earliest instant each thread could still send something.  Every thread that
+// talks to the bridge is a lane (rank_client.h), and tells it:
+//   Born   (by the creator)  the new thread runs from the creator's clock;
+//   Block  it waits in the host (condition variable, join, sleep): it holds nothing
+//          back until woken, or until its deadline if the wait has one;
+//   Wake   (by the waker)    a blocked thread will resume at the waker's clock: that
+//          instant is held back until the woken thread says Resume;
+//   Resume it runs again, taking up the wake it consumed;
+//   Exit   it ended.
+// Each of these is sent under one lock together with the bookkeeping it reports
+// (who waits on which condition variable, which wakes are pending), and requests
+// reach the bridge in the order they were sent (rank_client.h), so the bridge
+// never sees a woken thread as neither pending nor running.
+//
+// The interposer's own threads (ZeroMQ's, the host-function thread's waits inside
+// intercepted calls) are not the program's and are left alone.
+#include "hook_scope.h"
+#include "rank_client.h"
+#include "real_clock.h"
+#include "sim_clock.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <ctime>
+#include <deque>
+#include <dlfcn.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <pthread.h>
+#include <unistd.h>
+#include <unordered_map>
+
+using namespace phantora;
+using namespace phantora::interposer;
+
+namespace
+{
+
+template <class Fn> Fn Real(const char* name, const char* version)
+{
+    void* f = version ? dlvsym(RTLD_NEXT, name, version) : nullptr;
+    if (!f)
+    {
+        f = dlsym(RTLD_NEXT, name);
+    }
+    if (!f)
+    {
+        Fatal(std::string("cannot find the real ") + name);
+    }
+    return reinterpret_cast<Fn>(f);
+}
+
+using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+using JoinFn = int (*)(pthread_t, void**);
+using CondFn = int (*)(pthread_cond_t*);
+using CondWaitFn = int (*)(pthread_cond_t*, pthread_mutex_t*);
+using CondTimedWaitFn = int (*)(pthread_cond_t*, pthread_mutex_t*, const timespec*);
+using CondClockWaitFn = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const timespec*);
+using NanosleepFn = int (*)(const timespec*, timespec*);
+using ClockNanosleepFn = int (*)(clockid_t, int, const timespec*, timespec*);
+using UsleepFn = int (*)(useconds_t);
+using SleepFn = unsigned (*)(unsigned);
+
+// The versions glibc gives programs linked today (x86-64); the unversioned lookup
+// can return a compatibility version with another ABI (pthread_cond_*).  Looked up
+// on first use: another library's constructor may start a thread before ours ran.
+#define PHANTORA_REAL(fn, type, name, version)                                                     \
+    type fn()                                                                                      \
+    {                                                                                              \
+        static const type f = Real<type>(name, version);                                           \
+        return f;                                                                                  \
+    }
+PHANTORA_REAL(real_create, CreateFn, "pthread_create", "GLIBC_2.34")
+PHANTORA_REAL(real_join, JoinFn, "pthread_join", "GLIBC_2.34")
+PHANTORA_REAL(real_signal, CondFn, "pthread_cond_signal", "GLIBC_2.3.2")
+PHANTORA_REAL(real_broadcast, CondFn, "pthread_cond_broadcast", "GLIBC_2.3.2")
+PHANTORA_REAL(real_wait, CondWaitFn, "pthread_cond_wait", "GLIBC_2.3.2")
+PHANTORA_REAL(real_timedwait, CondTimedWaitFn, "pthread_cond_timedwait", "GLIBC_2.3.2")
+PHANTORA_REAL(real_clockwait, CondClockWaitFn, "pthread_cond_clockwait", nullptr)
+PHANTORA_REAL(real_nanosleep, NanosleepFn, "nanosleep", nullptr)
+PHANTORA_REAL(real_clock_nanosleep, ClockNanosleepFn, "clock_nanosleep", nullptr)
+PHANTORA_REAL(real_usleep, UsleepFn, "usleep", nullptr)
+PHANTORA_REAL(real_sleep, SleepFn, "sleep", nullptr)
+#undef PHANTORA_REAL
+
+/// Set for good in the interposer's own threads, and while a hook here runs.
+thread_local int t_internal = 0;
+
+struct CondState
+{
+    uint32_t waiters{0};       ///< blocked and not yet signalled
+    std::deque<int64_t> wakes; ///< signals not yet taken up: the signaller's clock
+};
+
+struct ThreadState
+{
+    bool exited{false};
+    int64_t finalNs{0};
+    bool joinerBlocked{false}; ///< a tracked joiner told the bridge it blocks
+    bool wakeGiven{false};     ///< the exit told the bridge about that joiner's wake
+};
+
+struct Registry
+{
+    /// Guards the bookkeeping below and orders the messages that report it.
+    std::mutex mutex;
+    std::unordered_map<const void*, CondState> conds;
+    std::map<pthread_t, ThreadState> threads;
+};
+
+/// Never destroyed: threads (ZeroMQ's among them) are joined and woken while the
+/// process exits, after static objects are gone.
+Registry& Reg()
+{
+    static auto* r = std::make_unique<Registry>().release();
+    return *r;
+}
+
+/// Whether the calling thread's host waits concern the simulation.
+RankClient* Tracked()
+{
+    if (t_internal > 0 || HookScope::Inside())
+    {
+        return nullptr;
+    }
+    return RankClient::IfConnected();
+}
+
+/// Brackets a hook: charges the thread's CPU time so far to its clock, and keeps
+/// the interposer's own work (and anything it calls) out of it.
+class Internal
+{
+public:
+    Internal()
+    {
+        SimClock::Get().Charge();
+        ++t_internal;
+    }
+    ~Internal()
+    {
+        --t_internal;
+        SimClock::Get().Rebase();
+    }
+    Internal(const Internal&) = delete;
+    Internal& operator=(const Internal&) = delete;
+};
+
+void Tell(RankClient& client, wire::HostEventKind kind, int64_t atNs = wire::kNoTime,
+          uint32_t lane = 0)
+{
+    client.Post(wire::HostEvent{kind, lane, atNs});
+}
+
+struct StartArgs
+{
+    void* (*start)(void*){nullptr};
+    void* arg{nullptr};
+    int64_t parentNs{0};
+    bool internal{false};
+    bool hasLane{false};
+    uint32_t lane{0};
+};
+
+/// Runs when a program thread ends (also through pthread_exit): its joiner, if
+/// blocked, is woken at its clock, and the bridge forgets it.
+struct ThreadEnd
+{
+    bool armed{false};
+    ~ThreadEnd()
+    {
+        if (!armed)
+        {
+            return;
+        }
+        Internal in;
+        const int64_t now = SimClock::Get().Now();
+        RankClient* client = RankClient::IfConnected();
+        std::lock_guard lock(Reg().mutex);
+        ThreadState& t = Reg().threads[pthread_self()];
+        t.exited = true;
+        t.finalNs = now;
+        if (!client || !RankClient::HasLane())
+        {
+            return;
+        }
+        if (t.joinerBlocked)
+        {
+            Tell(*client, wire::HostEventKind::Wake);
+            t.wakeGiven = true;
+        }
+        Tell(*client, wire::HostEventKind::Exit, wire::kNoTime, client->ThisLaneId());
+        client->CloseLane();
+    }
+};
+
+thread_local ThreadEnd t_end;
+
+void* Trampoline(void* p)
+{
+    std::unique_ptr<StartArgs> args(static_cast<StartArgs*>(p));
+    if (args->internal)
+    {
+        t_internal = 1;
+        return args->start(args->arg);
+    }
+    SimClock::Get().AdvanceTo(args->parentNs);
+    if (args->hasLane)
+    {
+        RankClient::AdoptLane(args->lane);
+    }
+    t_end.armed = true;
+    SimClock::Get().Rebase();
+    return args->start(args->arg);
+}
+
+/// Simulated nanoseconds from now until \p abs on \p clock (0 if past).
+int64_t SimRemainingNs(clockid_t clock, const timespec& abs)
+{
+    timespec now{};
+    clock_gettime(clock, &now); // the simulated clock the program computed abs from
+    const int64_t d = (abs.tv_sec - now.tv_sec) * 1000000000LL + (abs.tv_nsec - now.tv_nsec);
+    return d > 0 ? d : 0;
+}
+
+timespec RealDeadline(clockid_t clock, int64_t afterNs)
+{
+    timespec now{};
+    RealClockGettime(clock, &now);
+    const int64_t t = now.tv_sec * 1000000000LL + now.tv_nsec + afterNs;
+    return timespec{static_cast<time_t>(t / 1000000000LL), static_cast<long>(t % 1000000000LL)};
+}
+
+/// pthread_cond_timedwait does not say which clock the condition variable uses; the
+/// deadline's magnitude does (wall-clock epochs are decades, monotonic ones are far
+/// smaller).
+clockid_t GuessClock(const timespec& abs)
+{
+    return abs.tv_sec > 1000000000 ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+}
+
+/// A condition-variable wait: \p wait blocks for real (given the real deadline, if any).
+template <class Wait>
+int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wait)
+{
+    RankClient* client = Tracked();
+    if (!client)
+    {
+        return wait(abs);
+    }
+    int64_t deadline = wire::kNoTime;
+    timespec realAbs{};
+    {
+        Internal in;
+        if (abs)
+        {
+            const int64_t d = SimRemainingNs(clock, *abs);
+            deadline = SimClock::Get().Now() + d;
+            realAbs = RealDeadline(clock, d);
+        }
+        std::lock_guard lock(Reg().mutex);
+        ++Reg().conds[cond].waiters;
+        Tell(*client, wire::HostEventKind::Block, deadline);
+    }
+    const int rc = wait(abs ? &realAbs : nullptr);
+    Internal in;
+    std::lock_guard lock(Reg().mutex);
+    CondState& c = Reg().conds[cond];
+    int64_t stamp = wire::kNoTime;
+    if (!c.wakes.empty())
+    {
+        stamp = c.wakes.front();
+        c.wakes.pop_front();
+        SimClock::Get().AdvanceTo(stamp);
+    }
+    else
+    {
+        if (c.waiters > 0)
+        {
+            --c.waiters;
+        }
+        if (rc == ETIMEDOUT && deadline != wire::kNoTime)
+        {
+            SimClock::Get().AdvanceTo(deadline);
+        }
+    }
+    if (c.waiters == 0 && c.wakes.empty())
+    {
+        Reg().conds.erase(cond);
+    }
+    Tell(*client, wire::HostEventKind::Resume, stamp);
+    return rc;
+}
+
+/// Wakes up to \p most waiters of \p cond at the caller's clock.
+void GiveWakes(pthread_cond_t* cond, uint32_t most)
+{
+    RankClient* client = Tracked();
+    if (!client)
+    {
+        return;
+    }
+    Internal in;
+    std::lock_guard lock(Reg().mutex);
+    auto it = Reg().conds.find(cond);
+    if (it == Reg().conds.end())
+    {
+        return;
+    }
+    const int64_t now = SimClock::Get().Now();
+    for (uint32_t i = 0; i < most && it->second.waiters > 0; ++i)
+    {
+        --it->second.waiters;
+        it->second.wakes.push_back(now);
+        Tell(*client, wire::HostEventKind::Wake);
+    }
+}
+
+/// A sleep of \p ns simulated nanoseconds; \p sleep sleeps for real.
+template <class Sleep> auto SleepFor(int64_t ns, Sleep sleep)
+{
+    RankClient* client = Tracked();
+    if (!client)
+    {
+        // Not talking to the bridge yet: only the thread's own clock moves.
+        if (t_internal == 0 && !HookScope::Inside())
+        {
+            SimClock::Get().Charge();
+            SimClock::Get().Advance(ns);
+        }
+        return sleep();
+    }
+    int64_t deadline = 0;
+    {
+        Internal in;
+        deadline = SimClock::Get().Now() + ns;
+        std::lock_guard lock(Reg().mutex);
+        Tell(*client, wire::HostEventKind::Block, deadline);
+    }
+    auto rc = sleep();
+    Internal in;
+    SimClock::Get().AdvanceTo(deadline);
+    std::lock_guard lock(Reg().mutex);
+    Tell(*client, wire::HostEventKind::Resume);
+    return rc;
+}
+
+bool SimulatedClock(clockid_t id)
+{
+    return id == CLOCK_REALTIME || id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW ||
+           id == CLOCK_REALTIME_COARSE || id == CLOCK_MONOTONIC_COARSE || id == CLOCK_BOOTTIME;
+}
+
+} // namespace
+
+namespace phantora::interposer
+{
+
+void StartInternalThread(void* (*start)(void*), void* arg)
+{
+    auto args = std::make_unique<StartArgs>();
+    args->start = start;
+    args->arg = arg;
+    args->internal = true;
+    pthread_t t{};
+    if (real_create()(&t, nullptr, Trampoline, args.get()) != 0)
+    {
+        Fatal("cannot start an interposer thread");
+    }
+    args.release(); // the thread owns it now
+    pthread_detach(t);
+}
+
+} // namespace phantora::interposer
+
+extern "C"
+{
+
+    int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                       void* arg)
+    {
+        auto args = std::make_unique<StartArgs>();
+        args->start = start;
+        args->arg = arg;
+        args->internal = t_internal > 0 || HookScope::Inside();
+        RankClient* client = Tracked();
+        std::unique_ptr<Internal> in;
+        if (!args->internal)
+        {
+            in = std::make_unique<Internal>();
+            args->parentNs = SimClock::Get().Now();
+        }
+        if (client)
+        {
+            // The bridge hears of the thread before it can send anything itself.
+            std::lock_guard lock(Reg().mutex);
+            args->hasLane = true;
+            args->lane = client->ReserveLane();
+            Tell(*client, wire::HostEventKind::Born, wire::kNoTime, args->lane);
+        }
+        StartArgs* raw = args.get();
+        const int rc = real_create()(thread, attr, Trampoline, raw);
+        if (rc != 0)
+        {
+            if (client)
+            {
+                std::lock_guard lock(Reg().mutex);
+                Tell(*client, wire::HostEventKind::Exit, wire::kNoTime, raw->lane);
+            }
+            return rc;
+        }
+        args.release(); // the thread owns it now
+        if (!raw->internal)
+        {
+            std::lock_guard lock(Reg().mutex);
+            Reg().threads.try_emplace(*thread);
+        }
+        return rc;
+    }
+
+    int pthread_join(pthread_t thread, void** ret)
+    {
+        RankClient* client = Tracked();
+        if (!client)
+        {
+            const int rc = real_join()(thread, ret);
+            if (rc == 0 && t_internal == 0)
+            {
+                std::lock_guard lock(Reg().mutex);
+                auto it = Reg().threads.find(thread);
+                if (it != Reg().threads.end())
+                {
+                    SimClock::Get().AdvanceTo(it->second.finalNs);
+                    Reg().threads.erase(it);
+                }
+            }
+            return rc;
+        }
+        bool blocked = false;
+        {
+            Internal in;
+            std::lock_guard lock(Reg().mutex);
+            ThreadState& t = Reg().threads[thread];
+            if (!t.exited)
+            {
+                t.joinerBlocked = true;
+                blocked = true;
+                Tell(*client, wire::HostEventKind::Block);
+            }
+        }
+        const int rc = real_join()(thread, ret);
+        Internal in;
+        std::lock_guard lock(Reg().mutex);
+        auto it = Reg().threads.find(thread);
+        int64_t stamp = wire::kNoTime;
+        if (it != Reg().threads.end())
+        {
+            SimClock::Get().AdvanceTo(it->second.finalNs);
+            if (it->second.wakeGiven)
+            {
+                stamp = it->second.finalNs;
+            }
+            Reg().threads.erase(it);
+        }
+        if (blocked)
+        {
+            Tell(*client, wire::HostEventKind::Resume, stamp);
+        }
+        return rc;
+    }
+
+    int pthread_cond_signal(pthread_cond_t* cond)
+    {
+        GiveWakes(cond, 1);
+        return real_signal()(cond);
+    }
+
+    int pthread_cond_broadcast(pthread_cond_t* cond)
+    {
+        GiveWakes(cond, UINT32_MAX);
+        return real_broadcast()(cond);
+    }
+
+    int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex)
+    {
+        return CondWait(cond, nullptr, CLOCK_REALTIME,
+                        [&](const timespec*) { return real_wait()(cond, mutex); });
+    }
+
+    int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex, const timespec* abs)
+    {
+        if (!abs)
+        {
+            return EINVAL;
+        }
+        return CondWait(cond, abs, GuessClock(*abs),
+                        [&](const timespec* t) { return real_timedwait()(cond, mutex, t); });
+    }
+
+    int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
+                               const timespec* abs)
+    {
+        if (!abs)
+        {
+            return EINVAL;
+        }
+        if (!SimulatedClock(clock))
+        {
+            return real_clockwait()(cond, mutex, clock, abs);
+        }
+        return CondWait(cond, abs, clock,
+                        [&](const timespec* t) { return real_clockwait()(cond, mutex, clock, t); });
+    }
+
+    int nanosleep(const timespec* req, timespec* rem)
+    {
+        if (!req || req->tv_sec < 0 || req->tv_nsec < 0 || req->tv_nsec >= 1000000000L)
+        {
+            return real_nanosleep()(req, rem);
+        }
+        return SleepFor(req->tv_sec * 1000000000LL + req->tv_nsec,
+                        [&] { return real_nanosleep()(req, rem); });
+    }
+
+    int clock_nanosleep(clockid_t clock, int flags, const timespec* req, timespec* rem)
+    {
+        if (!req || !SimulatedClock(clock) || req->tv_nsec < 0 || req->tv_nsec >= 1000000000L)
+        {
+            return real_clock_nanosleep()(clock, flags, req, rem);
+        }
+        if (flags & TIMER_ABSTIME)
+        {
+            // The deadline is on the simulated clock the program read.
+            const int64_t d = SimRemainingNs(clock, *req);
+            const timespec rel{static_cast<time_t>(d / 1000000000LL),
+                               static_cast<long>(d % 1000000000LL)};
+            return SleepFor(d, [&] { return real_clock_nanosleep()(clock, 0, &rel, nullptr); });
+        }
+        return SleepFor(req->tv_sec * 1000000000LL + req->tv_nsec,
+                        [&] { return real_clock_nanosleep()(clock, flags, req, rem); });
+    }
+
+    int usleep(useconds_t us)
+    {
+        return SleepFor(static_cast<int64_t>(us) * 1000, [&] { return real_usleep()(us); });
+    }
+
+    unsigned sleep(unsigned seconds)
+    {
+        return SleepFor(static_cast<int64_t>(seconds) * 1000000000LL,
+                        [&] { return real_sleep()(seconds); });
+    }
+
+} // extern "C"

@@ -1,0 +1,188 @@
+// A rank that uses CUDA and NCCL from three threads, the way PyTorch does:
+//   - the main thread runs the forward kernel, hands the step to a worker through a
+//     condition variable and waits for it (autograd's caller waiting on its engine);
+//   - the worker launches the backward kernel and the all-reduce on the same stream,
+//     records an event, and signals the main thread (autograd's device thread, DDP);
+//   - a poller checks the latest event with cudaEventQuery in a loop with real sleeps
+//     until the last step's event is done (ProcessGroupNCCL's watchdog).
+// "single" does the same work on the main thread alone: its step times are what the
+// threaded run must reproduce.
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <cuda_runtime.h>
+#include <mutex>
+#include <nccl.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+__global__ void thread_fwd(float* x)
+{
+    x[threadIdx.x] += 1.0f;
+}
+
+__global__ void thread_bwd(float* x)
+{
+    x[threadIdx.x] *= 2.0f;
+}
+
+namespace
+{
+
+constexpr int kSteps = 4;
+constexpr size_t kFloats = (4 << 20) / 4;
+
+double NowUs()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+void Check(bool ok, const char* what)
+{
+    if (!ok)
+    {
+        std::fprintf(stderr, "failed: %s\n", what);
+        std::exit(1);
+    }
+}
+
+struct Shared
+{
+    std::mutex m;
+    std::condition_variable workReady;
+    std::condition_variable workDone;
+    int stepToRun{-1}; ///< the step the worker should run next
+    int stepFinished{-1};
+    cudaEvent_t latest{nullptr}; ///< the event of the last step the worker finished
+    int latestStep{-1};
+    bool stop{false};
+};
+
+float* g_buf = nullptr;
+cudaStream_t g_stream = nullptr;
+ncclComm_t g_comm = nullptr;
+cudaEvent_t g_events[kSteps];
+
+/// The second half of a step: what the worker (or, in "single", the main thread) does.
+void Backward(int step)
+{
+    thread_bwd<<<1, 32, 0, g_stream>>>(g_buf);
+    Check(ncclAllReduce(g_buf, g_buf, kFloats, ncclFloat, ncclSum, g_comm, g_stream) == ncclSuccess,
+          "all-reduce");
+    Check(cudaEventRecord(g_events[step], g_stream) == cudaSuccess, "event record");
+}
+
+void Worker(Shared* s, int device)
+{
+    cudaSetDevice(device);
+    for (;;)
+    {
+        int step = 0;
+        {
+            std::unique_lock lock(s->m);
+            s->workReady.wait(lock, [&] { return s->stepToRun > s->stepFinished || s->stop; });
+            if (s->stop)
+            {
+                return;
+            }
+            step = s->stepToRun;
+        }
+        Backward(step);
+        {
+            std::lock_guard lock(s->m);
+            s->stepFinished = step;
+            s->latest = g_events[step];
+            s->latestStep = step;
+        }
+        s->workDone.notify_one();
+    }
+}
+
+void Poller(Shared* s, int device)
+{
+    cudaSetDevice(device);
+    for (;;)
+    {
+        cudaEvent_t e = nullptr;
+        int step = -1;
+        {
+            std::lock_guard lock(s->m);
+            e = s->latest;
+            step = s->latestStep;
+        }
+        if (e && cudaEventQuery(e) == cudaSuccess && step == kSteps - 1)
+        {
+            return;
+        }
+        usleep(300);
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const bool threaded = argc < 2 || std::strcmp(argv[1], "single") != 0;
+    const int rank = std::atoi(std::getenv("RANK"));
+    const int world = std::atoi(std::getenv("WORLD_SIZE"));
+    const int device = std::atoi(std::getenv("LOCAL_RANK"));
+    cudaSetDevice(device);
+    ncclUniqueId id{};
+    const std::string tag = std::string("threads-") + std::getenv("PHANTORA_TOKEN");
+    std::memcpy(id.internal, tag.c_str(), std::min(tag.size(), sizeof id.internal));
+    Check(ncclCommInitRank(&g_comm, world, id, rank) == ncclSuccess, "comm init");
+    Check(cudaMalloc(&g_buf, kFloats * 4) == cudaSuccess, "malloc");
+    Check(cudaStreamCreate(&g_stream) == cudaSuccess, "stream");
+    for (auto& e : g_events)
+    {
+        cudaEventCreate(&e);
+    }
+    Shared shared;
+    std::thread worker;
+    std::thread poller;
+    if (threaded)
+    {
+        worker = std::thread(Worker, &shared, device);
+        poller = std::thread(Poller, &shared, device);
+    }
+    for (int step = 0; step < kSteps; ++step)
+    {
+        const double t0 = NowUs();
+        thread_fwd<<<1, 32, 0, g_stream>>>(g_buf);
+        if (threaded)
+        {
+            {
+                std::lock_guard lock(shared.m);
+                shared.stepToRun = step;
+            }
+            shared.workReady.notify_one();
+            std::unique_lock lock(shared.m);
+            shared.workDone.wait(lock, [&] { return shared.stepFinished == step; });
+        }
+        else
+        {
+            Backward(step);
+        }
+        Check(cudaStreamSynchronize(g_stream) == cudaSuccess, "sync");
+        std::printf("rank %d step %d time %.3f us\n", rank, step, NowUs() - t0);
+    }
+    std::fflush(stdout);
+    if (threaded)
+    {
+        {
+            std::lock_guard lock(shared.m);
+            shared.stop = true;
+        }
+        shared.workReady.notify_one();
+        worker.join();
+        poller.join();
+        std::printf("rank %d threads joined\n", rank);
+    }
+    ncclCommDestroy(g_comm);
+    return 0;
+}

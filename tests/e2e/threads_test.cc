@@ -1,0 +1,79 @@
+// A rank whose threads share CUDA and NCCL work (a worker launching kernels and
+// all-reduces handed over through condition variables, a watchdog polling events
+// with real sleeps) gets exactly the step times of the same work done by one thread,
+// and the same times again under random host delays.
+#include "run_helpers.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+using namespace phantora::test;
+
+namespace
+{
+
+constexpr int kRanks = 3;
+constexpr int kSteps = 4;
+
+std::string Scenario()
+{
+    return fmt::format(R"(name = "threads"
+[gpu]
+model = "H200"
+memory = "141GiB"
+launch_latency = "4us"
+hbm_bandwidth = "4.8TB/s"
+pcie_bandwidth = "55GB/s"
+[cpu]
+time_scale = 0.0
+call_overhead = "2us"
+[topology]
+kind = "switch"
+gpus = {}
+link_bandwidth = "400Gbps"
+link_latency = "1us"
+[kernels]
+default = "1us"
+[kernels.durations]
+thread_fwd = "200us"
+thread_bwd = "300us"
+)",
+                       kRanks);
+}
+
+std::map<std::pair<int, int>, int64_t> RunMode(const char* mode, const char* env = "")
+{
+    const auto scenario = WriteFile("threads.toml", Scenario());
+    const CommandResult r =
+        RunCommand(fmt::format("{} {} --scenario {} --nproc {} -- {} {}", env, PHANTORA_CLUSTER,
+                               scenario.string(), kRanks, PHANTORA_THREADS_PROGRAM, mode));
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    if (std::string(mode) == "threads")
+    {
+        for (int rank = 0; rank < kRanks; ++rank)
+        {
+            EXPECT_NE(r.output.find(fmt::format("rank {} threads joined", rank)), std::string::npos)
+                << r.output;
+        }
+    }
+    auto steps = StepTimesNs(r.output);
+    EXPECT_EQ(steps.size(), static_cast<std::size_t>(kRanks * kSteps)) << r.output;
+    return steps;
+}
+
+} // namespace
+
+TEST(Threads, HandOffsGiveTheSingleThreadTimesEveryTime)
+{
+    const auto single = RunMode("single");
+    ASSERT_EQ(single.size(), static_cast<std::size_t>(kRanks * kSteps));
+    for (const auto& [key, ns] : single)
+    {
+        // forward and backward kernels back to back, then a 4 MiB all-reduce over
+        // 400 Gb/s links (at least 2 x 2/3 x 4 MiB through each rank's link)
+        EXPECT_GT(ns, 500000 + 2 * 4194304LL * 8 * 2 / 3 / 400) << "rank " << key.first;
+    }
+    EXPECT_EQ(RunMode("threads"), single);
+    EXPECT_EQ(RunMode("threads", "PHANTORA_JITTER_US=300"), single);
+    EXPECT_EQ(RunMode("threads", "PHANTORA_JITTER_US=300"), single);
+}
