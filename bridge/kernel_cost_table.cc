@@ -99,7 +99,7 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs)
     {
         c = {std::llround(s->medianNs), CostSource::Measured};
     }
-    else if ((v = m_estimator.ShapeScaled(key)))
+    else if ((v = m_estimator.ShapeScaled(key, modelNs)))
     {
         c = {*v, CostSource::ShapeScaled};
     }

@@ -26,7 +26,7 @@ OpEstimator::OpEstimator(const profile::ProfileReader* profile, const GpuSpec& g
 {
 }
 
-std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key) const
+std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key, int64_t modelNs) const
 {
     if (!m_profile)
     {
@@ -40,7 +40,7 @@ std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key) const
         return ScaledGemm(key);
     case OpKind::Memcpy:
     case OpKind::Memset:
-        return ScaledCopy(key);
+        return ScaledCopy(key, modelNs);
     }
     return std::nullopt;
 }
@@ -120,9 +120,11 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
     return std::llround(t);
 }
 
-// Copies: linear between the two measured sizes around this one; past the largest,
-// at the largest one's bandwidth; below the smallest, the smallest's time (latency).
-std::optional<int64_t> OpEstimator::ScaledCopy(const OpKey& key) const
+// Copies: linear between the two measured sizes around this one; past the largest, its
+// time plus the extra bytes at the scenario's bandwidth (a small measured copy is mostly
+// latency, so its own rate would make a large one far too slow); below the smallest,
+// the smallest's time (latency).
+std::optional<int64_t> OpEstimator::ScaledCopy(const OpKey& key, int64_t modelNs) const
 {
     const auto same = m_profile->SameName(key.kind, key.name);
     const std::pair<const OpKey, profile::OpStats>*lo = nullptr, *hi = nullptr;
@@ -143,7 +145,15 @@ std::optional<int64_t> OpEstimator::ScaledCopy(const OpKey& key) const
         return std::llround(lo->second.medianNs + f * (hi->second.medianNs - lo->second.medianNs));
     }
     if (lo)
+    {
+        if (modelNs >= 0)
+        {
+            const double extra = static_cast<double>(modelNs) *
+                                 (1.0 - static_cast<double>(lo->first.bytes) / std::max(b, 1.0));
+            return std::llround(lo->second.medianNs + extra);
+        }
         return std::llround(lo->second.medianNs * b / std::max(1.0, double(lo->first.bytes)));
+    }
     if (hi)
         return std::llround(hi->second.medianNs);
     return std::nullopt;

@@ -21,13 +21,15 @@ public:
     /// \p profile may be null (no profile in the scenario): only the roofline remains.
     OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu);
 
-    std::optional<int64_t> ShapeScaled(const profile::OpKey& key) const;
+    /// \p modelNs: the scenario's bandwidth model of a copy (linear in its bytes), which
+    /// carries a copy past the largest measured size; -1 for other ops.
+    std::optional<int64_t> ShapeScaled(const profile::OpKey& key, int64_t modelNs = -1) const;
     std::optional<int64_t> Roofline(const profile::OpKey& key) const;
 
 private:
     std::optional<int64_t> ScaledKernel(const profile::OpKey& key) const;
     std::optional<int64_t> ScaledGemm(const profile::OpKey& key) const;
-    std::optional<int64_t> ScaledCopy(const profile::OpKey& key) const;
+    std::optional<int64_t> ScaledCopy(const profile::OpKey& key, int64_t modelNs) const;
 
     const profile::ProfileReader* m_profile;
     const GpuSpec& m_gpu;

@@ -319,9 +319,10 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
         if (auto v = s.Number(std::string("peak_tflops_") + type, false, 0.0))
         {
             // fp8 covers both encodings the interposer names
-            for (const char* t : std::string_view(type) == "fp8"
-                                     ? std::initializer_list<const char*>{"e4m3", "e5m2"}
-                                     : std::initializer_list<const char*>{type})
+            const std::vector<std::string> names =
+                std::string_view(type) == "fp8" ? std::vector<std::string>{"e4m3", "e5m2"}
+                                                : std::vector<std::string>{type};
+            for (const std::string& t : names)
             {
                 gpu.peakTflops[t] = *v;
             }
