@@ -120,6 +120,22 @@ TEST(Torch, GptExampleTrainsOnOneRankAndItsPeakMemoryIsTheSimulators)
     EXPECT_GT(j["ranks"][0]["kernels"].get<int>(), 100);
 }
 
+// FSDP2 (fully_shard) through init_process_group("nccl") and a real TCPStore
+// rendezvous on the launcher's MASTER_ADDR/MASTER_PORT, on one rank.
+TEST(Torch, GptExampleTrainsWithFsdpOnOneRank)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r =
+        Simulate(1, fmt::format("{} {} --steps 3 --mode fsdp", kExample, kSmallModel), report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("[rank 0] step 2:"), std::string::npos) << r.output;
+    std::smatch peak;
+    ASSERT_TRUE(std::regex_search(r.output, peak, std::regex(R"(reserved (\d+) bytes)")))
+        << r.output;
+    const nlohmann::json j = ReadJson(report);
+    EXPECT_EQ(j["ranks"][0]["peak_device_bytes"].get<uint64_t>(), std::stoull(peak[1]));
+}
+
 TEST(Torch, ARankWhoseScriptRaisesEndsTheRunWithItsTraceback)
 {
     const CommandResult r =
