@@ -246,6 +246,12 @@ void P2PMatcher::Ready(const Communicator& comm, int member, uint64_t ticket,
     m_batches[ticket] = Batch{rank, ops.size(), readyNs};
     std::vector<Transfer> ready;
     std::vector<std::pair<uint64_t, uint64_t>> tickets; // per ready transfer: send, recv
+    uint64_t sent = 0;
+    for (const Op& op : ops)
+    {
+        sent += op.send ? op.bytes : 0;
+    }
+    const auto count = static_cast<uint32_t>(ops.size());
     for (const Op& op : ops)
     {
         const int from = op.send ? member : op.peer;
@@ -253,7 +259,7 @@ void P2PMatcher::Ready(const Communicator& comm, int member, uint64_t ticket,
         const Key key{comm.handle, from, to, op.sequence};
         Pair& p = m_open[key];
         p.comm = &comm;
-        (op.send ? p.send : p.recv) = Side{ticket, op.bytes, readyNs};
+        (op.send ? p.send : p.recv) = Side{ticket, op.bytes, readyNs, count, sent};
         if (!p.send || !p.recv)
         {
             continue;
@@ -268,8 +274,10 @@ void P2PMatcher::Ready(const Communicator& comm, int member, uint64_t ticket,
                 comm.ranks[static_cast<std::size_t>(from)], p.send->bytes,
                 comm.ranks[static_cast<std::size_t>(to)], p.recv->bytes));
         }
-        ready.push_back(
-            Transfer{&comm, from, to, p.send->bytes, std::max(p.send->readyNs, p.recv->readyNs)});
+        ready.push_back(Transfer{&comm, from, to, p.send->bytes,
+                                 std::max(p.send->readyNs, p.recv->readyNs), op.sequence,
+                                 std::max(p.send->groupOps, p.recv->groupOps),
+                                 std::max(p.send->groupBytes, p.recv->groupBytes)});
         tickets.emplace_back(p.send->ticket, p.recv->ticket);
         m_open.erase(key);
     }

@@ -136,6 +136,10 @@ public:
         int to{0};
         uint64_t bytes{0};
         int64_t startNs{0};
+        uint64_t sequence{0}; ///< among sends from \p from to \p to on the communicator
+        /// The larger of the two sides' batches: operations, and bytes it sends in all.
+        uint32_t groupOps{1};
+        uint64_t groupBytes{0};
     };
     /// Runs \p t and calls the function it is given with its end.
     using StartFn = std::function<void(const Transfer& t, std::function<void(int64_t)> done)>;
@@ -169,6 +173,8 @@ private:
         uint64_t ticket{0};
         uint64_t bytes{0};
         int64_t readyNs{0};
+        uint32_t groupOps{1};
+        uint64_t groupBytes{0};
     };
     struct Pair
     {

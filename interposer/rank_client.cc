@@ -64,6 +64,11 @@ bool RankClient::HasLane()
     return t_lane != nullptr || t_reservedLane != kNoLane;
 }
 
+bool RankClient::IsFirstLane()
+{
+    return t_lane != nullptr && static_cast<Lane*>(t_lane)->id == 0;
+}
+
 void RankClient::AdoptLane(uint32_t lane)
 {
     t_reservedLane = lane;

@@ -54,6 +54,8 @@ public:
     uint32_t ReserveLane() { return m_nextLane.fetch_add(1); }
     /// Gives the calling thread the lane \p lane reserved for it.
     static void AdoptLane(uint32_t lane);
+    /// True on the thread that connected the rank (lane 0).
+    static bool IsFirstLane();
     /// The calling thread's lane id (it becomes a lane if it was not one).
     uint32_t ThisLaneId() { return ThisLane().id; }
     /// The calling thread ends: its socket is closed.

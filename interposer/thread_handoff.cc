@@ -8,7 +8,12 @@
 //     max(its clock, the signaller's clock at the signal);
 //   - thread exit -> pthread_join: the joiner resumes at max(its clock, the exit);
 //   - sleeps (nanosleep, clock_nanosleep, usleep, sleep) and timed waits that time
-//     out: the thread resumes at its clock plus the time asked for.
+//     out, on a thread started after the rank connected: the thread resumes at its
+//     clock plus the time asked for.  Sleeps of the rank's first thread (and of
+//     threads older than the connection) cost no simulated time, as CPU-less waits
+//     never did: ranks typically sleep there while waiting for each other at start-up
+//     (a file or a store with an NCCL id), and counting that real waiting would make
+//     results depend on the host's speed.
 // Locks alone carry no time: a thread that finds its work already queued runs on
 // its own clock.  Programs whose threads hand work over by waiting (as PyTorch's
 // autograd engine and DDP's reducer do) therefore get the same simulated timeline
@@ -257,6 +262,12 @@ clockid_t GuessClock(const timespec& abs)
     return abs.tv_sec > 1000000000 ? CLOCK_REALTIME : CLOCK_MONOTONIC;
 }
 
+/// Whether host waits of the calling thread take simulated time (see the top).
+bool TimePasses()
+{
+    return RankClient::IfConnected() && RankClient::HasLane() && !RankClient::IsFirstLane();
+}
+
 /// A condition-variable wait: \p wait blocks for real (given the real deadline, if any).
 template <class Wait>
 int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wait)
@@ -273,7 +284,7 @@ int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wa
         if (abs)
         {
             const int64_t d = SimRemainingNs(clock, *abs);
-            deadline = SimClock::Get().Now() + d;
+            deadline = SimClock::Get().Now() + (TimePasses() ? d : 0);
             realAbs = RealDeadline(clock, d);
         }
         std::lock_guard lock(Reg().mutex);
@@ -338,14 +349,8 @@ void GiveWakes(pthread_cond_t* cond, uint32_t most)
 template <class Sleep> auto SleepFor(int64_t ns, Sleep sleep)
 {
     RankClient* client = Tracked();
-    if (!client)
+    if (!client || !TimePasses())
     {
-        // Not talking to the bridge yet: only the thread's own clock moves.
-        if (t_internal == 0 && !HookScope::Inside())
-        {
-            SimClock::Get().Charge();
-            SimClock::Get().Advance(ns);
-        }
         return sleep();
     }
     int64_t deadline = 0;
