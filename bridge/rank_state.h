@@ -63,8 +63,10 @@ struct RankState
     int64_t clockNs{0}; ///< the latest clock any of its threads reported
     int pid{0};
     std::map<uint32_t, LaneState> lanes;
-    /// Wakes of blocked threads not yet taken up: each holds simulated time at its clock.
-    std::multiset<int64_t> pendingWakes;
+    /// Wakes of blocked threads not yet taken up: the waker's clock as the rank knows it
+    /// -> the instant the woken thread resumes at (later if simulated time had moved
+    /// past the waker's clock), which it holds simulated time at until taken up.
+    std::multimap<int64_t, int64_t> pendingWakes;
     uint64_t liftedLanes{0}; ///< threads that started or woke behind the network, lifted to it
     std::string lastCall{"(none)"};
     uint64_t kernels{0};

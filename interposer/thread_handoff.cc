@@ -50,7 +50,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -83,6 +86,11 @@ using CondClockWaitFn = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, co
 using NanosleepFn = int (*)(const timespec*, timespec*);
 using ClockNanosleepFn = int (*)(clockid_t, int, const timespec*, timespec*);
 using UsleepFn = int (*)(useconds_t);
+using PollFn = int (*)(pollfd*, nfds_t, int);
+using PpollFn = int (*)(pollfd*, nfds_t, const timespec*, const sigset_t*);
+using EpollWaitFn = int (*)(int, epoll_event*, int, int);
+using EpollPwaitFn = int (*)(int, epoll_event*, int, int, const sigset_t*);
+using SelectFn = int (*)(int, fd_set*, fd_set*, fd_set*, timeval*);
 using SleepFn = unsigned (*)(unsigned);
 
 // The versions glibc gives programs linked today (x86-64); the unversioned lookup
@@ -105,6 +113,11 @@ PHANTORA_REAL(real_nanosleep, NanosleepFn, "nanosleep", nullptr)
 PHANTORA_REAL(real_clock_nanosleep, ClockNanosleepFn, "clock_nanosleep", nullptr)
 PHANTORA_REAL(real_usleep, UsleepFn, "usleep", nullptr)
 PHANTORA_REAL(real_sleep, SleepFn, "sleep", nullptr)
+PHANTORA_REAL(real_poll, PollFn, "poll", nullptr)
+PHANTORA_REAL(real_ppoll, PpollFn, "ppoll", nullptr)
+PHANTORA_REAL(real_epoll_wait, EpollWaitFn, "epoll_wait", nullptr)
+PHANTORA_REAL(real_epoll_pwait, EpollPwaitFn, "epoll_pwait", nullptr)
+PHANTORA_REAL(real_select, SelectFn, "select", nullptr)
 #undef PHANTORA_REAL
 
 /// Set for good in the interposer's own threads, and while a hook here runs.
@@ -368,6 +381,45 @@ template <class Sleep> auto SleepFor(int64_t ns, Sleep sleep)
     return rc;
 }
 
+/// A thread waiting for file descriptors (an I/O thread in poll or epoll_wait: a
+/// store server, an event loop) is blocked in the host like one in a condition
+/// variable: what wakes it comes from outside the simulation, so it resumes where
+/// simulated time is if that is later than its clock.  \p timeoutNs < 0: none.
+/// The rank's first thread keeps its clock and holds time back while it waits, as
+/// it always did.
+template <class Wait> int IoWait(int64_t timeoutNs, Wait wait)
+{
+    RankClient* client = Tracked();
+    if (!client || !TimePasses())
+    {
+        return wait();
+    }
+    int64_t deadline = wire::kNoTime;
+    {
+        Internal in;
+        if (timeoutNs >= 0)
+        {
+            deadline = SimClock::Get().Now() + timeoutNs;
+        }
+        std::lock_guard lock(Reg().mutex);
+        Tell(*client, wire::HostEventKind::Block, deadline);
+    }
+    const int rc = wait();
+    Internal in;
+    if (rc == 0 && deadline != wire::kNoTime)
+    {
+        SimClock::Get().AdvanceTo(deadline);
+    }
+    std::lock_guard lock(Reg().mutex);
+    Tell(*client, wire::HostEventKind::Resume);
+    return rc;
+}
+
+int64_t MsTimeout(int ms)
+{
+    return ms < 0 ? -1 : int64_t{ms} * 1000000;
+}
+
 bool SimulatedClock(clockid_t id)
 {
     return id == CLOCK_REALTIME || id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW ||
@@ -566,6 +618,55 @@ extern "C"
     int usleep(useconds_t us)
     {
         return SleepFor(static_cast<int64_t>(us) * 1000, [&] { return real_usleep()(us); });
+    }
+
+    int poll(pollfd* fds, nfds_t n, int timeoutMs)
+    {
+        if (timeoutMs == 0)
+        {
+            return real_poll()(fds, n, 0);
+        }
+        return IoWait(MsTimeout(timeoutMs), [&] { return real_poll()(fds, n, timeoutMs); });
+    }
+
+    int ppoll(pollfd* fds, nfds_t n, const timespec* timeout, const sigset_t* mask)
+    {
+        if (timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0)
+        {
+            return real_ppoll()(fds, n, timeout, mask);
+        }
+        return IoWait(timeout ? timeout->tv_sec * 1000000000LL + timeout->tv_nsec : -1,
+                      [&] { return real_ppoll()(fds, n, timeout, mask); });
+    }
+
+    int epoll_wait(int epfd, epoll_event* events, int max, int timeoutMs)
+    {
+        if (timeoutMs == 0)
+        {
+            return real_epoll_wait()(epfd, events, max, 0);
+        }
+        return IoWait(MsTimeout(timeoutMs),
+                      [&] { return real_epoll_wait()(epfd, events, max, timeoutMs); });
+    }
+
+    int epoll_pwait(int epfd, epoll_event* events, int max, int timeoutMs, const sigset_t* mask)
+    {
+        if (timeoutMs == 0)
+        {
+            return real_epoll_pwait()(epfd, events, max, 0, mask);
+        }
+        return IoWait(MsTimeout(timeoutMs),
+                      [&] { return real_epoll_pwait()(epfd, events, max, timeoutMs, mask); });
+    }
+
+    int select(int n, fd_set* r, fd_set* w, fd_set* e, timeval* timeout)
+    {
+        if (timeout && timeout->tv_sec == 0 && timeout->tv_usec == 0)
+        {
+            return real_select()(n, r, w, e, timeout);
+        }
+        return IoWait(timeout ? timeout->tv_sec * 1000000000LL + timeout->tv_usec * 1000LL : -1,
+                      [&] { return real_select()(n, r, w, e, timeout); });
     }
 
     unsigned sleep(unsigned seconds)

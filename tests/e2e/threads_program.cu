@@ -4,7 +4,9 @@
 //   - the worker launches the backward kernel and the all-reduce on the same stream,
 //     records an event, and signals the main thread (autograd's device thread, DDP);
 //   - a poller checks the latest event with cudaEventQuery in a loop with real sleeps
-//     until the last step's event is done (ProcessGroupNCCL's watchdog).
+//     until the last step's event is done (ProcessGroupNCCL's watchdog);
+//   - an I/O thread that never touches CUDA waits in poll() on a pipe until the end
+//     (a store server or event loop): it must not hold simulated time back.
 // "single" does the same work on the main thread alone: its step times are what the
 // threaded run must reproduce.
 #include <condition_variable>
@@ -15,6 +17,7 @@
 #include <cuda_runtime.h>
 #include <mutex>
 #include <nccl.h>
+#include <poll.h>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -123,6 +126,14 @@ void Poller(Shared* s, int device)
     }
 }
 
+void Io(int fd)
+{
+    pollfd p{fd, POLLIN, 0};
+    while (poll(&p, 1, -1) != 1)
+    {
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -145,10 +156,14 @@ int main(int argc, char** argv)
     Shared shared;
     std::thread worker;
     std::thread poller;
+    std::thread io;
+    int pipeFds[2] = {-1, -1};
     if (threaded)
     {
+        Check(pipe(pipeFds) == 0, "pipe");
         worker = std::thread(Worker, &shared, device);
         poller = std::thread(Poller, &shared, device);
+        io = std::thread(Io, pipeFds[0]);
     }
     for (int step = 0; step < kSteps; ++step)
     {
@@ -181,6 +196,8 @@ int main(int argc, char** argv)
         shared.workReady.notify_one();
         worker.join();
         poller.join();
+        Check(write(pipeFds[1], "x", 1) == 1, "pipe write");
+        io.join();
         std::printf("rank %d threads joined\n", rank);
     }
     ncclCommDestroy(g_comm);
