@@ -138,17 +138,30 @@ std::vector<ClusterTopology::Hop> ClusterTopology::Route(uint32_t srcGpu, uint32
     std::vector<Hop> path;
     uint32_t node = m_gpuNodes.at(srcGpu);
     const uint32_t dst = m_gpuNodes.at(dstGpu);
-    uint64_t h = flowHash;
     while (node != dst)
     {
         const auto& hops = NextHops(node, dstGpu);
-        const Hop hop = hops[h % hops.size()];
-        // a different mix per hop, so that one hash does not pin the same index everywhere
-        h = h * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+        const Hop hop = hops[EcmpIndex(flowHash, node, static_cast<uint32_t>(hops.size()))];
         path.push_back(hop);
         node = HopTarget(hop);
     }
     return path;
+}
+
+uint32_t ClusterTopology::EcmpIndex(uint64_t flowHash, uint32_t node, uint32_t nChoices)
+{
+    if (nChoices <= 1)
+    {
+        return 0;
+    }
+    // splitmix64's finalizer over flow hash and node: consecutive flow numbers spread
+    // evenly, and salting with the node keeps successive tiers from all making the same
+    // choice.
+    uint64_t z = flowHash + 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(node) + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return static_cast<uint32_t>(z % nChoices);
 }
 
 void ClusterTopology::CheckConnected() const

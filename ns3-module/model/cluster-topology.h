@@ -71,9 +71,16 @@ public:
      */
     const std::vector<Hop>& NextHops(uint32_t node, uint32_t dstGpu) const;
 
-    /// The hops from \p srcGpu to \p dstGpu; among equal-cost paths \p flowHash picks one at
-    /// every branching point, as a switch hashing a flow's 5-tuple does.
+    /// The hops from \p srcGpu to \p dstGpu; among equal-cost paths EcmpIndex(flowHash, node,
+    /// n) picks one at every branching node, as a switch hashing a flow's 5-tuple does.
     std::vector<Hop> Route(uint32_t srcGpu, uint32_t dstGpu, uint64_t flowHash = 0) const;
+
+    /**
+     * The ECMP choice of node \p node among \p nChoices equal-cost next hops for a flow of
+     * hash \p flowHash.  Both transports route with it (the packet level per switch, the
+     * flow level through Route), so a flow numbered alike takes the same path on both.
+     */
+    static uint32_t EcmpIndex(uint64_t flowHash, uint32_t node, uint32_t nChoices);
 
     /// The node at the far end of \p hop.
     uint32_t HopTarget(const Hop& hop) const;

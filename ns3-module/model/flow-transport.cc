@@ -20,14 +20,6 @@ namespace
 /// Relative slack when comparing rates and loads: float sums of shares are not exact.
 constexpr double kTol = 1e-9;
 
-uint64_t SplitMix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-}
-
 } // namespace
 
 TypeId FlowTransport::GetTypeId()
@@ -293,8 +285,8 @@ void FlowTransport::FillRoute(uint32_t srcGpu, uint32_t dstGpu, uint64_t flowHas
         for (size_t k = 0; k < order.size(); ++k)
         {
             const auto& hops = m_topology->NextHops(order[k], dstGpu);
-            m_dagNodes.push_back(
-                {static_cast<uint32_t>(m_dagHops.size()), static_cast<uint32_t>(hops.size())});
+            m_dagNodes.push_back({static_cast<uint32_t>(m_dagHops.size()),
+                                  static_cast<uint32_t>(hops.size()), order[k]});
             for (const auto& hop : hops)
             {
                 const uint32_t next = m_topology->HopTarget(hop);
@@ -312,13 +304,13 @@ void FlowTransport::FillRoute(uint32_t srcGpu, uint32_t dstGpu, uint64_t flowHas
         }
         it = m_routeDags.emplace(key, base).first;
     }
-    // The walk of ClusterTopology::Route, hash mixing included (GetRoute is tested against it).
+    // The walk of ClusterTopology::Route (GetRoute is tested against it).
     m_path.clear();
-    uint64_t h = flowHash;
     for (uint32_t n = it->second; m_dagNodes[n].nHops != 0;)
     {
-        const DagHop& dh = m_dagHops[m_dagNodes[n].hopsBegin + h % m_dagNodes[n].nHops];
-        h = h * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+        const DagNode& dn = m_dagNodes[n];
+        const DagHop& dh =
+            m_dagHops[dn.hopsBegin + ClusterTopology::EcmpIndex(flowHash, dn.node, dn.nHops)];
         m_path.push_back(dh.hop);
         n = dh.next;
     }
@@ -342,10 +334,10 @@ void FlowTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
         NS_ABORT_MSG_IF(m_nActive > 0, "FlowTransport: the topology grew under active flows");
         BuildResources();
     }
-    ++m_flowCounter;
+    // The flow's number is its ECMP hash, as the packet level's flow id is: the same
+    // sequence of sends takes the same paths on both transports.
+    const uint64_t hash = m_flowCounter++;
     ++m_flowsStarted;
-    const uint64_t hash =
-        SplitMix64(m_flowCounter ^ SplitMix64((static_cast<uint64_t>(srcGpu) << 32) | dstGpu));
     FillRoute(srcGpu, dstGpu, hash);
     const std::vector<ClusterTopology::Hop>& path = m_path;
     if (path.empty())

@@ -216,6 +216,7 @@ private:
     {
         uint32_t hopsBegin;
         uint32_t nHops;
+        uint32_t node; ///< topology node, which salts the ECMP choice
     };
 
     struct DagHop

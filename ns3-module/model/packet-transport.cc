@@ -245,7 +245,7 @@ void PacketTransport::Setup(Ptr<ClusterTopology> topology)
             else
             {
                 const auto egress = static_cast<uint32_t>(m_egress.size());
-                m_egress.push_back({dev, {}, nullptr});
+                m_egress.push_back({dev, {}, nullptr, {}});
                 m_egressOfDevice[2 * l + side] = egress;
                 dev->SetTxIdleCallback(MakeCallback(&PacketTransport::FeedEgress, this, egress));
             }

@@ -66,17 +66,7 @@ void PhantoraSwitch::AddPort(uint32_t link, Ptr<PhantoraNetDevice> device)
 
 uint32_t PhantoraSwitch::EcmpIndex(uint64_t flowId, uint32_t node, uint32_t nChoices)
 {
-    if (nChoices <= 1)
-    {
-        return 0;
-    }
-    // splitmix64's finalizer over flow id and node: consecutive flow ids spread evenly, and
-    // salting with the node keeps successive tiers from all making the same choice.
-    uint64_t z = flowId + 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(node) + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return static_cast<uint32_t>(z % nChoices);
+    return ClusterTopology::EcmpIndex(flowId, node, nChoices);
 }
 
 const std::vector<Ptr<PhantoraNetDevice>>& PhantoraSwitch::Ports(uint32_t dstGpu)

@@ -114,12 +114,14 @@ double RelDiff(Time packet, Time flow)
 }
 
 /// Two 8-GPU NVLink servers, one 400 Gb/s NIC per GPU, a rail-optimised fabric of \p kind.
-Ptr<ClusterTopology> TwoNodes(const std::string& kind, double oversubscription = 1.0)
+Ptr<ClusterTopology> TwoNodes(const std::string& kind, double oversubscription = 1.0,
+                              uint32_t spines = 0)
 {
     NodeSpec node;
     FabricSpec fabric;
     fabric.kind = kind;
     fabric.oversubscription = oversubscription;
+    fabric.spines = spines;
     return PhantoraTopologyHelper::MultiNode(2, node, fabric);
 }
 
