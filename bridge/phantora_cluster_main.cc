@@ -46,6 +46,7 @@ int main(int argc, char** argv)
     std::string traceFile;
     std::string bindAddress = "127.0.0.1";
     int connectTimeout = 120;
+    std::string sync = "optimistic";
     std::vector<std::string> command;
     app.add_option("--scenario", scenarioFile, "cluster description (TOML)")->capture_default_str();
     app.add_option("--nproc", nproc, "ranks to start (default: every GPU of the scenario)")
@@ -55,11 +56,18 @@ int main(int argc, char** argv)
                    "write the GPU ops the profile had no measurement for (JSON, for "
                    "gpu_profiler replay --missing)");
     app.add_option("--trace", traceFile,
-                   "write a Chrome/Perfetto trace (ranks' blocking calls, streams) to this file");
+                   "write a Chrome/Perfetto trace (ranks' blocking calls, streams, network "
+                   "flows) to this file");
     app.add_option("--bind", bindAddress, "address the bridge listens on")->capture_default_str();
     app.add_option("--connect-timeout", connectTimeout,
                    "seconds a started rank may take to make its first CUDA call")
         ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--sync", sync,
+                   "optimistic: the network runs ahead of the ranks and replays a checkpoint "
+                   "when an op arrives in its past; conservative: it never runs past what a "
+                   "rank could still change (same results, for comparison)")
+        ->check(CLI::IsMember({"optimistic", "conservative"}))
         ->capture_default_str();
     app.add_option("command", command, "the program each rank runs, after --");
     CLI11_PARSE(app, argc, argv);
@@ -89,7 +97,9 @@ int main(int argc, char** argv)
     try
     {
         TraceRecorder trace;
-        SimulationEngine engine(scenario, nproc, traceFile.empty() ? nullptr : &trace);
+        SimulationEngine engine(scenario, nproc, traceFile.empty() ? nullptr : &trace,
+                                sync == "optimistic" ? SyncMode::Optimistic
+                                                     : SyncMode::Conservative);
         ServerOptions options;
         options.bindAddress = bindAddress;
         options.token = RandomToken();

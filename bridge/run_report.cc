@@ -2,6 +2,7 @@
 
 #include "kernel_cost_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
@@ -37,26 +38,78 @@ std::string Mib(uint64_t bytes)
     return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / 1048576.0);
 }
 
+/// Where a rank's GPU time went, from 0 to the later of its clock and its GPU's last op:
+/// compute (kernels, copies, memsets; with or without a collective beside it), exposed
+/// communication (a collective and nothing else), idle (nothing); overlap is the part of
+/// compute during which a collective also ran.  compute + exposed + idle = window.
+struct TimeShares
+{
+    int64_t windowNs{0};
+    int64_t computeNs{0};
+    int64_t exposedCommNs{0};
+    int64_t overlapNs{0};
+    int64_t idleNs{0};
+
+    double Share(int64_t ns) const
+    {
+        return windowNs > 0 ? static_cast<double>(ns) / static_cast<double>(windowNs) : 0.0;
+    }
+};
+
+TimeShares SharesOf(const RankState& r, const DeviceTimeline& tl)
+{
+    TimeShares t;
+    const auto& compute = tl.ComputeSpans();
+    const auto& comm = tl.CollectiveSpans();
+    t.windowNs = r.clockNs;
+    for (const auto* set : {&compute, &comm})
+    {
+        if (!set->Merged().empty())
+        {
+            t.windowNs = std::max(t.windowNs, set->Merged().back().second);
+        }
+    }
+    t.computeNs = compute.TotalNs();
+    t.overlapNs = compute.OverlapNs(comm);
+    t.exposedCommNs = comm.TotalNs() - t.overlapNs;
+    t.idleNs = t.windowNs - t.computeNs - t.exposedCommNs;
+    return t;
+}
+
 } // namespace
 
 void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
 {
-    std::printf("\n%-6s %18s %9s %8s %12s %14s %12s\n", "rank", "simulated time", "kernels",
-                "copies", "collectives", "GPU busy", "peak memory");
+    std::printf("\n%-6s %18s %9s %8s %12s %14s %12s %9s %9s %9s\n", "rank", "simulated time",
+                "kernels", "copies", "collectives", "GPU busy", "peak memory", "compute",
+                "comm", "idle");
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {
         const RankState& r = engine.Ranks()[static_cast<std::size_t>(rank)];
         const DeviceTimeline& tl = engine.Timeline(rank);
-        std::printf("%-6d %15.6f ms %9llu %8llu %12llu %11.6f ms %12s\n", rank,
+        const TimeShares t = SharesOf(r, tl);
+        std::printf("%-6d %15.6f ms %9llu %8llu %12llu %11.6f ms %12s %8.1f%% %8.1f%% %8.1f%%\n",
+                    rank,
                     static_cast<double>(r.clockNs) / 1e6,
                     static_cast<unsigned long long>(r.kernels),
                     static_cast<unsigned long long>(r.copies),
                     static_cast<unsigned long long>(r.collectives),
-                    static_cast<double>(tl.BusyNs()) / 1e6, Mib(r.peakDeviceBytes).c_str());
+                    static_cast<double>(tl.BusyNs()) / 1e6, Mib(r.peakDeviceBytes).c_str(),
+                    100.0 * t.Share(t.computeNs), 100.0 * t.Share(t.exposedCommNs),
+                    100.0 * t.Share(t.idleNs));
     }
     PrintKernelCosts(stdout, engine.Kernels());
     std::printf("network: %s-level, simulated up to %.6f ms\n", engine.Network().TransportName(),
                 static_cast<double>(engine.Network().NowNs()) / 1e6);
+    const auto& sync = engine.Network().Stats();
+    std::printf("synchronisation: %s; %llu checkpoints, %llu past events, %llu restores, "
+                "%llu collectives replayed, %llu speculative completions taken back\n",
+                engine.Optimistic() ? "optimistic" : "conservative",
+                static_cast<unsigned long long>(sync.checkpoints),
+                static_cast<unsigned long long>(sync.pastEvents),
+                static_cast<unsigned long long>(sync.restores),
+                static_cast<unsigned long long>(sync.replayedCollectives),
+                static_cast<unsigned long long>(sync.discardedCompletions));
     std::printf("wall time %.3f s\n", info.wallTimeS);
     std::fflush(stdout);
 }
@@ -75,12 +128,20 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
     j["wall_time_s"] = info.wallTimeS;
     j["network"] = {{"transport", engine.Network().TransportName()},
                     {"simulated_until_s", static_cast<double>(engine.Network().NowNs()) * 1e-9}};
+    const auto& sync = engine.Network().Stats();
+    j["synchronisation"] = {{"mode", engine.Optimistic() ? "optimistic" : "conservative"},
+                            {"checkpoints", sync.checkpoints},
+                            {"past_events", sync.pastEvents},
+                            {"restores", sync.restores},
+                            {"replayed_collectives", sync.replayedCollectives},
+                            {"discarded_completions", sync.discardedCompletions}};
     j["kernels"] = KernelCostJson(engine.Kernels());
     nlohmann::json ranks = nlohmann::json::array();
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {
         const RankState& r = engine.Ranks()[static_cast<std::size_t>(rank)];
         const DeviceTimeline& tl = engine.Timeline(rank);
+        const TimeShares t = SharesOf(r, tl);
         ranks.push_back({{"rank", rank},
                          {"pid", r.pid},
                          {"state", PhaseName(r.phase)},
@@ -91,6 +152,17 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
                          {"collectives", r.collectives},
                          {"gpu_busy_s", static_cast<double>(tl.BusyNs()) * 1e-9},
                          {"peak_device_bytes", r.peakDeviceBytes},
+                         {"gpu_time_ns",
+                          {{"window", t.windowNs},
+                           {"compute", t.computeNs},
+                           {"exposed_communication", t.exposedCommNs},
+                           {"overlapped_communication", t.overlapNs},
+                           {"idle", t.idleNs}}},
+                         {"time_shares",
+                          {{"compute", t.Share(t.computeNs)},
+                           {"exposed_communication", t.Share(t.exposedCommNs)},
+                           {"overlapped_communication", t.Share(t.overlapNs)},
+                           {"idle", t.Share(t.idleNs)}}},
                          {"last_call", r.lastCall}});
     }
     j["ranks"] = ranks;

@@ -76,10 +76,33 @@ std::string idFilePath()
     return "/tmp/phantora-example-" + std::to_string(getuid()) + ".ncclid";
 }
 
-// Rank 0 writes the id atomically (write then rename); the others wait for it.
+bool readUniqueId(const std::string& path, ncclUniqueId& id)
+{
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+    {
+        return false;
+    }
+    const bool ok = std::fread(&id, sizeof id, 1, f) == 1;
+    std::fclose(f);
+    return ok;
+}
+
+// Rank 0 writes the id atomically (write then rename); the others wait for it.  An id
+// already in PHANTORA_EXAMPLE_ID_PRESET's file is used by every rank as it is: nobody
+// polls, so the run does not depend on which rank the host started first.
 ncclUniqueId shareUniqueId(int rank)
 {
     ncclUniqueId id{};
+    if (const char* preset = std::getenv("PHANTORA_EXAMPLE_ID_PRESET"))
+    {
+        if (!readUniqueId(preset, id))
+        {
+            std::fprintf(stderr, "rank %d: no NCCL id in %s\n", rank, preset);
+            std::exit(1);
+        }
+        return id;
+    }
     const std::string path = idFilePath();
     if (rank == 0)
     {
@@ -96,14 +119,9 @@ ncclUniqueId shareUniqueId(int rank)
     }
     for (int attempt = 0; attempt < 6000; ++attempt)
     {
-        if (FILE* f = std::fopen(path.c_str(), "rb"))
+        if (readUniqueId(path, id))
         {
-            const bool ok = std::fread(&id, sizeof id, 1, f) == 1;
-            std::fclose(f);
-            if (ok)
-            {
-                return id;
-            }
+            return id;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }

@@ -44,24 +44,37 @@ TEST(Determinism, RandomHostDelaysDoNotChangeTheSimulatedTimeline)
 {
     // Simulated CPU time counts only the per-call overhead here (time_scale 0), so any
     // difference between runs could only come from the order in which the bridge
-    // happened to receive the ranks' messages.
+    // happened to receive the ranks' messages.  Three runs with random real sleeps in
+    // every rank (optimistic synchronisation, the default), and one without sleeps under
+    // conservative synchronisation, where the network never runs ahead: all four must
+    // give the same bytes.
     const auto scenario = WriteFile("s.toml", Scenario(8, "141GiB"));
+    // Every rank reads one NCCL id at once: ranks polling for rank 0's file would sleep
+    // for as long as the host made them, and sleeps are simulated time.
+    const auto id = WriteFile("id", std::string(128, 'p'));
     std::vector<std::string> signatures;
     std::vector<std::string> traces;
-    for (int run = 0; run < 3; ++run)
+    for (int run = 0; run < 4; ++run)
     {
+        const bool reference = run == 3;
         const auto report = ScratchDir() / fmt::format("report{}.json", run);
         const auto trace = ScratchDir() / fmt::format("trace{}.json", run);
-        const CommandResult r = RunCommand(
-            fmt::format("PHANTORA_JITTER_US={} PHANTORA_EXAMPLE_ID_FILE={} {} --scenario {} "
-                        "--nproc 8 --report {} --trace {} -- {} 262144 4",
-                        run == 0 ? 0 : 2000, (ScratchDir() / "id").string(), PHANTORA_CLUSTER,
-                        scenario.string(), report.string(), trace.string(), PHANTORA_CUDA_EXAMPLE));
+        const CommandResult r = RunCommand(fmt::format(
+            "PHANTORA_JITTER_US={} PHANTORA_EXAMPLE_ID_PRESET={} {} --scenario {} --nproc 8 "
+            "--sync {} --report {} --trace {} -- {} 262144 4",
+            reference ? 0 : 2000, id.string(), PHANTORA_CLUSTER, scenario.string(),
+            reference ? "conservative" : "optimistic", report.string(), trace.string(),
+            PHANTORA_CUDA_EXAMPLE));
         ASSERT_EQ(r.exitCode, 0) << r.output;
         const auto steps = StepTimesNs(r.output);
         ASSERT_EQ(steps.size(), 32U) << r.output;
         std::ifstream in(report);
         const auto j = nlohmann::json::parse(in);
+        EXPECT_EQ(j["synchronisation"]["mode"], reference ? "conservative" : "optimistic");
+        if (reference)
+        {
+            EXPECT_EQ(j["synchronisation"]["restores"], 0);
+        }
         std::string sig;
         for (const auto& [key, ns] : steps)
         {
@@ -77,11 +90,14 @@ TEST(Determinism, RandomHostDelaysDoNotChangeTheSimulatedTimeline)
         traces.emplace_back(std::istreambuf_iterator<char>(t), std::istreambuf_iterator<char>());
         // kernels, all-reduces and blocking calls of 8 ranks
         EXPECT_GT(traces.back().size(), 8U * 4U * 3U * 40U);
+        // the ring's transfers, on the network's tracks
+        EXPECT_NE(traces.back().find("gpu 7 -> gpu 0"), std::string::npos);
     }
-    EXPECT_EQ(signatures[1], signatures[0]);
-    EXPECT_EQ(signatures[2], signatures[0]);
-    EXPECT_TRUE(traces[1] == traces[0]) << "traces differ between runs";
-    EXPECT_TRUE(traces[2] == traces[0]) << "traces differ between runs";
+    for (int run = 1; run < 4; ++run)
+    {
+        EXPECT_EQ(signatures[run], signatures[0]) << "run " << run;
+        EXPECT_TRUE(traces[run] == traces[0]) << "the trace of run " << run << " differs";
+    }
 }
 
 TEST(DeviceMemory, AllocationsPastTheScenarioGpuFailAsOnARealOne)

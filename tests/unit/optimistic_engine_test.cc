@@ -1,0 +1,264 @@
+// The engine with ranks whose messages arrive late: a collective that starts in the
+// network's past is replayed, and every answer the ranks get, and the trace, are the
+// ones the conservative engine gives when nothing arrives late.
+#include "simulation_engine.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
+#include <map>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace phantora;
+
+namespace
+{
+
+Scenario ThreeGpus(const std::string& transport)
+{
+    Scenario s;
+    s.name = "engine";
+    s.gpu.launchLatencyNs = 3000;
+    s.gpu.hbmBitsPerSecond = 4.8e12 * 8;
+    s.gpu.pcieBitsPerSecond = 55e9 * 8;
+    s.topology.gpus = 3;
+    s.topology.gpusPerNode = 3;
+    s.topology.linkBitsPerSecond = 400e9;
+    s.topology.linkLatencyNs = 1000;
+    s.network.transport = transport;
+    s.kernels.defaultNs = 1000;
+    return s;
+}
+
+/// A scripted rank-side: requests go in when the test says, replies are collected.
+class Ranks
+{
+public:
+    Ranks(const Scenario& s, SyncMode mode) : m_engine(s, 3, &m_trace, mode) {}
+
+    void Send(int rank, int64_t clockNs, wire::Request body)
+    {
+        wire::RequestEnvelope req;
+        req.seq = ++m_seq[rank];
+        req.order = req.seq - 1;
+        req.clockNs = clockNs;
+        req.body = std::move(body);
+        m_engine.Handle(rank, req, m_out);
+        Collect();
+    }
+
+    void Progress()
+    {
+        m_engine.Progress(m_out);
+        Collect();
+        while (m_engine.WantsProgress())
+        {
+            m_engine.Progress(m_out);
+            Collect();
+        }
+    }
+
+    uint64_t CommOf(int rank) const { return m_comm.at(rank); }
+    /// Resume instants, per rank, in the order given.
+    std::map<int, std::vector<int64_t>> resumes;
+    /// cudaEventQuery answers, per rank.
+    std::map<int, std::vector<bool>> queries;
+
+    std::string Trace()
+    {
+        const auto file = std::filesystem::temp_directory_path() /
+                          ("phantora-engine-trace-" + std::to_string(getpid()) + ".json");
+        m_trace.Write(file);
+        std::ifstream in(file);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::filesystem::remove(file);
+        return text;
+    }
+
+    const SimulationEngine& Engine() const { return m_engine; }
+
+private:
+    void Collect()
+    {
+        for (const auto& o : m_out)
+        {
+            if (const auto* r = std::get_if<wire::Resume>(&o.reply.body))
+            {
+                resumes[o.rank].push_back(r->clockNs);
+            }
+            if (const auto* q = std::get_if<wire::QueryAnswer>(&o.reply.body))
+            {
+                queries[o.rank].push_back(q->ready);
+            }
+            if (const auto* c = std::get_if<wire::CommReady>(&o.reply.body))
+            {
+                m_comm[o.rank] = c->comm;
+            }
+        }
+        m_out.clear();
+    }
+
+    TraceRecorder m_trace;
+    SimulationEngine m_engine;
+    std::vector<OutgoingReply> m_out;
+    std::map<int, uint64_t> m_seq;
+    std::map<int, uint64_t> m_comm;
+};
+
+wire::NcclCommInit Init(uint8_t id, int rank)
+{
+    wire::NcclCommInit m;
+    m.id.fill(id);
+    m.nranks = 2;
+    m.rank = rank;
+    return m;
+}
+
+wire::NcclCollective AllReduce(uint64_t comm, uint64_t stream)
+{
+    wire::NcclCollective m;
+    m.comm = comm;
+    m.op = wire::CollectiveOp::AllReduce;
+    m.bytes = 8 << 20;
+    m.stream = stream;
+    return m;
+}
+
+wire::Synchronize Device()
+{
+    wire::Synchronize m;
+    m.wholeDevice = true;
+    return m;
+}
+
+struct Outcome
+{
+    std::map<int, std::vector<int64_t>> resumes;
+    std::string trace;
+    NetworkModel::Counters stats;
+};
+
+/// Ranks 0 and 1 all-reduce on one communicator, ranks 1 and 2 on another (so the two
+/// share rank 1's link), rank 2 starting at \p lateNs.  With \p rank2Late its messages
+/// only arrive after the bridge has run the first all-reduce.
+Outcome RunScript(const std::string& transport, SyncMode mode, bool rank2Late, int64_t lateNs)
+{
+    const Scenario s = ThreeGpus(transport);
+    Ranks r(s, mode);
+    for (int rank = 0; rank < 3; ++rank)
+    {
+        r.Send(rank, 0, wire::Hello{"", rank, 3, rank, 100 + rank});
+    }
+    r.Send(0, 0, Init(1, 0));
+    r.Send(1, 0, Init(1, 1));
+    r.Send(1, 0, Init(2, 0));
+    r.Send(2, 0, Init(2, 1));
+    r.Progress();
+
+    r.Send(0, 1000, wire::KernelLaunch{1, "k", {}, {}, 0});
+    r.Send(0, 2000, AllReduce(r.CommOf(0), 1));
+    r.Send(0, 3000, Device());
+    r.Send(1, 2000, AllReduce(r.CommOf(0), 1));
+    r.Send(1, 2500, AllReduce(r.CommOf(2), 2));
+    r.Send(1, 3000, Device());
+    if (rank2Late)
+    {
+        r.Progress(); // the network runs the first all-reduce ahead, alone
+    }
+    r.Send(2, lateNs, AllReduce(r.CommOf(2), 2));
+    r.Send(2, lateNs + 1000, Device());
+    r.Progress();
+    // A released rank runs on and could still start something until it says goodbye,
+    // so the others' answers may wait for that.
+    std::vector<bool> gone(3, false);
+    for (int round = 0; round < 3; ++round)
+    {
+        for (int rank = 0; rank < 3; ++rank)
+        {
+            if (!gone[static_cast<std::size_t>(rank)] && !r.resumes[rank].empty())
+            {
+                gone[static_cast<std::size_t>(rank)] = true;
+                r.Send(rank, r.resumes[rank].back(), wire::Goodbye{0});
+            }
+        }
+        r.Progress();
+    }
+    for (int rank = 0; rank < 3; ++rank)
+    {
+        EXPECT_EQ(r.resumes[rank].size(), 1U) << "rank " << rank << " was not answered";
+    }
+    return {r.resumes, r.Trace(), r.Engine().Network().Stats()};
+}
+
+class EngineReplay : public testing::TestWithParam<std::string>
+{
+};
+
+} // namespace
+
+TEST_P(EngineReplay, LateRanksGiveTheTimelineOfRanksOnTime)
+{
+    const Outcome onTime = RunScript(GetParam(), SyncMode::Conservative, false, 30000);
+    const Outcome late = RunScript(GetParam(), SyncMode::Optimistic, true, 30000);
+    ASSERT_EQ(onTime.resumes.size(), 3U);
+    EXPECT_EQ(late.resumes, onTime.resumes);
+    EXPECT_TRUE(late.trace == onTime.trace) << "traces differ";
+    EXPECT_EQ(onTime.stats.restores, 0U);
+    EXPECT_GE(late.stats.pastEvents, 1U);
+    EXPECT_GE(late.stats.restores, 1U);
+    EXPECT_GE(late.stats.replayedCollectives, 1U);
+
+    // The replay mattered: with the second all-reduce out of the way, rank 0 ends earlier.
+    const Outcome apart = RunScript(GetParam(), SyncMode::Optimistic, true, 10000000);
+    EXPECT_LT(apart.resumes.at(0).back(), onTime.resumes.at(0).back());
+}
+
+TEST_P(EngineReplay, OptimisticAndConservativeAgreeWhenNothingIsLate)
+{
+    const Outcome a = RunScript(GetParam(), SyncMode::Conservative, false, 30000);
+    const Outcome b = RunScript(GetParam(), SyncMode::Optimistic, false, 30000);
+    EXPECT_EQ(a.resumes, b.resumes);
+    EXPECT_TRUE(a.trace == b.trace) << "traces differ";
+    EXPECT_NE(b.trace.find("\"network\""), std::string::npos) << "no network tracks";
+    EXPECT_NE(b.trace.find("gpu 1 -> gpu 2"), std::string::npos);
+}
+
+TEST_P(EngineReplay, AQueryIsAnsweredAtItsCallersClockOnceNothingCanChangeIt)
+{
+    const Scenario s = ThreeGpus(GetParam());
+    Ranks r(s, SyncMode::Optimistic);
+    for (int rank = 0; rank < 2; ++rank)
+    {
+        r.Send(rank, 0, wire::Hello{"", rank, 3, rank, 100 + rank});
+        r.Send(rank, 0, Init(1, rank));
+    }
+    r.Send(2, 0, wire::Hello{"", 2, 3, 2, 102});
+    r.Send(2, 0, wire::Goodbye{0});
+    r.Progress();
+    r.Send(0, 1000, AllReduce(r.CommOf(0), 1));
+    r.Send(0, 1500, wire::EventRecord{1, 7});
+    r.Send(0, 10000, wire::EventWait{7, true});
+    r.Progress();
+    // Rank 1 could still start something that changes when the all-reduce ends.
+    EXPECT_TRUE(r.queries[0].empty());
+    r.Send(1, 1000, AllReduce(r.CommOf(1), 1));
+    r.Send(1, 2000, Device());
+    r.Progress();
+    // The all-reduce takes far longer than 10 us: not done at the caller's clock.
+    ASSERT_EQ(r.queries[0], std::vector<bool>{false});
+    // Rank 0 runs on from its clock, so it holds the all-reduce's end back until it waits.
+    EXPECT_TRUE(r.resumes[1].empty());
+    r.Send(0, 10000, wire::EventWait{7, false});
+    r.Progress();
+    ASSERT_EQ(r.resumes[0].size(), 1U);
+    ASSERT_EQ(r.resumes[1].size(), 1U);
+    EXPECT_GT(r.resumes[1][0], 100000);
+    r.Send(0, r.resumes[0][0], wire::EventWait{7, true});
+    r.Progress();
+    EXPECT_EQ(r.queries[0], (std::vector<bool>{false, true}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, EngineReplay, testing::Values("flow", "packet"));
