@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <pthread.h>
 #include <unistd.h>
 
 namespace phantora::interposer
@@ -32,6 +33,7 @@ void Fatal(const std::string& message)
 }
 
 std::atomic<RankClient*> RankClient::s_connected{nullptr};
+std::atomic<bool> RankClient::s_forked{false};
 
 namespace
 {
@@ -50,6 +52,12 @@ bool RankClient::Configured()
 
 RankClient& RankClient::Get()
 {
+    if (s_forked.load(std::memory_order_relaxed))
+    {
+        // As with real CUDA: a forked child (a data-loader worker) cannot use the GPU.
+        Fatal("CUDA or NCCL called in a process forked from a rank; only the rank itself may "
+              "use the GPU");
+    }
     static RankClient client;
     return client;
 }
@@ -88,6 +96,16 @@ RankClient::RankClient() : m_context(1)
     SimClock::Get().SetScale(m_welcome.cpuTimeScale);
     DeviceMemory::Get().SetCapacity(m_welcome.gpuMemoryBytes);
     s_connected.store(this, std::memory_order_release);
+    // A forked child (a data-loader worker) shares nothing with the bridge: its waits,
+    // sleeps and threads are its own business, and ZeroMQ sockets do not survive fork.
+    pthread_atfork(nullptr, nullptr,
+                   []
+                   {
+                       s_connected.store(nullptr, std::memory_order_release);
+                       s_forked.store(true, std::memory_order_relaxed);
+                       t_lane = nullptr;
+                       t_reservedLane = kNoLane;
+                   });
 }
 
 RankClient::~RankClient()
@@ -230,6 +248,10 @@ wire::Reply RankClient::Call(wire::Request body)
 
 void RankClient::Goodbye(uint64_t peakDeviceBytes)
 {
+    if (s_forked.load(std::memory_order_relaxed))
+    {
+        return; // the parent says goodbye for the rank
+    }
     {
         std::lock_guard lock(m_sendMutex);
         if (m_closed)

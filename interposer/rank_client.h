@@ -93,6 +93,8 @@ private:
     bool m_closed{false};
     wire::Welcome m_welcome;
     static std::atomic<RankClient*> s_connected;
+    /// Set in a process forked from a connected rank: its sockets are the parent's.
+    static std::atomic<bool> s_forked;
 };
 
 [[noreturn]] void Fatal(const std::string& message);

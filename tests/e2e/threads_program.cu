@@ -19,6 +19,7 @@
 #include <nccl.h>
 #include <poll.h>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -198,6 +199,17 @@ int main(int argc, char** argv)
         poller.join();
         Check(write(pipeFds[1], "x", 1) == 1, "pipe write");
         io.join();
+        // A forked helper process (a data-loader worker) sleeps and uses threads of its
+        // own: none of it concerns the simulation.
+        const pid_t child = fork();
+        if (child == 0)
+        {
+            std::thread t([] { usleep(1000); });
+            t.join();
+            _exit(0);
+        }
+        int status = -1;
+        Check(child > 0 && waitpid(child, &status, 0) == child && status == 0, "forked child");
         std::printf("rank %d threads joined\n", rank);
     }
     ncclCommDestroy(g_comm);

@@ -45,8 +45,10 @@ std::map<std::pair<int, int>, int64_t> RunMode(const char* mode, const char* env
 {
     const auto scenario = WriteFile("threads.toml", Scenario());
     const CommandResult r =
-        RunCommand(fmt::format("{} {} --scenario {} --nproc {} -- {} {}", env, PHANTORA_CLUSTER,
-                               scenario.string(), kRanks, PHANTORA_THREADS_PROGRAM, mode));
+        // A thread that held simulated time back would stall the run: fail, do not hang.
+        RunCommand(fmt::format("{} timeout 120 {} --scenario {} --nproc {} -- {} {}", env,
+                               PHANTORA_CLUSTER, scenario.string(), kRanks,
+                               PHANTORA_THREADS_PROGRAM, mode));
     EXPECT_EQ(r.exitCode, 0) << r.output;
     if (std::string(mode) == "threads")
     {
