@@ -219,9 +219,32 @@ extern "C"
         return CUDA_SUCCESS;
     }
 
-    // CUdevice_attribute and cudaDeviceAttr number the attributes alike.
+    // CUdevice_attribute and cudaDeviceAttr number the attributes alike, but for a few
+    // the runtime has no name for: Hopper's virtual memory management capabilities.
     CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attr, CUdevice device)
     {
+        switch (attr)
+        {
+        case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+        case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+        case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+        case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED:
+        case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED:
+        {
+            HookScope scope;
+            if (!value || device < 0 || device >= DeviceCount())
+            {
+                return CUDA_ERROR_INVALID_VALUE;
+            }
+            *value = attr == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED ||
+                             attr == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED
+                         ? 0
+                         : 1;
+            return CUDA_SUCCESS;
+        }
+        default:
+            break;
+        }
         const cudaError_t e =
             cudaDeviceGetAttribute(value, static_cast<cudaDeviceAttr>(attr), device);
         return e == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;

@@ -24,11 +24,12 @@ const std::string kExample = std::string(PHANTORA_SOURCE_DIR) + "/examples/torch
 // Small enough for a 2-core CI machine, large enough to exercise every kind of call.
 const std::string kSmallModel = "--layers 2 --width 256 --heads 4 --seq 128 --batch 4 --vocab 4096";
 
-CommandResult Simulate(int ranks, const std::string& script, const std::string& report = "")
+CommandResult Simulate(int ranks, const std::string& script, const std::string& report = "",
+                       const std::string& environment = "")
 {
-    return RunCommand(fmt::format("{} --scenario {} --nproc {} {} -- {} {} 2>&1", PHANTORA_CLUSTER,
-                                  kScenario, ranks, report.empty() ? "" : "--report " + report,
-                                  PHANTORA_TORCH_PYTHON, script));
+    return RunCommand(fmt::format(
+        "{} {} --scenario {} --nproc {} {} -- {} {} 2>&1", environment, PHANTORA_CLUSTER, kScenario,
+        ranks, report.empty() ? "" : "--report " + report, PHANTORA_TORCH_PYTHON, script));
 }
 
 /// "[rank R] key=value" lines of one rank.
@@ -134,6 +135,29 @@ TEST(Torch, GptExampleTrainsWithFsdpOnOneRank)
         << r.output;
     const nlohmann::json j = ReadJson(report);
     EXPECT_EQ(j["ranks"][0]["peak_device_bytes"].get<uint64_t>(), std::stoull(peak[1]));
+}
+
+// With expandable segments the allocator grows its segments through cuMemCreate /
+// cuMemMap; the physical chunks are what the GPU's memory and its peak count.
+TEST(Torch, ExpandableSegmentsGrowThroughTheDriversVirtualMemory)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r =
+        Simulate(1, std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/expandable_segments.py",
+                 report, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    auto v = KeyValues(r.output, 0);
+    EXPECT_EQ(v["expandable"], "True") << r.output;
+    const uint64_t mib = 1ULL << 20;
+    // three 256 MiB tensors and one of 512 MiB are live
+    EXPECT_EQ(std::stoull(v.at("allocated")), 3 * 256 * mib + 512 * mib);
+    const uint64_t reserved = std::stoull(v.at("reserved"));
+    EXPECT_GE(reserved, std::stoull(v.at("allocated")));
+    // Nothing but the allocator's chunks uses the device.
+    EXPECT_EQ(std::stoull(v.at("used")), reserved);
+    const nlohmann::json j = ReadJson(report);
+    EXPECT_EQ(j["ranks"][0]["peak_device_bytes"].get<uint64_t>(),
+              std::stoull(v.at("max_reserved")));
 }
 
 TEST(Torch, ARankWhoseScriptRaisesEndsTheRunWithItsTraceback)
