@@ -290,6 +290,59 @@ struct Replayer
     }
 };
 
+/// Copies and memsets as the interposer names them (direction, bytes), between device
+/// memory and pinned host memory (what asynchronous copies in frameworks use).
+class CopyReplayer
+{
+public:
+    void Run(const std::string& direction, uint64_t bytes)
+    {
+        Grow(bytes);
+        if (direction == "memset")
+            Cuda(cudaMemsetAsync(m_dev.get(), 0, bytes, nullptr), "cudaMemsetAsync");
+        else if (direction == "HtoD")
+            Cuda(cudaMemcpyAsync(m_dev.get(), m_host.get(), bytes, cudaMemcpyHostToDevice), "HtoD");
+        else if (direction == "DtoH")
+            Cuda(cudaMemcpyAsync(m_host.get(), m_dev.get(), bytes, cudaMemcpyDeviceToHost), "DtoH");
+        else if (direction == "DtoD")
+            Cuda(cudaMemcpyAsync(m_dev2.get(), m_dev.get(), bytes, cudaMemcpyDeviceToDevice),
+                 "DtoD");
+        else if (direction == "HtoH")
+            Cuda(cudaMemcpyAsync(m_host2.get(), m_host.get(), bytes, cudaMemcpyHostToHost), "HtoH");
+        else
+            throw std::runtime_error("cannot replay a copy of direction " + direction);
+    }
+
+private:
+    void Grow(uint64_t bytes)
+    {
+        if (bytes <= m_bytes)
+            return;
+        m_dev.reset(), m_dev2.reset(), m_host.reset(), m_host2.reset();
+        void* p = nullptr;
+        Cuda(cudaMalloc(&p, bytes), "cudaMalloc");
+        m_dev.reset(p);
+        Cuda(cudaMalloc(&p, bytes), "cudaMalloc");
+        m_dev2.reset(p);
+        Cuda(cudaMallocHost(&p, bytes), "cudaMallocHost");
+        m_host.reset(p);
+        Cuda(cudaMallocHost(&p, bytes), "cudaMallocHost");
+        m_host2.reset(p);
+        m_bytes = bytes;
+    }
+    struct FreeDev
+    {
+        void operator()(void* p) const { cudaFree(p); }
+    };
+    struct FreeHost
+    {
+        void operator()(void* p) const { cudaFreeHost(p); }
+    };
+    std::unique_ptr<void, FreeDev> m_dev, m_dev2;
+    std::unique_ptr<void, FreeHost> m_host, m_host2;
+    uint64_t m_bytes{0};
+};
+
 int Replay(const std::string& file, int warmup, int iterations)
 {
     std::ifstream in(file);
@@ -315,11 +368,39 @@ int Replay(const std::string& file, int warmup, int iterations)
                              "warm-ups will not be told apart\n");
     }
     Replayer r;
+    CopyReplayer copies;
     int done = 0, skipped = 0;
     for (const auto& op : ops)
     {
         const std::string kind = op.value("kind", "");
         const std::string name = op.value("name", "");
+        if (kind == "memcpy" || kind == "memset")
+        {
+            const uint64_t bytes = op.value("bytes", uint64_t{0});
+            try
+            {
+                if (discard)
+                    discard(1);
+                for (int i = 0; i < warmup; ++i)
+                    copies.Run(name, bytes);
+                Cuda(cudaDeviceSynchronize(), "warm-up");
+                if (discard)
+                    discard(0);
+                for (int i = 0; i < iterations; ++i)
+                    copies.Run(name, bytes);
+                Cuda(cudaDeviceSynchronize(), "replay");
+                ++done;
+            }
+            catch (const std::exception& e)
+            {
+                if (discard)
+                    discard(0);
+                std::fprintf(stderr, "%s %s %llu B: skipped: %s\n", kind.c_str(), name.c_str(),
+                             static_cast<unsigned long long>(bytes), e.what());
+                ++skipped;
+            }
+            continue;
+        }
         if (kind != "gemm")
         {
             ++skipped;
@@ -355,7 +436,7 @@ int Replay(const std::string& file, int warmup, int iterations)
             ++skipped;
         }
     }
-    std::fprintf(stderr, "replayed %d GEMMs x %d (after %d warm-ups), skipped %d ops\n", done,
+    std::fprintf(stderr, "replayed %d ops x %d (after %d warm-ups), skipped %d ops\n", done,
                  iterations, warmup, skipped);
     return 0;
 }

@@ -353,9 +353,25 @@ extern "C"
 {
 
     /// The replay tool's warm-up switch (found with dlsym; absent when not recording).
+    /// While on, everything the calling thread puts on the GPU is run but not saved:
+    /// its activities carry an external id that names nothing.
     __attribute__((visibility("default"))) void phantora_recorder_discard(int on)
     {
-        g_discard = on != 0;
+        State& s = S();
+        if (on && !g_discard.exchange(true))
+        {
+            const uint64_t id = s.nextGemm++;
+            {
+                std::lock_guard lock(s.mutex);
+                s.gemmName[id] = std::string();
+            }
+            cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+        }
+        else if (!on && g_discard.exchange(false))
+        {
+            uint64_t id = 0;
+            cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
+        }
     }
 
     cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
