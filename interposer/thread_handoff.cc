@@ -7,13 +7,17 @@
 //   - pthread_cond_signal/broadcast -> pthread_cond_*wait: a woken thread resumes at
 //     max(its clock, the signaller's clock at the signal);
 //   - thread exit -> pthread_join: the joiner resumes at max(its clock, the exit);
-//   - sleeps (nanosleep, clock_nanosleep, usleep, sleep) and timed waits that time
-//     out, on a thread started after the rank connected: the thread resumes at its
-//     clock plus the time asked for.  Sleeps of the rank's first thread (and of
-//     threads older than the connection) cost no simulated time, as CPU-less waits
-//     never did: ranks typically sleep there while waiting for each other at start-up
-//     (a file or a store with an NCCL id), and counting that real waiting would make
-//     results depend on the host's speed.
+//   - sleeps (nanosleep, clock_nanosleep, usleep, sleep) on a thread started after
+//     the rank connected: the thread resumes at its clock plus the time asked for.
+//     Sleeps of the rank's first thread (and of threads older than the connection)
+//     cost no simulated time, as CPU-less waits never did: ranks typically sleep there
+//     while waiting for each other at start-up (a file or a store with an NCCL id),
+//     and counting that real waiting would make results depend on the host's speed;
+//   - a timed condition-variable wait that times out: on the first thread, the clock
+//     stays (and holds simulated time meanwhile); on another thread, the timer fires
+//     where simulated time is (the bridge moves the thread to the committed time).
+//     Periodic timers (a watchdog's 100 ms wait, an interpreter lock's 5 ms wait)
+//     thus neither run ahead of the ranks nor pace the simulation to real time.
 // Locks alone carry no time: a thread that finds its work already queued runs on
 // its own clock.  Programs whose threads hand work over by waiting (as PyTorch's
 // autograd engine and DDP's reducer do) therefore get the same simulated timeline
@@ -297,7 +301,12 @@ int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wa
         if (abs)
         {
             const int64_t d = SimRemainingNs(clock, *abs);
-            deadline = SimClock::Get().Now() + (TimePasses() ? d : 0);
+            // The rank's first thread keeps its clock and holds time there, as it always
+            // did; another thread's timer fires wherever simulated time then is.
+            if (!TimePasses())
+            {
+                deadline = SimClock::Get().Now();
+            }
             realAbs = RealDeadline(clock, d);
         }
         std::lock_guard lock(Reg().mutex);
@@ -320,10 +329,6 @@ int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wa
         if (c.waiters > 0)
         {
             --c.waiters;
-        }
-        if (rc == ETIMEDOUT && deadline != wire::kNoTime)
-        {
-            SimClock::Get().AdvanceTo(deadline);
         }
     }
     if (c.waiters == 0 && c.wakes.empty())

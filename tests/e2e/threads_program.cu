@@ -5,10 +5,13 @@
 //     records an event, and signals the main thread (autograd's device thread, DDP);
 //   - a poller checks the latest event with cudaEventQuery in a loop with real sleeps
 //     until the last step's event is done (ProcessGroupNCCL's watchdog);
+//   - a watchdog does the same with timed condition-variable waits (wait_for), as
+//     ProcessGroupNCCL's does;
 //   - an I/O thread that never touches CUDA waits in poll() on a pipe until the end
 //     (a store server or event loop): it must not hold simulated time back.
 // "single" does the same work on the main thread alone: its step times are what the
 // threaded run must reproduce.
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -127,6 +130,28 @@ void Poller(Shared* s, int device)
     }
 }
 
+void Watchdog(Shared* s, int device)
+{
+    cudaSetDevice(device);
+    std::condition_variable never;
+    std::unique_lock lock(s->m);
+    for (;;)
+    {
+        never.wait_for(lock, std::chrono::milliseconds(2));
+        if (s->latest && s->latestStep == kSteps - 1)
+        {
+            cudaEvent_t e = s->latest;
+            lock.unlock();
+            const bool done = cudaEventQuery(e) == cudaSuccess;
+            lock.lock();
+            if (done)
+            {
+                return;
+            }
+        }
+    }
+}
+
 void Io(int fd)
 {
     pollfd p{fd, POLLIN, 0};
@@ -158,6 +183,7 @@ int main(int argc, char** argv)
     std::thread worker;
     std::thread poller;
     std::thread io;
+    std::thread watchdog;
     int pipeFds[2] = {-1, -1};
     if (threaded)
     {
@@ -165,6 +191,7 @@ int main(int argc, char** argv)
         worker = std::thread(Worker, &shared, device);
         poller = std::thread(Poller, &shared, device);
         io = std::thread(Io, pipeFds[0]);
+        watchdog = std::thread(Watchdog, &shared, device);
     }
     for (int step = 0; step < kSteps; ++step)
     {
@@ -197,6 +224,7 @@ int main(int argc, char** argv)
         shared.workReady.notify_one();
         worker.join();
         poller.join();
+        watchdog.join();
         Check(write(pipeFds[1], "x", 1) == 1, "pipe write");
         io.join();
         // A forked helper process (a data-loader worker) sleeps and uses threads of its
