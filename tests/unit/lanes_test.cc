@@ -1,0 +1,181 @@
+// The engine with ranks of several threads: a thread blocked in the host holds no
+// simulated time back, a wake given to it holds time at the waker's clock until the
+// woken thread runs, and a wake nobody gave is refused.
+#include "simulation_engine.h"
+
+#include <gtest/gtest.h>
+#include <map>
+#include <vector>
+
+using namespace phantora;
+
+namespace
+{
+
+Scenario TwoGpus()
+{
+    Scenario s;
+    s.name = "lanes";
+    s.gpu.launchLatencyNs = 1000;
+    s.gpu.hbmBitsPerSecond = 4.8e12 * 8;
+    s.gpu.pcieBitsPerSecond = 55e9 * 8;
+    s.topology.gpus = 2;
+    s.topology.gpusPerNode = 2;
+    s.topology.linkBitsPerSecond = 400e9;
+    s.topology.linkLatencyNs = 1000;
+    s.network.transport = "flow";
+    s.kernels.defaultNs = 1000;
+    return s;
+}
+
+/// Requests from (rank, thread) pairs, in the order the test sends them.
+class Threads
+{
+public:
+    explicit Threads(const Scenario& s) : m_engine(s, 2) {}
+
+    void Send(int rank, uint32_t lane, int64_t clockNs, wire::Request body)
+    {
+        wire::RequestEnvelope req;
+        req.seq = ++m_seq[{rank, lane}];
+        req.order = m_order[rank]++;
+        req.lane = lane;
+        req.clockNs = clockNs;
+        req.body = std::move(body);
+        m_engine.Handle(rank, req, m_out);
+        m_engine.Progress(m_out);
+        while (m_engine.WantsProgress())
+        {
+            m_engine.Progress(m_out);
+        }
+        for (const auto& o : m_out)
+        {
+            if (const auto* r = std::get_if<wire::Resume>(&o.reply.body))
+            {
+                resumes[{o.rank, o.lane}].push_back(r->clockNs);
+            }
+            if (const auto* c = std::get_if<wire::CommReady>(&o.reply.body))
+            {
+                comm = c->comm;
+            }
+        }
+        m_out.clear();
+    }
+
+    void Host(int rank, uint32_t lane, int64_t clockNs, wire::HostEventKind kind,
+              int64_t atNs = wire::kNoTime, uint32_t other = 0)
+    {
+        Send(rank, lane, clockNs, wire::HostEvent{kind, other, atNs});
+    }
+
+    /// Resume instants thread \p lane of \p rank was given, in order.
+    std::vector<int64_t> Resumes(int rank, uint32_t lane) { return resumes[{rank, lane}]; }
+
+    std::map<std::pair<int, uint32_t>, std::vector<int64_t>> resumes;
+    uint64_t comm{0};
+
+private:
+    SimulationEngine m_engine;
+    std::vector<OutgoingReply> m_out;
+    std::map<std::pair<int, uint32_t>, uint64_t> m_seq;
+    std::map<int, uint64_t> m_order;
+};
+
+wire::NcclCommInit Init(int rank)
+{
+    wire::NcclCommInit m;
+    m.id.fill(7);
+    m.nranks = 2;
+    m.rank = rank;
+    return m;
+}
+
+wire::NcclCollective AllReduce(uint64_t comm)
+{
+    wire::NcclCollective m;
+    m.comm = comm;
+    m.op = wire::CollectiveOp::AllReduce;
+    m.bytes = 8 << 20;
+    m.stream = 0x1000;
+    return m;
+}
+
+wire::Synchronize Stream()
+{
+    wire::Synchronize m;
+    m.stream = 0x1000;
+    return m;
+}
+
+/// Both ranks connected, in one communicator; rank 0 has started thread 1 at 0 ns.
+void Connect(Threads& t)
+{
+    t.Send(0, 0, 0, wire::Hello{"", 0, 2, 0, 100});
+    t.Send(1, 0, 0, wire::Hello{"", 1, 2, 1, 101});
+    t.Send(0, 0, 0, Init(0));
+    t.Send(1, 0, 0, Init(1));
+    t.Host(0, 0, 0, wire::HostEventKind::Born, wire::kNoTime, 1);
+}
+
+} // namespace
+
+TEST(Lanes, AWakeHoldsTimeUntilTheWokenThreadRuns)
+{
+    Threads t(TwoGpus());
+    Connect(t);
+    // Both ranks all-reduce; rank 1 waits for it.
+    t.Send(0, 0, 0, AllReduce(t.comm));
+    t.Send(1, 0, 0, AllReduce(t.comm));
+    t.Send(1, 0, 0, Stream());
+    // Rank 0's new thread blocks; its first thread wakes it at 2 us, then blocks too.
+    t.Host(0, 1, 0, wire::HostEventKind::Block);
+    t.Host(0, 0, 2000, wire::HostEventKind::Wake);
+    t.Host(0, 0, 2000, wire::HostEventKind::Block);
+    EXPECT_TRUE(t.Resumes(1, 0).empty())
+        << "the woken thread could still start something at 2 us, before the all-reduce ends";
+    t.Host(0, 1, 2000, wire::HostEventKind::Resume, 2000);
+    EXPECT_TRUE(t.Resumes(1, 0).empty()) << "the woken thread runs at 2 us";
+    // Once it blocks as well, nothing of rank 0 can start anything any more.
+    t.Host(0, 1, 2500, wire::HostEventKind::Block);
+    ASSERT_EQ(t.Resumes(1, 0).size(), 1U);
+    // 8 MiB all-reduced over a 400 Gb/s link takes more than 2 x 1/2 x 8 MiB of it
+    EXPECT_GT(t.Resumes(1, 0)[0], 8LL * 1048576 * 8 / 400);
+}
+
+TEST(Lanes, ABlockedThreadHoldsNothingBack)
+{
+    Threads t(TwoGpus());
+    Connect(t);
+    t.Send(0, 0, 0, AllReduce(t.comm));
+    t.Send(1, 0, 0, AllReduce(t.comm));
+    t.Send(1, 0, 0, Stream());
+    t.Send(0, 0, 0, Stream());
+    EXPECT_TRUE(t.Resumes(1, 0).empty()) << "thread 1 of rank 0 runs at 0 ns";
+    t.Host(0, 1, 0, wire::HostEventKind::Block);
+    ASSERT_EQ(t.Resumes(0, 0).size(), 1U);
+    ASSERT_EQ(t.Resumes(1, 0).size(), 1U);
+    EXPECT_EQ(t.Resumes(0, 0)[0], t.Resumes(1, 0)[0]);
+}
+
+TEST(Lanes, ATimedWaitHoldsTimeAtItsDeadline)
+{
+    Threads t(TwoGpus());
+    Connect(t);
+    t.Send(0, 0, 0, AllReduce(t.comm));
+    t.Send(1, 0, 0, AllReduce(t.comm));
+    t.Send(1, 0, 0, Stream());
+    t.Send(0, 0, 0, Stream());
+    t.Host(0, 1, 0, wire::HostEventKind::Block, 5000); // may wake on its own at 5 us
+    EXPECT_TRUE(t.Resumes(1, 0).empty());
+    t.Host(0, 1, 5000, wire::HostEventKind::Resume);
+    t.Host(0, 1, 5000, wire::HostEventKind::Exit, wire::kNoTime, 1);
+    EXPECT_EQ(t.Resumes(1, 0).size(), 1U);
+}
+
+TEST(Lanes, AWakeNobodyGaveIsRefused)
+{
+    Threads t(TwoGpus());
+    Connect(t);
+    t.Host(0, 1, 0, wire::HostEventKind::Block);
+    EXPECT_THROW(t.Host(0, 1, 300, wire::HostEventKind::Resume, 300), SimulationError);
+}
