@@ -2,9 +2,14 @@
 // measured on, and hold the ops of the bundled programs.
 #include "gemm_signature.h"
 #include "profile_reader.h"
+#include "profile_writer.h"
+#include "raw_log.h"
+#include "sqlite_handle.h"
 
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 using namespace phantora::profile;
 
@@ -63,3 +68,69 @@ TEST_P(CommittedProfile, HoldsTheBundledProgramsOps)
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, CommittedProfile, ::testing::Values("H100", "H200"));
+
+// Every number in a committed profile comes from its committed raw logs: importing them
+// afresh gives the same ops with the same statistics.
+TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
+{
+    const std::filesystem::path rawDir =
+        std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles" / "raw" / GetParam();
+    const std::filesystem::path db =
+        std::filesystem::temp_directory_path() /
+        ("phantora-reimport-" + GetParam() + "-" + std::to_string(::getpid()) + ".sqlite");
+    std::filesystem::remove(db);
+    {
+        ProfileWriter w(db);
+        std::vector<std::filesystem::path> logs;
+        for (const auto& e : std::filesystem::directory_iterator(rawDir))
+        {
+            if (e.path().extension() == ".tsv")
+            {
+                logs.push_back(e.path());
+            }
+        }
+        ASSERT_FALSE(logs.empty()) << rawDir;
+        for (const auto& log : logs)
+        {
+            const RawLog raw = RawLog::Read(log);
+            for (const auto& [key, durations] : raw.samples)
+            {
+                w.AddSamples(key, durations, log.filename().string(), "reimport");
+            }
+        }
+        w.SetMetadata("gpu_model", GetParam());
+        w.Commit();
+    }
+    const ProfileReader fresh(db);
+    const ProfileReader committed(File());
+    ASSERT_EQ(fresh.Ops().size(), committed.Ops().size());
+    for (const auto& [key, stats] : committed.Ops())
+    {
+        const OpStats* f = fresh.Find(key);
+        ASSERT_NE(f, nullptr) << key.Describe();
+        EXPECT_EQ(f->samples, stats.samples) << key.Describe();
+        EXPECT_DOUBLE_EQ(f->medianNs, stats.medianNs) << key.Describe();
+        EXPECT_DOUBLE_EQ(f->p90Ns, stats.p90Ns) << key.Describe();
+    }
+    std::filesystem::remove(db);
+}
+
+TEST(RawLog, AMalformedLineIsRefusedNamingTheFileAndLine)
+{
+    const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                       ("phantora-bad-raw-" + std::to_string(::getpid()) + ".tsv");
+    std::ofstream(file) << "meta\tgpu_model\tH200\n"
+                        << "op\tkernel\tk()\t1\t1\t1\t32\t1\t1\t0\t0\t1500\n"
+                        << "op\tkernel\tk()\t1\t1\t1\t32\t1\t1\t0\t0\tfast\n";
+    try
+    {
+        RawLog::Read(file);
+        FAIL() << "accepted a duration of 'fast'";
+    }
+    catch (const ProfileError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(file.string() + ":3"), std::string::npos) << what;
+        EXPECT_NE(what.find("fast"), std::string::npos) << what;
+    }
+}
