@@ -99,6 +99,14 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs)
     {
         c = {std::llround(s->medianNs), CostSource::Measured};
     }
+    else if (auto seen = m_misses.find(key); seen != m_misses.end())
+    {
+        c = {seen->second.perLaunchNs, seen->second.source};
+        if (c.source == CostSource::Default)
+        {
+            ++m_defaulted[key.name];
+        }
+    }
     else if ((v = m_estimator.ShapeScaled(key, modelNs)))
     {
         c = {*v, CostSource::ShapeScaled};
@@ -126,6 +134,7 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs)
         {
             m.key = key;
             m.source = c.source;
+            m.perLaunchNs = c.ns;
         }
         ++m.count;
         m.ns += c.ns;

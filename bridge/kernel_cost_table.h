@@ -69,6 +69,7 @@ public:
         uint64_t count{0};
         int64_t ns{0};
         CostSource source{CostSource::Default};
+        int64_t perLaunchNs{0}; ///< estimates are searched once per op, then reused
     };
     /// Ops timed by an estimate or the default, the largest total time first.
     std::vector<Miss> Misses() const;

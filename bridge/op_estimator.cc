@@ -54,6 +54,10 @@ std::optional<int64_t> OpEstimator::ScaledKernel(const OpKey& key) const
     double bestDist = std::numeric_limits<double>::infinity();
     for (const auto* e : same)
     {
+        if (e->first == key)
+        {
+            continue; // never the op itself: ShapeScaled of a measured op is its leave-one-out
+        }
         const double d = LogRatio(key.Threads(), e->first.Threads());
         if (d < bestDist)
         {
@@ -85,7 +89,7 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
     double bestDist = std::numeric_limits<double>::infinity();
     for (const auto& [k, stats] : m_profile->Ops())
     {
-        if (k.kind != OpKind::Gemm)
+        if (k.kind != OpKind::Gemm || k == key)
         {
             continue;
         }
@@ -130,6 +134,8 @@ std::optional<int64_t> OpEstimator::ScaledCopy(const OpKey& key, int64_t modelNs
     const std::pair<const OpKey, profile::OpStats>*lo = nullptr, *hi = nullptr;
     for (const auto* e : same)
     {
+        if (e->first == key)
+            continue;
         if (e->first.bytes <= key.bytes && (!lo || e->first.bytes > lo->first.bytes))
             lo = e;
         if (e->first.bytes >= key.bytes && (!hi || e->first.bytes < hi->first.bytes))

@@ -23,6 +23,8 @@ public:
 
     /// \p modelNs: the scenario's bandwidth model of a copy (linear in its bytes), which
     /// carries a copy past the largest measured size; -1 for other ops.
+    /// The op itself is never used, so for a measured op this is the estimate it would
+    /// get without its measurement (how the estimator's accuracy is checked).
     std::optional<int64_t> ShapeScaled(const profile::OpKey& key, int64_t modelNs = -1) const;
     std::optional<int64_t> Roofline(const profile::OpKey& key) const;
 

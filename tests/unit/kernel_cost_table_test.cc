@@ -103,9 +103,15 @@ TEST_F(KernelCostTableTest, OtherLaunchShapesScaleByThreads)
     EXPECT_EQ(unknown.source, CostSource::Default);
     EXPECT_EQ(unknown.ns, scenario.kernels.defaultNs);
     EXPECT_LT(t.MeasuredShare(), 1.0);
+    // the same op again: the same estimate, counted twice
+    EXPECT_EQ(t.Kernel(Launch(kStep, 2048, 256)).ns, twice.ns);
+    EXPECT_EQ(t.Kernel(Launch("other(int)", 1, 32)).source, CostSource::Default);
+    EXPECT_EQ(t.DefaultedCount(), 2u);
     const auto misses = t.Misses();
     ASSERT_EQ(misses.size(), 3u);
     EXPECT_EQ(misses.front().key.grid[0], 2048u); // the largest estimated time first
+    EXPECT_EQ(misses.front().count, 2u);
+    EXPECT_EQ(misses.front().ns, 2 * twice.ns);
 }
 
 TEST_F(KernelCostTableTest, GemmsOfTheSameFamilyScaleByFlopsButNeverBeatTheRoofline)
