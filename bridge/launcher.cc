@@ -1,13 +1,17 @@
 #include "launcher.h"
 
+#include <arpa/inet.h>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
 #include <stdexcept>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -37,6 +41,30 @@ std::string DescribeStatus(int status)
 }
 
 /// The environment of rank \p rank: ours, with the launcher's variables set over it.
+/// A TCP port on the loopback nobody listens on now, for the ranks' rendezvous.
+int FreeLoopbackPort()
+{
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+    {
+        throw std::runtime_error(fmt::format("socket: {}", std::strerror(errno)));
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    const int err = errno;
+    close(fd);
+    if (!ok)
+    {
+        throw std::runtime_error(fmt::format("no free loopback port: {}", std::strerror(err)));
+    }
+    return ntohs(addr.sin_port);
+}
+
 std::vector<std::string> RankEnvironment(const LaunchSpec& spec, int rank)
 {
     std::map<std::string, std::string> env;
@@ -59,7 +87,10 @@ std::vector<std::string> RankEnvironment(const LaunchSpec& spec, int rank)
     env["LOCAL_WORLD_SIZE"] = std::to_string(std::min(spec.gpusPerNode, spec.nproc));
     env["GROUP_RANK"] = std::to_string(rank / spec.gpusPerNode);
     env["MASTER_ADDR"] = "127.0.0.1";
-    env["MASTER_PORT"] = std::to_string(spec.masterPort);
+    if (spec.masterPort != 0)
+    {
+        env["MASTER_PORT"] = std::to_string(spec.masterPort);
+    }
     env["PHANTORA_BRIDGE"] = spec.bridgeEndpoint;
     env["PHANTORA_TOKEN"] = spec.token;
     env["PHANTORA_LAUNCHER_PID"] = std::to_string(getpid());
@@ -83,11 +114,16 @@ Launcher::~Launcher()
     }
 }
 
-void Launcher::Start(const LaunchSpec& spec)
+void Launcher::Start(const LaunchSpec& requested)
 {
-    if (spec.command.empty())
+    if (requested.command.empty())
     {
         throw std::runtime_error("no command to launch");
+    }
+    LaunchSpec spec = requested;
+    if (spec.masterPort == 0 && !std::getenv("MASTER_PORT"))
+    {
+        spec.masterPort = FreeLoopbackPort();
     }
     m_procs.resize(static_cast<std::size_t>(spec.nproc));
     for (int rank = 0; rank < spec.nproc; ++rank)

@@ -22,7 +22,9 @@ struct LaunchSpec
     std::string interposer;     ///< path of libphantora_interposer.so
     std::string bridgeEndpoint; ///< e.g. tcp://127.0.0.1:41234
     std::string token;
-    int masterPort{29500};
+    /// MASTER_PORT for the ranks' rendezvous; 0: the caller's MASTER_PORT if it has one,
+    /// else a port free at launch (a fixed default would collide between concurrent runs).
+    int masterPort{0};
 };
 
 struct RankExit
