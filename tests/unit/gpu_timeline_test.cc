@@ -123,3 +123,15 @@ TEST(GpuTimeline, WithoutLegacyWorkStreamsAreIndependent)
     tl.EnqueueTimed(0x1010, 0, 30);
     EXPECT_EQ(tl.StreamTail(0x1010), 30);
 }
+
+TEST(GpuTimeline, ComputeAndCollectiveSpansGiveTheTimeShares)
+{
+    DeviceTimeline tl(0);
+    tl.EnqueueCollective(1, 100, 5, [](int64_t) {}); // runs 100..400
+    tl.EnqueueTimed(2, 0, 50);                       // 0..50: compute alone
+    tl.EnqueueTimed(2, 300, 200);                    // 300..500: overlaps the collective's end
+    tl.CompleteCollective(5, 400);
+    EXPECT_EQ(tl.ComputeSpans().TotalNs(), 250);
+    EXPECT_EQ(tl.CollectiveSpans().TotalNs(), 300);
+    EXPECT_EQ(tl.ComputeSpans().OverlapNs(tl.CollectiveSpans()), 100);
+}
