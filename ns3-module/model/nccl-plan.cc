@@ -102,14 +102,17 @@ uint32_t ChunksFor(uint64_t stepBytesPerChannel, const NcclConfig& config)
  * arrival; on each edge, chunk k+1 follows chunk k (the connection's FIFO buffer).
  * With \p serialPerSender, a rank's sends on one channel also follow each other in
  * program order (chunk by chunk, step by step): one thread block runs the channel, so
- * its copy bandwidth is shared by everything the rank sends there.
+ * its copy bandwidth is shared by everything the rank sends there.  Channel c runs
+ * stepsOfChannel[c % size]: channels may take different routes.
  */
-void AddPipeline(PlanBuilder& b,
-                 const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& steps,
-                 uint32_t nChannels, uint32_t nChunks, uint64_t sliceBytes, bool serialPerSender)
+using Steps = std::vector<std::vector<std::pair<uint32_t, uint32_t>>>;
+
+void AddPipeline(PlanBuilder& b, const std::vector<Steps>& stepsOfChannel, uint32_t nChannels,
+                 uint32_t nChunks, uint64_t sliceBytes, bool serialPerSender)
 {
     for (uint32_t ch = 0; ch < nChannels; ++ch)
     {
+        const Steps& steps = stepsOfChannel[ch % stepsOfChannel.size()];
         std::vector<std::vector<uint32_t>> prevChunk; // [step][edge] -> transfer index
         std::vector<int64_t> lastBySender;            // rank -> its latest send here
         for (uint32_t k = 0; k < nChunks; ++k)
@@ -157,52 +160,96 @@ void AddPipeline(PlanBuilder& b,
     }
 }
 
-void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, uint32_t n, uint64_t bytes,
-             const NcclConfig& config)
+/**
+ * The order in which channel \p channel visits the ranks.  Within one node any order is
+ * as good (NVSwitch); across nodes NCCL keeps each channel on one rail (with PXN the hop
+ * between servers leaves and enters through NICs of the same index), so the channel's
+ * ring enters and leaves every node at the same local rank: nodes are walked
+ * alternately forwards and backwards from local rank c mod ranksPerNode.  With an odd
+ * number of nodes the closing hop changes rail, as it does on such a machine.  Chains
+ * (broadcast, reduce) start at plan rank 0, the root.
+ */
+std::vector<uint32_t> RailAlignedOrder(const NcclCommShape& shape, uint32_t channel, bool chain)
 {
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> steps;
-    uint64_t unit = bytes; // data one edge carries per step, over all channels and chunks
-    uint64_t parts = 1;    // unit = bytes / parts
-    switch (kind)
+    const uint32_t n = shape.nRanks;
+    const uint32_t perNode = std::clamp<uint32_t>(shape.ranksPerNode, 1, n);
+    std::vector<uint32_t> order(n);
+    if (perNode == n || n % perNode != 0)
     {
-    case NcclCollectiveKind::AllReduce:
-    case NcclCollectiveKind::AllGather:
-    case NcclCollectiveKind::ReduceScatter:
-    {
-        // every rank passes one n-th of the buffer to its successor each step
-        const uint32_t nSteps = kind == NcclCollectiveKind::AllReduce ? 2 * (n - 1) : n - 1;
-        std::vector<std::pair<uint32_t, uint32_t>> ring;
         for (uint32_t r = 0; r < n; ++r)
         {
-            ring.emplace_back(r, (r + 1) % n);
+            order[r] = r;
         }
-        steps.assign(nSteps, ring);
-        unit = CeilDiv(bytes, n);
-        parts = n;
-        break;
+        return order;
     }
-    case NcclCollectiveKind::Broadcast:
-        // a chain from the root: 0 -> 1 -> ... -> n-1, the whole buffer on every edge
-        for (uint32_t r = 0; r + 1 < n; ++r)
+    const uint32_t rail = chain ? 0 : channel % perNode;
+    for (uint32_t node = 0; node < n / perNode; ++node)
+    {
+        for (uint32_t i = 0; i < perNode; ++i)
         {
-            steps.push_back({{r, r + 1}});
+            const uint32_t local =
+                node % 2 == 0 ? (rail + i) % perNode : (rail + perNode - 1 - i) % perNode;
+            order[node * perNode + i] = node * perNode + local;
         }
-        break;
-    case NcclCollectiveKind::Reduce:
-        // a chain into the root: n-1 -> ... -> 1 -> 0
-        for (uint32_t r = n - 1; r > 0; --r)
-        {
-            steps.push_back({{r, r - 1}});
-        }
-        break;
-    default:
-        NS_ABORT_MSG("not a ring collective");
     }
+    return order;
+}
+
+void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, const NcclCommShape& shape,
+             uint64_t bytes, const NcclConfig& config)
+{
+    const uint32_t n = shape.nRanks;
     const uint32_t nc = plan.nChannels;
+    const bool chain = kind == NcclCollectiveKind::Broadcast || kind == NcclCollectiveKind::Reduce;
+    // Channels on the same rail take the same route: build each route once.
+    const uint32_t routes = std::min(nc, std::clamp<uint32_t>(shape.ranksPerNode, 1, n));
+    std::vector<Steps> stepsOfChannel(chain ? 1 : routes);
+    uint64_t unit = bytes; // data one edge carries per step, over all channels and chunks
+    uint64_t parts = 1;    // unit = bytes / parts
+    for (uint32_t c = 0; c < stepsOfChannel.size(); ++c)
+    {
+        const std::vector<uint32_t> order = RailAlignedOrder(shape, c, chain);
+        Steps& steps = stepsOfChannel[c];
+        switch (kind)
+        {
+        case NcclCollectiveKind::AllReduce:
+        case NcclCollectiveKind::AllGather:
+        case NcclCollectiveKind::ReduceScatter:
+        {
+            // every rank passes one n-th of the buffer to its successor each step
+            const uint32_t nSteps = kind == NcclCollectiveKind::AllReduce ? 2 * (n - 1) : n - 1;
+            std::vector<std::pair<uint32_t, uint32_t>> ring;
+            for (uint32_t i = 0; i < n; ++i)
+            {
+                ring.emplace_back(order[i], order[(i + 1) % n]);
+            }
+            steps.assign(nSteps, ring);
+            unit = CeilDiv(bytes, n);
+            parts = n;
+            break;
+        }
+        case NcclCollectiveKind::Broadcast:
+            // a chain from the root, the whole buffer on every edge
+            for (uint32_t i = 0; i + 1 < n; ++i)
+            {
+                steps.push_back({{order[i], order[i + 1]}});
+            }
+            break;
+        case NcclCollectiveKind::Reduce:
+            // the same chain, into the root
+            for (uint32_t i = n - 1; i > 0; --i)
+            {
+                steps.push_back({{order[i], order[i - 1]}});
+            }
+            break;
+        default:
+            NS_ABORT_MSG("not a ring collective");
+        }
+    }
     const uint32_t chunks = ChunksFor(CeilDiv(unit, nc), config);
     plan.chunksPerChannel = chunks;
     const uint64_t slice = CeilDiv(bytes, parts * nc * chunks);
-    AddPipeline(b, steps, nc, chunks, slice, true);
+    AddPipeline(b, stepsOfChannel, nc, chunks, slice, true);
 }
 
 /// All-to-all and send/recv: independent pairs, each pair's data split over channels
@@ -215,12 +262,12 @@ void AddPairs(PlanBuilder& b, NcclPlan& plan,
     const uint32_t chunks = ChunksFor(CeilDiv(pairBytes, nc), config);
     plan.chunksPerChannel = chunks;
     const uint64_t slice = CeilDiv(pairBytes, uint64_t{nc} * chunks);
-    AddPipeline(b, {pairs}, nc, chunks, slice, false);
+    AddPipeline(b, {Steps{pairs}}, nc, chunks, slice, false);
 }
 
 /**
  * NCCL's double binary tree all-reduce.  Inside a node the ranks form a chain below
- * the node's first rank; the nodes' first ranks form a binary tree, and every other
+ * the node's head rank; the nodes' heads form a binary tree, and every other
  * channel uses the mirrored tree so that leaves of one are inner nodes of the other.
  * Each chunk is reduced up to the root, then broadcast down.
  */
@@ -237,13 +284,17 @@ void AddTree(PlanBuilder& b, NcclPlan& plan, const NcclCommShape& shape, uint64_
     for (uint32_t ch = 0; ch < nc; ++ch)
     {
         const bool mirrored = ch % 2 == 1;
+        // Each pair of channels (a tree and its mirror) leaves the nodes through another
+        // local rank, as NCCL spreads its trees over the NICs; the others chain below it.
+        const uint32_t head = n % perNode == 0 ? (ch / 2) % perNode : 0;
         std::vector<int64_t> parent(n, -1);
         for (uint32_t r = 0; r < n; ++r)
         {
             const uint32_t node = r / perNode;
-            if (r % perNode != 0)
+            const uint32_t local = r % perNode;
+            if (local != head)
             {
-                parent[r] = r - 1;
+                parent[r] = node * perNode + (local + perNode - 1) % perNode;
                 continue;
             }
             const uint32_t m = mirrored ? nNodes - 1 - node : node;
@@ -252,7 +303,7 @@ void AddTree(PlanBuilder& b, NcclPlan& plan, const NcclCommShape& shape, uint64_
                 continue;
             }
             const uint32_t pm = (m - 1) / 2;
-            parent[r] = static_cast<int64_t>((mirrored ? nNodes - 1 - pm : pm) * perNode);
+            parent[r] = static_cast<int64_t>((mirrored ? nNodes - 1 - pm : pm) * perNode + head);
         }
         std::vector<uint32_t> depth(n, 0);
         std::vector<uint32_t> order; // ranks by increasing depth
@@ -356,7 +407,7 @@ NcclPlan MakeNcclPlan(NcclCollectiveKind kind, const NcclCommShape& shape, uint6
     case NcclCollectiveKind::ReduceScatter:
     case NcclCollectiveKind::Broadcast:
     case NcclCollectiveKind::Reduce:
-        AddRing(b, plan, kind, n, bytes, config);
+        AddRing(b, plan, kind, shape, bytes, config);
         break;
     case NcclCollectiveKind::AllToAll:
     {

@@ -256,6 +256,49 @@ private:
     }
 };
 
+class NcclRailTestCase : public TestCase
+{
+public:
+    NcclRailTestCase()
+        : TestCase("across nodes each channel keeps to one rail, and trees leave through "
+                   "every NIC")
+    {
+    }
+
+private:
+    void DoRun() override
+    {
+        const NcclCommShape twoNodes{16, 8};
+        NcclConfig c = Forced("ring", "simple", 8);
+        const NcclPlan ring = MakeNcclPlan(NcclCollectiveKind::AllReduce, twoNodes, 64 << 20, c);
+        std::set<uint32_t> railsUsed;
+        for (const auto& t : ring.transfers)
+        {
+            if (t.src / 8 != t.dst / 8)
+            {
+                NS_TEST_ASSERT_MSG_EQ(t.src % 8, t.dst % 8,
+                                      "a ring hop between servers stays on its rail (channel "
+                                          << t.channel << ": " << t.src << " -> " << t.dst << ")");
+                railsUsed.insert(t.src % 8);
+            }
+        }
+        NS_TEST_ASSERT_MSG_EQ(railsUsed.size(), 8U, "8 channels spread over all 8 rails");
+
+        c.algorithm = "tree";
+        const NcclPlan tree = MakeNcclPlan(NcclCollectiveKind::AllReduce, twoNodes, 64 << 20, c);
+        std::set<uint32_t> nics;
+        for (const auto& t : tree.transfers)
+        {
+            if (t.src / 8 != t.dst / 8)
+            {
+                NS_TEST_ASSERT_MSG_EQ(t.src % 8, t.dst % 8, "tree edges between servers too");
+                nics.insert(t.src % 8);
+            }
+        }
+        NS_TEST_ASSERT_MSG_EQ(nics.size(), 4U, "8 channels = 4 tree pairs, 4 NICs");
+    }
+};
+
 class NcclModelTestSuite : public TestSuite
 {
 public:
@@ -266,6 +309,7 @@ public:
         AddTestCase(new NcclChannelTestCase, TestCase::QUICK);
         AddTestCase(new NcclTreeTestCase, TestCase::QUICK);
         AddTestCase(new NcclTuningTestCase, TestCase::QUICK);
+        AddTestCase(new NcclRailTestCase, TestCase::QUICK);
     }
 };
 
