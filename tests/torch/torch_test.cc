@@ -137,6 +137,33 @@ TEST(Torch, GptExampleTrainsWithFsdpOnOneRank)
     EXPECT_EQ(j["ranks"][0]["peak_device_bytes"].get<uint64_t>(), std::stoull(peak[1]));
 }
 
+// FSDP2 across two ranks: parameters sharded, all-gathers before each block's forward
+// and backward, reduce-scatters of its gradients, all through ProcessGroupNCCL (with
+// its watchdog and heartbeat threads) on the simulated NVLink network.
+TEST(Torch, GptExampleTrainsWithFsdpOnTwoRanks)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r =
+        Simulate(2, fmt::format("{} {} --steps 3 --mode fsdp", kExample, kSmallModel), report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("[rank 0] step 2:"), std::string::npos) << r.output;
+    const nlohmann::json j = ReadJson(report);
+    ASSERT_EQ(j["ranks"].size(), 2u);
+    for (int rank = 0; rank < 2; ++rank)
+    {
+        std::smatch peak;
+        const std::regex line(fmt::format(
+            R"(\[rank {0}\] rank {0}: mean step ([0-9.]+) ms.*reserved (\d+) bytes)", rank));
+        ASSERT_TRUE(std::regex_search(r.output, peak, line)) << r.output;
+        EXPECT_GT(std::stod(peak[1]), 0.0);
+        const nlohmann::json& mine = j["ranks"][rank];
+        EXPECT_EQ(mine["peak_device_bytes"].get<uint64_t>(), std::stoull(peak[2]));
+        // per step: an all-gather per sharded module in forward and backward, a
+        // reduce-scatter per module in backward
+        EXPECT_GE(mine["collectives"].get<int>(), 3 * 3) << mine.dump();
+    }
+}
+
 // With expandable segments the allocator grows its segments through cuMemCreate /
 // cuMemMap; the physical chunks are what the GPU's memory and its peak count.
 TEST(Torch, ExpandableSegmentsGrowThroughTheDriversVirtualMemory)
