@@ -3,6 +3,7 @@
 // NCCL model and transport as phantora-cluster, and the table has nccl-tests' columns.
 // NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS act as on a real run.
 #include "nccl_bench.h"
+#include "nccl_environment.h"
 #include "ns3/nccl-selection.h"
 #include "scenario.h"
 #include "units.h"
@@ -48,40 +49,6 @@ std::optional<uint64_t> ParseSize(const std::string& text)
     return phantora::ParseBytes(text);
 }
 
-/// NCCL reads NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS from the
-/// environment of an nccl-tests run; they override the scenario's [nccl] table the same way.
-void ApplyNcclEnvironment(ns3::NcclConfig& config)
-{
-    if (const char* v = std::getenv("NCCL_ALGO"); v && *v)
-    {
-        ns3::NcclValidateAlgorithmSpec(v);
-        config.algorithm = v;
-    }
-    if (const char* v = std::getenv("NCCL_PROTO"); v && *v)
-    {
-        ns3::NcclValidateProtocolSpec(v);
-        config.protocol = v;
-    }
-    auto channels = [](const char* name) -> std::optional<uint32_t>
-    {
-        const char* v = std::getenv(name);
-        if (!v || !*v)
-        {
-            return std::nullopt;
-        }
-        char* end = nullptr;
-        const long n = std::strtol(v, &end, 10);
-        if (*end != '\0' || n < 1 || n > 64)
-        {
-            throw std::invalid_argument(fmt::format("{}={}: expected 1 to 64 channels", name, v));
-        }
-        return static_cast<uint32_t>(n);
-    };
-    config.minChannels = channels("NCCL_MIN_NCHANNELS").value_or(config.minChannels);
-    config.maxChannels = channels("NCCL_MAX_NCHANNELS").value_or(config.maxChannels);
-    config.minChannels = std::min(config.minChannels, config.maxChannels);
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -115,7 +82,8 @@ int main(int argc, char** argv)
         {
             scenario.network.transport = transport;
         }
-        ApplyNcclEnvironment(scenario.nccl);
+        // NCCL reads these in the benchmark's process, as on a real nccl-tests run.
+        scenario.nccl = phantora::WithNcclTuningEnv(scenario.nccl, phantora::NcclTuningEnvFromProcess());
         const auto kind = phantora::ParseCollectiveKind(op);
         if (!kind || *kind == ns3::NcclCollectiveKind::SendRecv)
         {

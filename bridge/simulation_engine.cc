@@ -1,5 +1,7 @@
 #include "simulation_engine.h"
 
+#include "nccl_environment.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -214,6 +216,7 @@ void SimulationEngine::OnCommInit(int rank, const wire::RequestEnvelope& req,
     w.callNs = m_now;
     w.call = fmt::format("ncclCommInitRank(nranks {}, rank {})", m.nranks, m.rank);
     Block(rank, std::move(w));
+    m_creationTuning[rank] = m.tuning;
     auto joined = m_comms.Join(m.id, m.nranks, m.rank, rank);
     if (!joined)
     {
@@ -224,6 +227,7 @@ void SimulationEngine::OnCommInit(int rank, const wire::RequestEnvelope& req,
     {
         members.emplace_back(member, joined->comm);
     }
+    SettleNcclConfig(members);
     LeaveTogether(members, out);
 }
 
@@ -237,8 +241,10 @@ void SimulationEngine::OnCommSplit(int rank, const wire::RequestEnvelope& req,
     w.callNs = m_now;
     w.call = fmt::format("ncclCommSplit(color {}, key {})", m.color, m.key);
     Block(rank, std::move(w));
+    m_creationTuning[rank] = m.tuning;
     if (auto split = m_comms.Split(parent, rank, m.color, m.key))
     {
+        SettleNcclConfig(split->members);
         LeaveTogether(split->members, out);
     }
 }
@@ -349,14 +355,14 @@ void SimulationEngine::StartTransfer(const P2PMatcher::Transfer& t, std::functio
         group.nRanks = static_cast<uint32_t>(t.comm->ranks.size());
         group.ranksPerNode = std::min(group.nRanks, perNode);
         plan = ns3::MakeNcclPlan(
-            ns3::NcclCollectiveKind::SendRecv, pair, t.bytes, m_scenario.nccl,
+            ns3::NcclCollectiveKind::SendRecv, pair, t.bytes, NcclFor(*t.comm),
             ns3::ChooseNccl(ns3::NcclCollectiveKind::AllToAll, group, t.groupBytes,
-                            m_scenario.nccl));
+                            NcclFor(*t.comm)));
     }
     else
     {
         plan = ns3::MakeNcclPlan(ns3::NcclCollectiveKind::SendRecv, pair, t.bytes,
-                                 m_scenario.nccl);
+                                 NcclFor(*t.comm));
     }
     // Ordered among same-instant starts by who sends what, never by arrival.
     const NetworkModel::OrderKey order{
@@ -407,9 +413,56 @@ void SimulationEngine::MaybeEndHostFunction(std::pair<int, uint64_t> key)
         h.ticket, std::max(*h.readyNs, *h.doneNs));
 }
 
-ns3::NcclPlan SimulationEngine::PlanFor(wire::CollectiveOp op, uint32_t nRanks,
+void SimulationEngine::SettleNcclConfig(
+    const std::vector<std::pair<int, const Communicator*>>& members)
+{
+    // Members are listed by communicator; the first listed member of each is the
+    // reference the others must match.
+    std::map<uint64_t, int> reference;
+    for (const auto& [rank, comm] : members)
+    {
+        if (!comm)
+        {
+            continue; // NCCL_SPLIT_NOCOLOR
+        }
+        const wire::NcclTuningEnv& env = m_creationTuning[rank];
+        auto [it, first] = reference.emplace(comm->handle, rank);
+        if (first)
+        {
+            try
+            {
+                m_commNccl[comm->handle] = WithNcclTuningEnv(m_scenario.nccl, env);
+            }
+            catch (const std::invalid_argument& e)
+            {
+                throw SimulationError(
+                    fmt::format("rank {} created a communicator with {}", rank, e.what()));
+            }
+            continue;
+        }
+        const wire::NcclTuningEnv& ref = m_creationTuning[it->second];
+        if (!(env == ref))
+        {
+            throw SimulationError(fmt::format(
+                "ranks {} and {} created one communicator with different NCCL settings "
+                "(NCCL_ALGO '{}' / '{}', NCCL_PROTO '{}' / '{}', NCCL_MIN_NCHANNELS '{}' / '{}', "
+                "NCCL_MAX_NCHANNELS '{}' / '{}'); NCCL needs them equal on every rank",
+                it->second, rank, ref.algo, env.algo, ref.proto, env.proto, ref.minChannels,
+                env.minChannels, ref.maxChannels, env.maxChannels));
+        }
+    }
+}
+
+const ns3::NcclConfig& SimulationEngine::NcclFor(const Communicator& comm) const
+{
+    auto it = m_commNccl.find(comm.handle);
+    return it == m_commNccl.end() ? m_scenario.nccl : it->second;
+}
+
+ns3::NcclPlan SimulationEngine::PlanFor(wire::CollectiveOp op, const Communicator& comm,
                                         uint64_t bytes) const
 {
+    const auto nRanks = static_cast<uint32_t>(comm.ranks.size());
     ns3::NcclCollectiveKind kind = ns3::NcclCollectiveKind::AllReduce;
     switch (op)
     {
@@ -435,7 +488,7 @@ ns3::NcclPlan SimulationEngine::PlanFor(wire::CollectiveOp op, uint32_t nRanks,
     ns3::NcclCommShape shape;
     shape.nRanks = nRanks;
     shape.ranksPerNode = std::min(nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
-    return ns3::MakeNcclPlan(kind, shape, bytes, m_scenario.nccl);
+    return ns3::MakeNcclPlan(kind, shape, bytes, NcclFor(comm));
 }
 
 void SimulationEngine::StartMatched(const MatchedCollective& c)
@@ -461,7 +514,7 @@ void SimulationEngine::StartMatched(const MatchedCollective& c)
         }
     }
     m_network.StartCollective(
-        c.startNs, PlanFor(c.op, n, c.bytes), std::move(gpus),
+        c.startNs, PlanFor(c.op, *c.comm, c.bytes), std::move(gpus),
         [this, members = std::move(members)](int64_t endNs)
         {
             for (const auto& [rank, ticket] : members)

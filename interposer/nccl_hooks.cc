@@ -3,12 +3,14 @@
 #include "cuda_state.h"
 #include "hook_scope.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <nccl.h>
+#include <string>
 #include <sys/random.h>
 #include <unistd.h>
 #include <vector>
@@ -61,6 +63,28 @@ size_t TypeSize(ncclDataType_t t)
     default:
         return 0;
     }
+}
+
+/// What NCCL would read from this process's environment, and from the config passed
+/// to the call, to tune the new communicator.
+wire::NcclTuningEnv TuningEnv(const ncclConfig_t* config)
+{
+    auto env = [](const char* name)
+    {
+        const char* v = std::getenv(name);
+        return std::string(v ? v : "");
+    };
+    wire::NcclTuningEnv t{env("NCCL_ALGO"), env("NCCL_PROTO"), env("NCCL_MIN_NCHANNELS"),
+                          env("NCCL_MAX_NCHANNELS")};
+    if (config && t.minChannels.empty() && config->minCTAs != NCCL_CONFIG_UNDEF_INT)
+    {
+        t.minChannels = std::to_string(config->minCTAs);
+    }
+    if (config && t.maxChannels.empty() && config->maxCTAs != NCCL_CONFIG_UNDEF_INT)
+    {
+        t.maxChannels = std::to_string(config->maxCTAs);
+    }
+    return t;
 }
 
 /// Marks a buffer count that is per rank: the collective's size is count x nranks.
@@ -161,6 +185,14 @@ extern "C"
 
     ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank)
     {
+        return ncclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
+    }
+
+    ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                        ncclConfig_t* config)
+    {
+        // Blocking or not, names: they do not change the simulated timeline; CTA counts
+        // bound the channels.
         HookScope scope;
         if (!comm || nranks <= 0 || rank < 0 || rank >= nranks)
         {
@@ -170,6 +202,7 @@ extern "C"
         std::memcpy(init.id.data(), commId.internal, init.id.size());
         init.nranks = nranks;
         init.rank = rank;
+        init.tuning = TuningEnv(config);
         wire::Reply reply = scope.Client().Call(init);
         const auto* ready = std::get_if<wire::CommReady>(&reply);
         if (!ready)
@@ -186,15 +219,8 @@ extern "C"
         return ncclSuccess;
     }
 
-    ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                        ncclConfig_t*)
-    {
-        // Blocking or not, CTA counts, names: none changes the simulated timeline yet.
-        return ncclCommInitRank(comm, nranks, commId, rank);
-    }
-
     ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
-                               ncclConfig_t*)
+                               ncclConfig_t* config)
     {
         HookScope scope;
         ncclComm* parent = Lookup(comm);
@@ -202,7 +228,8 @@ extern "C"
         {
             return ncclInvalidArgument;
         }
-        wire::Reply reply = scope.Client().Call(wire::NcclCommSplit{parent->handle, color, key});
+        wire::Reply reply = scope.Client().Call(
+            wire::NcclCommSplit{parent->handle, color, key, TuningEnv(config)});
         const auto* ready = std::get_if<wire::CommReady>(&reply);
         if (!ready)
         {

@@ -19,7 +19,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 2;
+inline constexpr uint16_t kVersion = 3;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -161,12 +161,29 @@ struct Synchronize
     template <class A> void serialize(A& ar) { ar(wholeDevice, stream); }
 };
 
+/// NCCL's tuning variables as the rank's process had them when it created a
+/// communicator (NCCL reads them there); empty: unset.
+struct NcclTuningEnv
+{
+    std::string algo;        ///< NCCL_ALGO
+    std::string proto;       ///< NCCL_PROTO
+    std::string minChannels; ///< NCCL_MIN_NCHANNELS, or ncclConfig_t::minCTAs
+    std::string maxChannels; ///< NCCL_MAX_NCHANNELS, or ncclConfig_t::maxCTAs
+    bool operator==(const NcclTuningEnv&) const = default;
+    template <class A> void serialize(A& ar)
+    {
+        ar(BoundedString{algo}, BoundedString{proto}, BoundedString{minChannels},
+           BoundedString{maxChannels});
+    }
+};
+
 struct NcclCommInit
 {
     NcclId id{};
     int32_t nranks{0};
     int32_t rank{0};
-    template <class A> void serialize(A& ar) { ar(id, nranks, rank); }
+    NcclTuningEnv tuning{};
+    template <class A> void serialize(A& ar) { ar(id, nranks, rank, tuning); }
 };
 
 enum class CollectiveOp : uint8_t
@@ -196,7 +213,8 @@ struct NcclCommSplit
     uint64_t parent{0};
     int32_t color{0}; ///< NCCL_SPLIT_NOCOLOR (-1): this rank joins no new communicator
     int32_t key{0};
-    template <class A> void serialize(A& ar) { ar(parent, color, key); }
+    NcclTuningEnv tuning{};
+    template <class A> void serialize(A& ar) { ar(parent, color, key, tuning); }
 };
 
 struct NcclCommDestroy

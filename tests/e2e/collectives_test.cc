@@ -1,13 +1,13 @@
 // Every NCCL collective called by a running program takes, on the simulated network, the
 // time the NCCL model gives it run alone (phantora-nccl-tests' path), whatever its root.
 #include "nccl_bench.h"
+#include "nccl_environment.h"
 #include "run_helpers.h"
 #include "scenario.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-
-#include <algorithm>
 #include <limits>
 #include <map>
 #include <regex>
@@ -46,7 +46,8 @@ TEST_P(Collectives, EachTakesWhatTheNcclModelGivesItAlone)
 {
     const int ranks = GetParam();
     const uint64_t bytes = 64ULL << 20;
-    const auto scenarioFile = WriteFile("s.toml", SwitchScenario(ranks, "[cpu]\ncall_overhead = \"0us\"\n"));
+    const auto scenarioFile =
+        WriteFile("s.toml", SwitchScenario(ranks, "[cpu]\ncall_overhead = \"0us\"\n"));
     const CommandResult r =
         RunCommand(fmt::format("{} --scenario {} --nproc {} -- {} {}", PHANTORA_CLUSTER,
                                scenarioFile.string(), ranks, PHANTORA_COLLECTIVES_PROGRAM, bytes));
@@ -88,4 +89,61 @@ TEST(Collectives, ModelTimesDifferByOperation)
     const double allReduce = phantora::BenchCollective(scenario, K::AllReduce, 4, bytes).timeUs;
     const double allGather = phantora::BenchCollective(scenario, K::AllGather, 4, bytes).timeUs;
     EXPECT_NEAR(allGather / allReduce, 0.5, 0.05);
+}
+
+TEST(Collectives, RanksNcclVariablesOverrideTheScenarioAsInNccl)
+{
+    const int ranks = 4;
+    const uint64_t bytes = 64ULL << 20;
+    const auto scenarioFile =
+        WriteFile("s.toml", SwitchScenario(ranks, "[cpu]\ncall_overhead = \"0us\"\n"));
+    const phantora::wire::NcclTuningEnv env{"", "LL", "", "2"};
+    const CommandResult r = RunCommand(fmt::format(
+        "NCCL_PROTO=LL NCCL_MAX_NCHANNELS=2 {} --scenario {} --nproc {} -- {} {}", PHANTORA_CLUSTER,
+        scenarioFile.string(), ranks, PHANTORA_COLLECTIVES_PROGRAM, bytes));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    int lines = 0;
+    const auto seen = FastestRankTimes(r.output, &lines);
+    ASSERT_EQ(lines, 6 * ranks) << r.output;
+    phantora::Scenario scenario = phantora::LoadScenario(scenarioFile);
+    const phantora::Scenario plain = scenario;
+    scenario.nccl = phantora::WithNcclTuningEnv(scenario.nccl, env);
+    for (const auto& [name, us] : seen)
+    {
+        const auto kind = phantora::ParseCollectiveKind(name);
+        ASSERT_TRUE(kind.has_value()) << name;
+        const double model =
+            phantora::BenchCollective(scenario, *kind, static_cast<uint32_t>(ranks), bytes).timeUs;
+        EXPECT_GE(us, model) << name;
+        EXPECT_LT(us, model + 5.0) << name << ": program " << us << " us, model " << model << " us";
+    }
+    // The variables made a difference: LL on 2 channels is far slower than NCCL's choice.
+    const double chosen = phantora::BenchCollective(plain, ns3::NcclCollectiveKind::AllReduce,
+                                                    static_cast<uint32_t>(ranks), bytes)
+                              .timeUs;
+    EXPECT_GT(seen.at("all_reduce"), 1.5 * chosen);
+}
+
+TEST(Collectives, AnNcclVariableNcclWouldRefuseEndsTheRunNamingIt)
+{
+    const auto scenarioFile = WriteFile("s.toml", SwitchScenario(2));
+    const CommandResult r = RunCommand(
+        fmt::format("NCCL_ALGO=rign {} --scenario {} --nproc 2 -- {} 4096", PHANTORA_CLUSTER,
+                    scenarioFile.string(), PHANTORA_COLLECTIVES_PROGRAM));
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("NCCL_ALGO: unknown name 'rign'"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("rank 0 created a communicator"), std::string::npos) << r.output;
+}
+
+TEST(Collectives, RanksWithDifferentNcclVariablesAreNamed)
+{
+    const auto scenarioFile = WriteFile("s.toml", SwitchScenario(2));
+    const CommandResult r = RunCommand(fmt::format(
+        "{} --scenario {} --nproc 2 -- sh -c 'if [ \"$RANK\" = 1 ]; then export NCCL_PROTO=LL; fi; "
+        "exec {} 4096'",
+        PHANTORA_CLUSTER, scenarioFile.string(), PHANTORA_COLLECTIVES_PROGRAM));
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("ranks 0 and 1 created one communicator with different NCCL settings"),
+              std::string::npos)
+        << r.output;
 }

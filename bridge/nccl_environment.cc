@@ -1,0 +1,79 @@
+#include "nccl_environment.h"
+
+#include "ns3/nccl-selection.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <optional>
+#include <stdexcept>
+
+namespace phantora
+{
+
+namespace
+{
+
+std::string Getenv(const char* name)
+{
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+std::optional<uint32_t> Channels(const char* name, const std::string& value)
+{
+    if (value.empty())
+    {
+        return std::nullopt;
+    }
+    char* end = nullptr;
+    const long n = std::strtol(value.c_str(), &end, 10);
+    // NCCL's MAXCHANNELS is 64.
+    if (*end != '\0' || n < 1 || n > 64)
+    {
+        throw std::invalid_argument(
+            fmt::format("{}='{}': expected a channel count from 1 to 64", name, value));
+    }
+    return static_cast<uint32_t>(n);
+}
+
+} // namespace
+
+wire::NcclTuningEnv NcclTuningEnvFromProcess()
+{
+    return {Getenv("NCCL_ALGO"), Getenv("NCCL_PROTO"), Getenv("NCCL_MIN_NCHANNELS"),
+            Getenv("NCCL_MAX_NCHANNELS")};
+}
+
+ns3::NcclConfig WithNcclTuningEnv(ns3::NcclConfig config, const wire::NcclTuningEnv& env)
+{
+    // The selection's own errors name the variable and the offending token.
+    if (!env.algo.empty())
+    {
+        ns3::NcclValidateAlgorithmSpec(env.algo);
+        config.algorithm = env.algo;
+    }
+    if (!env.proto.empty())
+    {
+        ns3::NcclValidateProtocolSpec(env.proto);
+        config.protocol = env.proto;
+    }
+    const auto lo = Channels("NCCL_MIN_NCHANNELS", env.minChannels);
+    const auto hi = Channels("NCCL_MAX_NCHANNELS", env.maxChannels);
+    config.minChannels = lo.value_or(config.minChannels);
+    config.maxChannels = hi.value_or(config.maxChannels);
+    if (lo && hi && *lo > *hi)
+    {
+        throw std::invalid_argument(
+            fmt::format("NCCL_MIN_NCHANNELS={} is above NCCL_MAX_NCHANNELS={}", *lo, *hi));
+    }
+    // One bound given alone moves the other out of its way, as NCCL clamps them.
+    if (config.minChannels > config.maxChannels)
+    {
+        (lo ? config.maxChannels : config.minChannels) =
+            lo ? config.minChannels : config.maxChannels;
+    }
+    return config;
+}
+
+} // namespace phantora
