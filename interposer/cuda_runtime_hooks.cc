@@ -218,6 +218,119 @@ extern "C"
         return cudaSuccess;
     }
 
+    // Pitched (2D) copies move width x height bytes; the host rows they write are
+    // handled row by row, as the pitches say.
+    cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                  size_t width, size_t height, cudaMemcpyKind kind,
+                                  cudaStream_t stream)
+    {
+        HookScope scope;
+        if (width > dpitch || width > spitch)
+        {
+            return Status(cudaErrorInvalidPitchValue);
+        }
+        const wire::CopyKind k = CopyKindOf(dst, src, kind);
+        for (size_t row = 0; row < height; ++row)
+        {
+            WriteHostSide(static_cast<char*>(dst) + row * dpitch,
+                          static_cast<const char*>(src) + row * spitch, width, k);
+        }
+        scope.Client().Post(wire::Memcpy{StreamId(stream), k, width * height, false});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                             size_t height, cudaMemcpyKind kind)
+    {
+        HookScope scope;
+        if (width > dpitch || width > spitch)
+        {
+            return Status(cudaErrorInvalidPitchValue);
+        }
+        const wire::CopyKind k = CopyKindOf(dst, src, kind);
+        for (size_t row = 0; row < height; ++row)
+        {
+            WriteHostSide(static_cast<char*>(dst) + row * dpitch,
+                          static_cast<const char*>(src) + row * spitch, width, k);
+        }
+        WaitFor(scope, wire::Memcpy{0, k, width * height, true});
+        return cudaSuccess;
+    }
+
+    // Peer copies between simulated GPUs are device-to-device copies on the timeline.
+    cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int, size_t count,
+                                    cudaStream_t stream)
+    {
+        return cudaMemcpyAsync(dst, src, count, cudaMemcpyDeviceToDevice, stream);
+    }
+
+    cudaError_t cudaMemcpyPeer(void* dst, int, const void* src, int, size_t count)
+    {
+        return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
+    }
+
+    // A __device__ variable's bytes live on the GPU: to it is host-to-device, from it
+    // device-to-host (unless the kind says otherwise).
+    cudaError_t cudaMemcpyToSymbolAsync(const void*, const void*, size_t count, size_t,
+                                        cudaMemcpyKind kind, cudaStream_t stream)
+    {
+        HookScope scope;
+        const wire::CopyKind k = kind == cudaMemcpyDeviceToDevice ? wire::CopyKind::DeviceToDevice
+                                                                  : wire::CopyKind::HostToDevice;
+        scope.Client().Post(wire::Memcpy{StreamId(stream), k, count, false});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaMemcpyToSymbol(const void*, const void*, size_t count, size_t,
+                                   cudaMemcpyKind kind)
+    {
+        HookScope scope;
+        const wire::CopyKind k = kind == cudaMemcpyDeviceToDevice ? wire::CopyKind::DeviceToDevice
+                                                                  : wire::CopyKind::HostToDevice;
+        WaitFor(scope, wire::Memcpy{0, k, count, true});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void*, size_t count, size_t,
+                                          cudaMemcpyKind kind, cudaStream_t stream)
+    {
+        HookScope scope;
+        const wire::CopyKind k = kind == cudaMemcpyDeviceToDevice ? wire::CopyKind::DeviceToDevice
+                                                                  : wire::CopyKind::DeviceToHost;
+        WriteHostSide(dst, nullptr, count, k);
+        scope.Client().Post(wire::Memcpy{StreamId(stream), k, count, false});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaMemcpyFromSymbol(void* dst, const void*, size_t count, size_t,
+                                     cudaMemcpyKind kind)
+    {
+        HookScope scope;
+        const wire::CopyKind k = kind == cudaMemcpyDeviceToDevice ? wire::CopyKind::DeviceToDevice
+                                                                  : wire::CopyKind::DeviceToHost;
+        WriteHostSide(dst, nullptr, count, k);
+        WaitFor(scope, wire::Memcpy{0, k, count, true});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaMemset2DAsync(void* devPtr, size_t pitch, int, size_t width, size_t height,
+                                  cudaStream_t stream)
+    {
+        HookScope scope;
+        if (!DeviceMemory::Get().Contains(devPtr) || width > pitch)
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        scope.Client().Post(
+            wire::Memcpy{StreamId(stream), wire::CopyKind::Memset, width * height, false});
+        return cudaSuccess;
+    }
+
+    cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height)
+    {
+        return cudaMemset2DAsync(devPtr, pitch, value, width, height, nullptr);
+    }
+
     cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void**,
                                  size_t sharedMem, cudaStream_t stream)
     {
