@@ -219,6 +219,28 @@ extern "C"
         return ncclSuccess;
     }
 
+    // One process drives one simulated GPU here, so a single-process communicator can
+    // only have one member: that one works, more end the rank saying why.
+    ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int*)
+    {
+        if (!comms || ndev <= 0)
+        {
+            return ncclInvalidArgument;
+        }
+        if (ndev > 1)
+        {
+            Fatal("ncclCommInitAll(ndev " + std::to_string(ndev) +
+                  "): Phantora simulates one GPU per process; start one rank per GPU "
+                  "(phantora-cluster --nproc) and use ncclCommInitRank");
+        }
+        ncclUniqueId id{};
+        if (const ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
+        {
+            return r;
+        }
+        return ncclCommInitRank(comms, 1, id, 0);
+    }
+
     ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
                                ncclConfig_t* config)
     {

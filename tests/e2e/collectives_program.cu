@@ -66,13 +66,32 @@ int main(int argc, char** argv)
         }
         std::printf("rank %d op %s time %.3f us\n", rank, name, ms * 1e3);
     };
-    timed("all_reduce", [&] { return ncclAllReduce(in, out, floats, ncclFloat, ncclSum, comm, s); });
+    timed("all_reduce",
+          [&] { return ncclAllReduce(in, out, floats, ncclFloat, ncclSum, comm, s); });
     timed("all_gather", [&] { return ncclAllGather(in, out, perRank, ncclFloat, comm, s); });
     timed("reduce_scatter",
           [&] { return ncclReduceScatter(in, out, perRank, ncclFloat, ncclSum, comm, s); });
-    timed("broadcast", [&] { return ncclBroadcast(in, out, floats, ncclFloat, 1 % world, comm, s); });
-    timed("reduce", [&] { return ncclReduce(in, out, floats, ncclFloat, ncclSum, world - 1, comm, s); });
+    timed("broadcast",
+          [&] { return ncclBroadcast(in, out, floats, ncclFloat, 1 % world, comm, s); });
+    timed("reduce",
+          [&] { return ncclReduce(in, out, floats, ncclFloat, ncclSum, world - 1, comm, s); });
     timed("all_to_all", [&] { return ncclAlltoAll(in, out, perRank, ncclFloat, comm, s); });
+
+    // A single-process communicator: one member, this GPU.
+    ncclComm_t solo = nullptr;
+    Check(ncclCommInitAll(&solo, 1, nullptr), "ncclCommInitAll");
+    int soloCount = 0;
+    ncclCommCount(solo, &soloCount);
+    Check(ncclAllReduce(in, out, floats, ncclFloat, ncclSum, solo, s), "solo all-reduce");
+    cudaStreamSynchronize(s);
+    std::printf("rank %d solo communicator of %d\n", rank, soloCount);
+    ncclCommDestroy(solo);
+    if (argc > 2 && std::string(argv[2]) == "init-all-2")
+    {
+        ncclComm_t two[2];
+        ncclCommInitAll(two, 2, nullptr);
+        std::printf("rank %d init-all-2 returned\n", rank);
+    }
 
     // A root outside the communicator is the caller's error, as in NCCL.
     const ncclResult_t bad = ncclBroadcast(in, out, floats, ncclFloat, world, comm, s);

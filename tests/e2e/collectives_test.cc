@@ -72,6 +72,9 @@ TEST_P(Collectives, EachTakesWhatTheNcclModelGivesItAlone)
     {
         EXPECT_NE(r.output.find(fmt::format("rank {} bad root refused", rank)), std::string::npos)
             << r.output;
+        EXPECT_NE(r.output.find(fmt::format("rank {} solo communicator of 1", rank)),
+                  std::string::npos)
+            << r.output;
     }
 }
 
@@ -146,4 +149,17 @@ TEST(Collectives, RanksWithDifferentNcclVariablesAreNamed)
     EXPECT_NE(r.output.find("ranks 0 and 1 created one communicator with different NCCL settings"),
               std::string::npos)
         << r.output;
+}
+
+TEST(Collectives, InitAllOfSeveralGpusInOneProcessEndsTheRankSayingWhy)
+{
+    const auto scenarioFile = WriteFile("s.toml", SwitchScenario(1));
+    const CommandResult r =
+        RunCommand(fmt::format("{} --scenario {} --nproc 1 -- {} 4096 init-all-2", PHANTORA_CLUSTER,
+                               scenarioFile.string(), PHANTORA_COLLECTIVES_PROGRAM));
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("ncclCommInitAll(ndev 2): Phantora simulates one GPU per process"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("init-all-2 returned"), std::string::npos) << r.output;
 }
