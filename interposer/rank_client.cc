@@ -42,6 +42,8 @@ namespace
 thread_local void* t_lane = nullptr;
 constexpr uint32_t kNoLane = UINT32_MAX;
 thread_local uint32_t t_reservedLane = kNoLane;
+/// How long a closing socket may still try to deliver what it queued.
+constexpr int kLingerMs = 2000;
 } // namespace
 
 bool RankClient::Configured()
@@ -58,8 +60,13 @@ RankClient& RankClient::Get()
         Fatal("CUDA or NCCL called in a process forked from a rank; only the rank itself may "
               "use the GPU");
     }
-    static RankClient client;
-    return client;
+    // Never destroyed (see rank_client.h); the goodbye takes the destructor's place.
+    static RankClient* const client = new RankClient();
+    static const struct SayGoodbye
+    {
+        ~SayGoodbye() { client->Goodbye(DeviceMemory::s_peak.load()); }
+    } sayGoodbye;
+    return *client;
 }
 
 RankClient* RankClient::IfConnected()
@@ -82,7 +89,7 @@ void RankClient::AdoptLane(uint32_t lane)
     t_reservedLane = lane;
 }
 
-RankClient::RankClient() : m_context(1)
+RankClient::RankClient() : m_context(1), m_farewellContext(1)
 {
     if (!Configured())
     {
@@ -93,6 +100,9 @@ RankClient::RankClient() : m_context(1)
     m_launcherPid = EnvInt("PHANTORA_LAUNCHER_PID", 0);
     m_endpoint = std::getenv("PHANTORA_BRIDGE");
     (void)ThisLane();
+    m_farewellSocket = zmq::socket_t(m_farewellContext, zmq::socket_type::dealer);
+    m_farewellSocket.set(zmq::sockopt::linger, kLingerMs);
+    m_farewellSocket.connect(m_endpoint);
     SimClock::Get().SetScale(m_welcome.cpuTimeScale);
     DeviceMemory::Get().SetCapacity(m_welcome.gpuMemoryBytes);
     s_connected.store(this, std::memory_order_release);
@@ -106,13 +116,6 @@ RankClient::RankClient() : m_context(1)
                        t_lane = nullptr;
                        t_reservedLane = kNoLane;
                    });
-}
-
-RankClient::~RankClient()
-{
-    Goodbye(DeviceMemory::s_peak.load());
-    // ZeroMQ joins its threads as the context closes: nothing may talk to us then.
-    s_connected.store(nullptr, std::memory_order_release);
 }
 
 wire::Hello RankClient::MakeHello() const
@@ -136,7 +139,7 @@ RankClient::Lane& RankClient::ThisLane()
     auto lane = std::make_unique<Lane>();
     lane->id = t_reservedLane != kNoLane ? t_reservedLane : m_nextLane.fetch_add(1);
     lane->socket = zmq::socket_t(m_context, zmq::socket_type::dealer);
-    lane->socket.set(zmq::sockopt::linger, 2000);
+    lane->socket.set(zmq::sockopt::linger, kLingerMs);
     lane->socket.connect(m_endpoint);
     Lane& l = *lane;
     {
@@ -261,7 +264,34 @@ void RankClient::Goodbye(uint64_t peakDeviceBytes)
         m_closed = true;
     }
     SimClock::Get().Charge();
-    Post(wire::Goodbye{peakDeviceBytes});
+    // The rank's own sockets stay open until the process is gone: other threads may
+    // still be using them (rank_client.h), so their context cannot be closed, and
+    // ZeroMQ only waits for queued messages to leave when a context closes.  The
+    // goodbye goes on a socket of its own context instead.  Its hello is answered
+    // only once the bridge has every earlier request of the rank (it handles them in
+    // order), and closing its context waits until the goodbye itself has left.  A
+    // bridge that is gone meanwhile ends the rank with a message (Receive).
+    Lane farewell;
+    farewell.id = m_nextLane.fetch_add(1);
+    farewell.socket = std::move(m_farewellSocket);
+    const uint64_t hello = farewell.nextSeq++;
+    {
+        std::lock_guard lock(m_sendMutex);
+        Send(farewell, hello, MakeHello());
+    }
+    if (!std::holds_alternative<wire::Welcome>(Receive(farewell, hello, "Goodbye")))
+    {
+        Fatal("the bridge did not welcome this rank's goodbye");
+    }
+    {
+        std::lock_guard lock(m_sendMutex);
+        Send(farewell, farewell.nextSeq++, wire::Goodbye{peakDeviceBytes});
+    }
+    // The rank's clock is final: its threads' host waits no longer concern the bridge
+    // (and closing the context joins ZeroMQ's threads, which must not tell it either).
+    s_connected.store(nullptr, std::memory_order_release);
+    farewell.socket.close();
+    m_farewellContext.close();
 }
 
 } // namespace phantora::interposer

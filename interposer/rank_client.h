@@ -10,6 +10,11 @@
 // bridge handles a rank's requests in that order.  A request that happens after
 // another in the program (same thread, or handed over through a lock) therefore
 // reaches the bridge after it.
+//
+// The client is never destroyed: while the process exits, after static objects are
+// gone, other threads (a store server's event loop, a watchdog) may still wake and
+// talk to the bridge on their sockets.  The rank says goodbye where the client's
+// static destructor used to run (see Goodbye).
 #pragma once
 
 #include "protocol/messages.h"
@@ -37,8 +42,6 @@ public:
     /// The client if it is connected already, else nullptr (never connects).
     static RankClient* IfConnected();
 
-    ~RankClient();
-
     /// Fire-and-forget: asynchronous GPU work.
     void Post(wire::Request body);
     /// Waits for the bridge's answer.
@@ -61,7 +64,9 @@ public:
     /// The calling thread ends: its socket is closed.
     void CloseLane();
 
-    /// Reports the device-memory peak and closes the connection.
+    /// Reports the device-memory peak; returns once the bridge has it (or ends the
+    /// rank if the bridge is gone).  Later requests of other threads still reach the
+    /// bridge, but the rank no longer tells it about host waits.
     void Goodbye(uint64_t peakDeviceBytes);
 
 private:
@@ -80,6 +85,12 @@ private:
     wire::Hello MakeHello() const;
 
     zmq::context_t m_context;
+    /// A context of its own for the goodbye: closing it waits until the goodbye has
+    /// left, which closing m_context cannot do while other threads use its sockets.
+    /// Made with m_context, at connection, so that its ZeroMQ threads start (and are
+    /// joined, at the goodbye) out of the program's sight.
+    zmq::context_t m_farewellContext;
+    zmq::socket_t m_farewellSocket;
     std::string m_endpoint;
     /// Held while a request takes its order number and is sent, so numbers and
     /// sending order agree (thread_handoff.cc relies on it, see there).
