@@ -24,12 +24,13 @@ struct PendingWait
 {
     enum class Kind
     {
-        Stream,       ///< cudaStreamSynchronize and blocking copies
-        Device,       ///< cudaDeviceSynchronize
-        CommInit,     ///< ncclCommInitRank until every member joined
-        EventSync,    ///< cudaEventSynchronize: until the record is done
-        EventQuery,   ///< cudaEventQuery: until it is known whether the record is done
-        EventElapsed, ///< cudaEventElapsedTime: until both records are known
+        Stream,           ///< cudaStreamSynchronize and blocking copies
+        Device,           ///< cudaDeviceSynchronize
+        CommInit,         ///< ncclCommInitRank until every member joined
+        EventSync,        ///< cudaEventSynchronize: until the record is done
+        EventQuery,       ///< cudaEventQuery: until it is known whether the record is done
+        EventElapsed,     ///< cudaEventElapsedTime: until both records are known
+        CollectiveValues, ///< until every member issued the collective (clock stays)
     };
     Kind kind{Kind::Stream};
     uint32_t lane{0}; ///< the thread that waits
@@ -38,6 +39,8 @@ struct PendingWait
     int64_t callNs{0};
     uint64_t record{0};    ///< Event*: the record waited for (EventElapsed: the start)
     uint64_t endRecord{0}; ///< EventElapsed: the end record
+    uint64_t comm{0};      ///< CollectiveValues: the communicator
+    uint64_t sequence{0};  ///< CollectiveValues: the caller's collective number on it
     std::string call;      ///< for diagnostics: the call that blocks
 };
 

@@ -1,11 +1,12 @@
 #include "simulation_engine.h"
 
+#include "collective_values.h"
 #include "nccl_environment.h"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <fmt/format.h>
+#include <limits>
 
 namespace phantora
 {
@@ -148,6 +149,18 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
             [&](const wire::HostEvent& m) { OnHostEvent(rank, m); },
             [&](const wire::HostFunction& m) { OnHostFunction(rank, m); },
             [&](const wire::HostFunctionDone& m) { OnHostFunctionDone(rank, m); },
+            [&](const wire::CollectiveValues& m)
+            {
+                PendingWait w;
+                w.kind = PendingWait::Kind::CollectiveValues;
+                w.seq = req.seq;
+                w.comm = m.comm;
+                w.sequence = m.sequence;
+                w.callNs = m_now;
+                w.call = fmt::format("reading the result of collective {} on communicator {:#x}",
+                                     m.sequence, m.comm);
+                Block(rank, std::move(w));
+            },
             [&](const wire::Goodbye& m)
             {
                 r.peakDeviceBytes = m.peakDeviceBytes;
@@ -299,11 +312,32 @@ void SimulationEngine::OnCollective(int rank, const wire::RequestEnvelope&,
     const Communicator& comm = m_comms.Get(m.comm);
     const int member = m_comms.MemberIndex(comm, rank);
     const uint64_t seq = m_collectiveSeq[{m.comm, rank}]++;
+    if (m.hasValues)
+    {
+        auto [it, fresh] = m_values.try_emplace({m.comm, seq});
+        ValueSlot& slot = it->second;
+        if (fresh)
+        {
+            slot.op = m.op;
+            slot.type = m.dataType;
+            slot.redOp = m.redOp;
+            slot.root = m.root;
+            slot.inputs.resize(comm.ranks.size());
+        }
+        if (slot.op == m.op && slot.type == m.dataType && slot.redOp == m.redOp &&
+            slot.root == m.root && member >= 0 &&
+            static_cast<std::size_t>(member) < slot.inputs.size())
+        {
+            slot.inputs[static_cast<std::size_t>(member)] = m.values;
+            ++slot.unfetched;
+        }
+    }
     const uint64_t ticket = m_nextTicket++;
     m_ticketOrder[ticket] = {rank, r.collectives};
     m_timelines[static_cast<std::size_t>(rank)].EnqueueCollective(
         m.stream, m_now, ticket,
-        [this, &comm, seq, member, op = m.op, bytes = m.bytes, ticket, root = m.root](int64_t readyNs)
+        [this, &comm, seq, member, op = m.op, bytes = m.bytes, ticket,
+         root = m.root](int64_t readyNs)
         { m_matcher.Ready(comm, seq, member, op, bytes, ticket, readyNs, root); },
         fmt::format("{} {} B", CollectiveName(m.op), m.bytes));
 }
@@ -331,7 +365,8 @@ void SimulationEngine::OnP2P(int rank, const wire::NcclP2P& m)
         fmt::format("send/recv {} ops {} B", m.ops.size(), bytes));
 }
 
-void SimulationEngine::StartTransfer(const P2PMatcher::Transfer& t, std::function<void(int64_t)> done)
+void SimulationEngine::StartTransfer(const P2PMatcher::Transfer& t,
+                                     std::function<void(int64_t)> done)
 {
     const auto src = static_cast<uint32_t>(t.comm->ranks[static_cast<std::size_t>(t.from)]);
     const auto dst = static_cast<uint32_t>(t.comm->ranks[static_cast<std::size_t>(t.to)]);
@@ -354,19 +389,18 @@ void SimulationEngine::StartTransfer(const P2PMatcher::Transfer& t, std::functio
         ns3::NcclCommShape group;
         group.nRanks = static_cast<uint32_t>(t.comm->ranks.size());
         group.ranksPerNode = std::min(group.nRanks, perNode);
-        plan = ns3::MakeNcclPlan(
-            ns3::NcclCollectiveKind::SendRecv, pair, t.bytes, NcclFor(*t.comm),
-            ns3::ChooseNccl(ns3::NcclCollectiveKind::AllToAll, group, t.groupBytes,
-                            NcclFor(*t.comm)));
+        plan = ns3::MakeNcclPlan(ns3::NcclCollectiveKind::SendRecv, pair, t.bytes, NcclFor(*t.comm),
+                                 ns3::ChooseNccl(ns3::NcclCollectiveKind::AllToAll, group,
+                                                 t.groupBytes, NcclFor(*t.comm)));
     }
     else
     {
-        plan = ns3::MakeNcclPlan(ns3::NcclCollectiveKind::SendRecv, pair, t.bytes,
-                                 NcclFor(*t.comm));
+        plan =
+            ns3::MakeNcclPlan(ns3::NcclCollectiveKind::SendRecv, pair, t.bytes, NcclFor(*t.comm));
     }
     // Ordered among same-instant starts by who sends what, never by arrival.
-    const NetworkModel::OrderKey order{
-        src, (uint64_t{1} << 63) | (uint64_t{dst} << 44) | (t.sequence & ((uint64_t{1} << 44) - 1))};
+    const NetworkModel::OrderKey order{src, (uint64_t{1} << 63) | (uint64_t{dst} << 44) |
+                                                (t.sequence & ((uint64_t{1} << 44) - 1))};
     m_network.StartCollective(t.startNs, std::move(plan), {src, dst}, std::move(done), order,
                               fmt::format("send/recv {} B", t.bytes));
 }
@@ -499,7 +533,8 @@ void SimulationEngine::StartMatched(const MatchedCollective& c)
     gpus.reserve(n);
     for (uint32_t i = 0; i < n; ++i)
     {
-        gpus.push_back(static_cast<uint32_t>(c.comm->ranks[(i + static_cast<uint32_t>(c.root)) % n]));
+        gpus.push_back(
+            static_cast<uint32_t>(c.comm->ranks[(i + static_cast<uint32_t>(c.root)) % n]));
     }
     std::vector<std::pair<int, uint64_t>> members;
     NetworkModel::OrderKey order{std::numeric_limits<int64_t>::max(), 0};
@@ -658,6 +693,59 @@ void SimulationEngine::OnHostEvent(int rank, const wire::HostEvent& m)
     }
 }
 
+bool SimulationEngine::AnswerValues(int rank, uint32_t lane, const PendingWait& w,
+                                    std::vector<OutgoingReply>& out)
+{
+    const Communicator& comm = m_comms.Get(w.comm);
+    for (int member : comm.ranks)
+    {
+        auto it = m_collectiveSeq.find({w.comm, member});
+        if (it == m_collectiveSeq.end() || it->second <= w.sequence)
+        {
+            return false; // a member has not issued it yet
+        }
+    }
+    wire::CollectiveResult result;
+    auto it = m_values.find({w.comm, w.sequence});
+    if (it != m_values.end())
+    {
+        ValueSlot& slot = it->second;
+        if (!slot.computed)
+        {
+            slot.computed = true;
+            slot.results.assign(slot.inputs.size(), std::nullopt);
+            if (std::all_of(slot.inputs.begin(), slot.inputs.end(),
+                            [](const auto& in) { return in.has_value(); }))
+            {
+                std::vector<std::string> inputs;
+                for (auto& in : slot.inputs)
+                {
+                    inputs.push_back(std::move(*in));
+                }
+                slot.results = CollectiveResults(slot.op, slot.type, slot.redOp, slot.root, inputs);
+            }
+            slot.inputs.clear();
+        }
+        const int member = m_comms.MemberIndex(comm, rank);
+        if (member >= 0 && static_cast<std::size_t>(member) < slot.results.size())
+        {
+            auto& mine = slot.results[static_cast<std::size_t>(member)];
+            if (mine && mine->size() <= wire::kMaxValueBytes)
+            {
+                result.known = true;
+                result.values = std::move(*mine);
+            }
+            mine.reset();
+        }
+        if (--slot.unfetched <= 0)
+        {
+            m_values.erase(it);
+        }
+    }
+    Answer(rank, lane, std::move(result), out);
+    return true;
+}
+
 void SimulationEngine::AnswerWaits(std::vector<OutgoingReply>& out)
 {
     for (int rank = 0; rank < WorldSize(); ++rank)
@@ -708,6 +796,9 @@ void SimulationEngine::AnswerWaits(std::vector<OutgoingReply>& out)
                 {
                     Answer(rank, lane, wire::QueryAnswer{false}, out);
                 }
+                break;
+            case PendingWait::Kind::CollectiveValues:
+                AnswerValues(rank, lane, w, out);
                 break;
             case PendingWait::Kind::EventElapsed:
             {
@@ -779,7 +870,8 @@ int64_t SimulationEngine::SendBound(const LaneState* except) const
         {
             if (&l != except && l.phase == LaneState::Phase::Waiting &&
                 (l.wait->kind == PendingWait::Kind::EventQuery ||
-                 l.wait->kind == PendingWait::Kind::EventElapsed))
+                 l.wait->kind == PendingWait::Kind::EventElapsed ||
+                 l.wait->kind == PendingWait::Kind::CollectiveValues))
             {
                 bound = std::min(bound, l.wait->callNs);
             }
@@ -808,10 +900,10 @@ bool SimulationEngine::CommitOne()
     {
         for (const auto& f : done.flows)
         {
-            m_trace->NetworkSpan(fmt::format("gpu {} -> gpu {}", f.srcGpu, f.dstGpu),
-                                 fmt::format("{}: {} transfers, {} B", done.label, f.transfers,
-                                             f.bytes),
-                                 f.startNs, f.endNs);
+            m_trace->NetworkSpan(
+                fmt::format("gpu {} -> gpu {}", f.srcGpu, f.dstGpu),
+                fmt::format("{}: {} transfers, {} B", done.label, f.transfers, f.bytes), f.startNs,
+                f.endNs);
         }
     }
     return true;
@@ -834,8 +926,7 @@ void SimulationEngine::Progress(std::vector<OutgoingReply>& out)
             m_moreToDo = true;
             return;
         }
-        const int64_t limit =
-            m_mode == SyncMode::Optimistic ? NetworkModel::kForever : SendBound();
+        const int64_t limit = m_mode == SyncMode::Optimistic ? NetworkModel::kForever : SendBound();
         if (!m_network.Advance(limit))
         {
             // Last, once every other answer is given: queries nothing can complete by

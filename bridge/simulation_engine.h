@@ -154,11 +154,27 @@ private:
     };
     std::map<std::pair<int, uint64_t>, HostFunctionHold> m_hostFunctions; ///< (rank, id)
     std::map<int, wire::NcclTuningEnv> m_creationTuning; ///< rank -> its communicator call's
-    std::map<uint64_t, ns3::NcclConfig> m_commNccl;       ///< communicator handle -> settings
-    uint32_t m_lane{0}; ///< Handle(): the thread that sent the request
-    int64_t m_now{0};   ///< Handle(): that thread's clock
+    std::map<uint64_t, ns3::NcclConfig> m_commNccl;      ///< communicator handle -> settings
+    uint32_t m_lane{0};  ///< Handle(): the thread that sent the request
+    int64_t m_now{0};    ///< Handle(): that thread's clock
     int64_t m_sentNs{0}; ///< Handle(): the clock the request carried
     std::map<std::pair<uint64_t, int>, uint64_t> m_collectiveSeq; ///< (comm, rank) -> next number
+    /// A collective some member sent its send buffer's bytes for (small buffers only).
+    struct ValueSlot
+    {
+        wire::CollectiveOp op{wire::CollectiveOp::AllReduce};
+        wire::DataType type{wire::DataType::Uint8};
+        wire::RedOp redOp{wire::RedOp::Sum};
+        int root{0};
+        std::vector<std::optional<std::string>> inputs;  ///< per member; nullopt: none sent
+        std::vector<std::optional<std::string>> results; ///< per member, once computed
+        bool computed{false};
+        int unfetched{0}; ///< members that sent values and did not ask for the result yet
+    };
+    std::map<std::pair<uint64_t, uint64_t>, ValueSlot> m_values; ///< (comm, sequence)
+    /// Answers a CollectiveValues wait if every member issued the collective.
+    bool AnswerValues(int rank, uint32_t lane, const PendingWait& w,
+                      std::vector<OutgoingReply>& out);
     uint64_t m_nextTicket{1};
     /// Collective ticket -> (rank, that rank's collective number): orders collectives that
     /// start at one instant independently of message arrival.

@@ -6,6 +6,7 @@
 #include "hook_scope.h"
 #include "kernel_registry.h"
 #include "protocol/streams.h"
+#include "value_shadow.h"
 
 #include <atomic>
 #include <cstring>
@@ -68,16 +69,71 @@ wire::CopyKind CopyKindOf(const void* dst, const void* src, cudaMemcpyKind kind)
     }
 }
 
-/// Host memory a copy writes gets zeros: device data is never materialised.
+uint64_t Addr(const void* p)
+{
+    return reinterpret_cast<uintptr_t>(p);
+}
+
+/// Host memory a copy writes gets the device bytes the value shadow knows and zeros
+/// elsewhere (device data is never materialised); small copies to the device keep
+/// their bytes in the shadow (see value_shadow.h).
 void WriteHostSide(void* dst, const void* src, size_t count, wire::CopyKind kind)
 {
-    if (kind == wire::CopyKind::DeviceToHost)
+    switch (kind)
     {
-        std::memset(dst, 0, count);
-    }
-    else if (kind == wire::CopyKind::HostToHost)
-    {
+    case wire::CopyKind::DeviceToHost:
+        ValueShadow::Get().Read(dst, Addr(src), count, BridgeFetch());
+        break;
+    case wire::CopyKind::HostToHost:
         std::memmove(dst, src, count);
+        break;
+    case wire::CopyKind::HostToDevice:
+        ValueShadow::Get().Write(Addr(dst), src, count);
+        break;
+    case wire::CopyKind::DeviceToDevice:
+        ValueShadow::Get().Copy(Addr(dst), Addr(src), count, BridgeFetch());
+        break;
+    case wire::CopyKind::Memset:
+        break;
+    }
+}
+
+/// A memset of \p count bytes to \p value at \p dst, in the value shadow.
+void ShadowMemset(void* dst, int value, size_t count)
+{
+    if (count > ValueShadow::kMaxBytes)
+    {
+        ValueShadow::Get().Forget(Addr(dst), count);
+        return;
+    }
+    const std::string bytes(count, static_cast<char>(value));
+    ValueShadow::Get().Write(Addr(dst), bytes.data(), count);
+}
+
+/// A pitched copy: rows through the shadow when the whole is small, else the device
+/// side forgets what it knew and the host side reads zeros.
+void WritePitched(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                  size_t height, wire::CopyKind kind)
+{
+    const bool small = width * height <= ValueShadow::kMaxBytes;
+    for (size_t row = 0; row < height; ++row)
+    {
+        char* d = static_cast<char*>(dst) + row * dpitch;
+        const char* s = static_cast<const char*>(src) + row * spitch;
+        if (small || kind == wire::CopyKind::HostToHost)
+        {
+            WriteHostSide(d, s, width, kind);
+        }
+        else if (kind == wire::CopyKind::DeviceToHost)
+        {
+            std::memset(d, 0, width);
+        }
+    }
+    if (!small &&
+        (kind == wire::CopyKind::HostToDevice || kind == wire::CopyKind::DeviceToDevice) &&
+        height > 0)
+    {
+        ValueShadow::Get().Forget(Addr(dst), dpitch * (height - 1) + width);
     }
 }
 
@@ -196,24 +252,26 @@ extern "C"
         return cudaSuccess;
     }
 
-    cudaError_t cudaMemset(void* devPtr, int, size_t count)
+    cudaError_t cudaMemset(void* devPtr, int value, size_t count)
     {
         HookScope scope;
         if (!DeviceMemory::Get().Contains(devPtr))
         {
             return Status(cudaErrorInvalidValue);
         }
+        ShadowMemset(devPtr, value, count);
         scope.Client().Post(wire::Memcpy{0, wire::CopyKind::Memset, count, false});
         return cudaSuccess;
     }
 
-    cudaError_t cudaMemsetAsync(void* devPtr, int, size_t count, cudaStream_t stream)
+    cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream)
     {
         HookScope scope;
         if (!DeviceMemory::Get().Contains(devPtr))
         {
             return Status(cudaErrorInvalidValue);
         }
+        ShadowMemset(devPtr, value, count);
         scope.Client().Post(wire::Memcpy{StreamId(stream), wire::CopyKind::Memset, count, false});
         return cudaSuccess;
     }
@@ -230,11 +288,7 @@ extern "C"
             return Status(cudaErrorInvalidPitchValue);
         }
         const wire::CopyKind k = CopyKindOf(dst, src, kind);
-        for (size_t row = 0; row < height; ++row)
-        {
-            WriteHostSide(static_cast<char*>(dst) + row * dpitch,
-                          static_cast<const char*>(src) + row * spitch, width, k);
-        }
+        WritePitched(dst, dpitch, src, spitch, width, height, k);
         scope.Client().Post(wire::Memcpy{StreamId(stream), k, width * height, false});
         return cudaSuccess;
     }
@@ -248,11 +302,7 @@ extern "C"
             return Status(cudaErrorInvalidPitchValue);
         }
         const wire::CopyKind k = CopyKindOf(dst, src, kind);
-        for (size_t row = 0; row < height; ++row)
-        {
-            WriteHostSide(static_cast<char*>(dst) + row * dpitch,
-                          static_cast<const char*>(src) + row * spitch, width, k);
-        }
+        WritePitched(dst, dpitch, src, spitch, width, height, k);
         WaitFor(scope, wire::Memcpy{0, k, width * height, true});
         return cudaSuccess;
     }
@@ -320,6 +370,10 @@ extern "C"
         if (!DeviceMemory::Get().Contains(devPtr) || width > pitch)
         {
             return Status(cudaErrorInvalidValue);
+        }
+        if (height > 0)
+        {
+            ValueShadow::Get().Forget(Addr(devPtr), pitch * (height - 1) + width);
         }
         scope.Client().Post(
             wire::Memcpy{StreamId(stream), wire::CopyKind::Memset, width * height, false});

@@ -9,6 +9,7 @@
 #include "driver_table.h"
 #include "hook_scope.h"
 #include "protocol/streams.h"
+#include "value_shadow.h"
 
 #include <cstring>
 #include <cuda.h>
@@ -16,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 using namespace phantora;
 using namespace phantora::interposer;
@@ -436,19 +438,29 @@ extern "C"
     }
 
     // A 4-byte write by the GPU's copy engine: timed as a tiny memset on the stream.
-    CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr, cuuint32_t, unsigned int)
+    CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int)
     {
         HookScope scope;
+        ValueShadow::Get().Write(addr, &value, sizeof value);
         scope.Client().Post(wire::Memcpy{StreamId(stream), wire::CopyKind::Memset, 4, false});
         return CUDA_SUCCESS;
     }
 
-    CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int, size_t n, CUstream stream)
+    CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstream stream)
     {
         HookScope scope;
         if (!DeviceMemory::Get().Contains(reinterpret_cast<const void*>(dst)))
         {
             return CUDA_ERROR_INVALID_VALUE;
+        }
+        if (n * 4 <= ValueShadow::kMaxBytes)
+        {
+            const std::vector<unsigned int> words(n, value);
+            ValueShadow::Get().Write(dst, words.data(), n * 4);
+        }
+        else
+        {
+            ValueShadow::Get().Forget(dst, n * 4);
         }
         scope.Client().Post(wire::Memcpy{StreamId(stream), wire::CopyKind::Memset, n * 4, false});
         return CUDA_SUCCESS;

@@ -2,7 +2,9 @@
 // collectives become ops on the caller's stream whose end the network decides.
 #include "cuda_state.h"
 #include "hook_scope.h"
+#include "value_shadow.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -25,6 +27,8 @@ struct ncclComm
     int nranks;
     int rank;
     int device;
+    /// Collectives issued on it so far (the bridge numbers them the same way).
+    std::atomic<uint64_t> collectives{0};
 };
 
 namespace
@@ -87,11 +91,12 @@ wire::NcclTuningEnv TuningEnv(const ncclConfig_t* config)
     return t;
 }
 
-/// Marks a buffer count that is per rank: the collective's size is count x nranks.
-constexpr int kTimesRanks = -1;
-
-ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, size_t count, ncclDataType_t datatype,
-                            int multiplier, cudaStream_t stream, int root = 0)
+/// Issues a collective.  Its send buffer's bytes travel with it when the value
+/// shadow knows all of them and both buffers are small (see value_shadow.h): the
+/// receive buffer then reads back the real result.
+ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, const void* sendbuf,
+                            void* recvbuf, size_t count, ncclDataType_t datatype, ncclRedOp_t redOp,
+                            cudaStream_t stream, int root = 0)
 {
     HookScope scope;
     ncclComm* c = Lookup(comm);
@@ -100,8 +105,63 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, size_t count
     {
         return ncclInvalidArgument;
     }
-    const uint64_t ranks = multiplier == kTimesRanks ? static_cast<uint64_t>(c->nranks) : 1;
-    scope.Client().Post(wire::NcclCollective{c->handle, op, count * elem * ranks, StreamId(stream), root});
+    const uint64_t n = static_cast<uint64_t>(c->nranks);
+    const uint64_t one = count * elem;
+    uint64_t sendBytes = one;
+    uint64_t recvBytes = one;
+    uint64_t wireBytes = one; // what the bridge times (see wire::CollectiveOp)
+    switch (op)
+    {
+    case wire::CollectiveOp::AllGather:
+        recvBytes = wireBytes = one * n;
+        break;
+    case wire::CollectiveOp::ReduceScatter:
+        sendBytes = wireBytes = one * n;
+        break;
+    case wire::CollectiveOp::AllToAll:
+        sendBytes = recvBytes = wireBytes = one * n;
+        break;
+    default:
+        break;
+    }
+    wire::NcclCollective m;
+    m.comm = c->handle;
+    m.op = op;
+    m.bytes = wireBytes;
+    m.stream = StreamId(stream);
+    m.root = root;
+    m.dataType = static_cast<wire::DataType>(datatype);
+    m.redOp = static_cast<wire::RedOp>(redOp);
+    const uint64_t sequence = c->collectives.fetch_add(1);
+    const bool writesRecv = op != wire::CollectiveOp::Reduce || c->rank == root;
+    ValueShadow& shadow = ValueShadow::Get();
+    if (sendBytes <= ValueShadow::kMaxBytes && recvBytes <= ValueShadow::kMaxBytes &&
+        static_cast<int>(redOp) <= static_cast<int>(wire::RedOp::Avg))
+    {
+        if (op == wire::CollectiveOp::Broadcast && c->rank != root)
+        {
+            m.hasValues = true; // a broadcast's result is the root's alone
+        }
+        else if (auto bytes =
+                     shadow.Known(reinterpret_cast<uintptr_t>(sendbuf), sendBytes, BridgeFetch()))
+        {
+            m.hasValues = true;
+            m.values = std::move(*bytes);
+        }
+    }
+    if (writesRecv && recvbuf)
+    {
+        if (m.hasValues)
+        {
+            shadow.MarkPending(reinterpret_cast<uintptr_t>(recvbuf), recvBytes, c->handle,
+                               sequence);
+        }
+        else
+        {
+            shadow.Forget(reinterpret_cast<uintptr_t>(recvbuf), recvBytes);
+        }
+    }
+    scope.Client().Post(std::move(m));
     return ncclSuccess;
 }
 
@@ -210,8 +270,7 @@ extern "C"
             return ncclInternalError;
         }
         SimClock::Get().AdvanceTo(ready->clockNs);
-        auto c =
-            std::make_unique<ncclComm>(ncclComm{ready->comm, nranks, rank, ThreadState().device});
+        auto c = std::make_unique<ncclComm>(ready->comm, nranks, rank, ThreadState().device);
         ncclComm_t handle = c.get();
         std::lock_guard lock(g_commMutex);
         g_comms.emplace(handle, std::move(c));
@@ -250,8 +309,8 @@ extern "C"
         {
             return ncclInvalidArgument;
         }
-        wire::Reply reply = scope.Client().Call(
-            wire::NcclCommSplit{parent->handle, color, key, TuningEnv(config)});
+        wire::Reply reply =
+            scope.Client().Call(wire::NcclCommSplit{parent->handle, color, key, TuningEnv(config)});
         const auto* ready = std::get_if<wire::CommReady>(&reply);
         if (!ready)
         {
@@ -263,8 +322,8 @@ extern "C"
         {
             return ncclSuccess; // NCCL_SPLIT_NOCOLOR
         }
-        auto c = std::make_unique<ncclComm>(
-            ncclComm{ready->comm, ready->nranks, ready->rank, parent->device});
+        auto c =
+            std::make_unique<ncclComm>(ready->comm, ready->nranks, ready->rank, parent->device);
         ncclComm_t handle = c.get();
         std::lock_guard lock(g_commMutex);
         g_comms.emplace(handle, std::move(c));
@@ -328,49 +387,59 @@ extern "C"
         return "";
     }
 
-    ncclResult_t ncclAllReduce(const void*, void*, size_t count, ncclDataType_t datatype, ncclRedOp_t,
+    ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                               cudaStream_t stream)
+    {
+        return PostCollective(comm, wire::CollectiveOp::AllReduce, sendbuff, recvbuff, count,
+                              datatype, op, stream);
+    }
+
+    ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                               ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+    {
+        return PostCollective(comm, wire::CollectiveOp::AllGather, sendbuff, recvbuff, sendcount,
+                              datatype, ncclSum, stream);
+    }
+
+    ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                   ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                   cudaStream_t stream)
+    {
+        return PostCollective(comm, wire::CollectiveOp::ReduceScatter, sendbuff, recvbuff,
+                              recvcount, datatype, op, stream);
+    }
+
+    ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                              ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+    {
+        return PostCollective(comm, wire::CollectiveOp::AllToAll, sendbuff, recvbuff, count,
+                              datatype, ncclSum, stream);
+    }
+
+    ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                               ncclDataType_t datatype, int root, ncclComm_t comm,
+                               cudaStream_t stream)
+    {
+        return PostCollective(comm, wire::CollectiveOp::Broadcast, sendbuff, recvbuff, count,
+                              datatype, ncclSum, stream, root);
+    }
+
+    ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream)
-{
-    return PostCollective(comm, wire::CollectiveOp::AllReduce, count, datatype, 1, stream);
-}
+    {
+        return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+    }
 
-ncclResult_t ncclAllGather(const void*, void*, size_t sendcount, ncclDataType_t datatype, ncclComm_t comm,
-                           cudaStream_t stream)
-{
-    return PostCollective(comm, wire::CollectiveOp::AllGather, sendcount, datatype, kTimesRanks, stream);
-}
+    ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count,
+                            ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
+                            cudaStream_t stream)
+    {
+        return PostCollective(comm, wire::CollectiveOp::Reduce, sendbuff, recvbuff, count, datatype,
+                              op, stream, root);
+    }
 
-ncclResult_t ncclReduceScatter(const void*, void*, size_t recvcount, ncclDataType_t datatype, ncclRedOp_t,
-                               ncclComm_t comm, cudaStream_t stream)
-{
-    return PostCollective(comm, wire::CollectiveOp::ReduceScatter, recvcount, datatype, kTimesRanks, stream);
-}
-
-ncclResult_t ncclAlltoAll(const void*, void*, size_t count, ncclDataType_t datatype, ncclComm_t comm,
-                          cudaStream_t stream)
-{
-    return PostCollective(comm, wire::CollectiveOp::AllToAll, count, datatype, kTimesRanks, stream);
-}
-
-ncclResult_t ncclBroadcast(const void*, void*, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-                           cudaStream_t stream)
-{
-    return PostCollective(comm, wire::CollectiveOp::Broadcast, count, datatype, 1, stream, root);
-}
-
-ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-                       cudaStream_t stream)
-{
-    return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
-}
-
-ncclResult_t ncclReduce(const void*, void*, size_t count, ncclDataType_t datatype, ncclRedOp_t, int root,
-                        ncclComm_t comm, cudaStream_t stream)
-{
-    return PostCollective(comm, wire::CollectiveOp::Reduce, count, datatype, 1, stream, root);
-}
-
-ncclResult_t ncclCommDestroy(ncclComm_t comm)
+    ncclResult_t ncclCommDestroy(ncclComm_t comm)
     {
         HookScope scope;
         std::unique_ptr<ncclComm> owned;

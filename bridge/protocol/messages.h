@@ -19,7 +19,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 3;
+inline constexpr uint16_t kVersion = 4;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -36,10 +36,11 @@ public:
 struct BoundedString
 {
     std::string& value;
+    uint32_t max{kMaxStringBytes};
 
     template <class A> void save(A& ar) const
     {
-        if (value.size() > kMaxStringBytes)
+        if (value.size() > max)
         {
             throw StringTooLong("string of " + std::to_string(value.size()) +
                                 " bytes in a message");
@@ -52,7 +53,7 @@ struct BoundedString
     {
         uint32_t n = 0;
         ar(n);
-        if (n > kMaxStringBytes)
+        if (n > max)
         {
             throw StringTooLong("string of " + std::to_string(n) + " bytes in a message");
         }
@@ -60,6 +61,10 @@ struct BoundedString
         ar(cereal::binary_data(value.data(), n));
     }
 };
+
+/// Most bytes of device data a message may carry (a small buffer's real contents,
+/// see NcclCollective::values); bigger buffers travel as sizes only.
+inline constexpr uint32_t kMaxValueBytes = 64 * 1024;
 
 /// Most point-to-point operations one grouped NCCL call may carry.
 inline constexpr uint32_t kMaxP2POps = 1 << 16;
@@ -196,6 +201,32 @@ enum class CollectiveOp : uint8_t
     AllToAll = 5, ///< bytes: one rank's whole send buffer
 };
 
+/// NCCL's data types and reduction operations, numbered as in nccl.h.
+enum class DataType : uint8_t
+{
+    Int8 = 0,
+    Uint8 = 1,
+    Int32 = 2,
+    Uint32 = 3,
+    Int64 = 4,
+    Uint64 = 5,
+    Float16 = 6,
+    Float32 = 7,
+    Float64 = 8,
+    Bfloat16 = 9,
+    Float8e4m3 = 10,
+    Float8e5m2 = 11,
+};
+
+enum class RedOp : uint8_t
+{
+    Sum = 0,
+    Prod = 1,
+    Max = 2,
+    Min = 3,
+    Avg = 4,
+};
+
 struct NcclCollective
 {
     uint64_t comm{0};
@@ -203,7 +234,29 @@ struct NcclCollective
     uint64_t bytes{0};
     uint64_t stream{0};
     int32_t root{0}; ///< broadcast and reduce
-    template <class A> void serialize(A& ar) { ar(comm, op, bytes, stream, root); }
+    DataType dataType{DataType::Uint8};
+    RedOp redOp{RedOp::Sum};
+    /// The send buffer's real bytes when the rank knows them all and they are small
+    /// (at most kMaxValueBytes); empty otherwise.  When every member sent them, the
+    /// bridge computes each member's result (see CollectiveValues).
+    bool hasValues{false};
+    std::string values;
+    template <class A> void serialize(A& ar)
+    {
+        ar(comm, op, bytes, stream, root, dataType, redOp, hasValues,
+           BoundedString{values, kMaxValueBytes});
+    }
+};
+
+/// Asks for the result (the receive buffer's bytes) of the calling rank's
+/// \p sequence-th collective (from 0) on \p comm, one it sent values for.  The
+/// answer (CollectiveResult) comes once every member has issued that collective;
+/// the caller's clock does not move.
+struct CollectiveValues
+{
+    uint64_t comm{0};
+    uint64_t sequence{0};
+    template <class A> void serialize(A& ar) { ar(comm, sequence); }
 };
 
 /// ncclCommSplit: every member of \p parent calls it; members with the same color
@@ -322,10 +375,10 @@ struct Goodbye
     template <class A> void serialize(A& ar) { ar(peakDeviceBytes); }
 };
 
-using Request =
-    std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
-                 NcclCommDestroy, Goodbye, EventRecord, StreamWaitEvent, EventWait, EventElapsed,
-                 NcclCommSplit, NcclP2P, HostEvent, HostFunction, HostFunctionDone>;
+using Request = std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
+                             NcclCommDestroy, Goodbye, EventRecord, StreamWaitEvent, EventWait,
+                             EventElapsed, NcclCommSplit, NcclP2P, HostEvent, HostFunction,
+                             HostFunctionDone, CollectiveValues>;
 
 struct RequestEnvelope
 {
@@ -395,7 +448,18 @@ struct Failure
     template <class A> void serialize(A& ar) { ar(BoundedString{message}); }
 };
 
-using Reply = std::variant<Welcome, Resume, CommReady, Failure, QueryAnswer, Elapsed>;
+/// The answer to CollectiveValues: the caller's receive buffer bytes, when every
+/// member sent its values and the operation could be computed (known = false: the
+/// result is unknown, and the buffer reads as zeros).
+struct CollectiveResult
+{
+    bool known{false};
+    std::string values;
+    template <class A> void serialize(A& ar) { ar(known, BoundedString{values, kMaxValueBytes}); }
+};
+
+using Reply =
+    std::variant<Welcome, Resume, CommReady, Failure, QueryAnswer, Elapsed, CollectiveResult>;
 
 struct ReplyEnvelope
 {

@@ -137,19 +137,42 @@ TEST(Torch, GptExampleTrainsWithFsdpOnOneRank)
     EXPECT_EQ(j["ranks"][0]["peak_device_bytes"].get<uint64_t>(), std::stoull(peak[1]));
 }
 
-// FSDP2 across two ranks: parameters sharded, all-gathers before each block's forward
-// and backward, reduce-scatters of its gradients, all through ProcessGroupNCCL (with
-// its watchdog and heartbeat threads) on the simulated NVLink network.
-TEST(Torch, GptExampleTrainsWithFsdpOnTwoRanks)
+// DDP and FSDP2 across two and four ranks through ProcessGroupNCCL (with its watchdog
+// and heartbeat threads) on the simulated NVLink network.  DDP's constructor
+// all-gathers every rank's parameter shapes and reads them back (small buffers carry
+// their real bytes), then each step all-reduces the gradient buckets; FSDP2 shards
+// the parameters, all-gathers each block before its forward and backward and
+// reduce-scatters its gradients.  Every rank's printed reserved peak is the report's.
+struct Parallel
 {
+    const char* mode;
+    int ranks;
+};
+
+void PrintTo(const Parallel& p, std::ostream* os)
+{
+    *os << p.mode << " on " << p.ranks << " ranks";
+}
+
+class TorchParallel : public ::testing::TestWithParam<Parallel>
+{
+};
+
+TEST_P(TorchParallel, GptExampleTrainsAndEveryRanksPeakIsTheReports)
+{
+    const auto [mode, ranks] = GetParam();
     const std::string report = (ScratchDir() / "report.json").string();
-    const CommandResult r =
-        Simulate(2, fmt::format("{} {} --steps 3 --mode fsdp", kExample, kSmallModel), report);
+    const CommandResult r = Simulate(
+        ranks, fmt::format("{} {} --steps 3 --mode {}", kExample, kSmallModel, mode), report);
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    EXPECT_NE(r.output.find("[rank 0] step 2:"), std::string::npos) << r.output;
     const nlohmann::json j = ReadJson(report);
-    ASSERT_EQ(j["ranks"].size(), 2u);
-    for (int rank = 0; rank < 2; ++rank)
+    ASSERT_EQ(j["ranks"].size(), static_cast<std::size_t>(ranks));
+    EXPECT_NE(r.output.find(fmt::format("mode {}, {} ranks on NVIDIA H200", mode, ranks)),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("[rank 0] step 2:"), std::string::npos)
+        << r.output; // rank 0 logs steps
+    for (int rank = 0; rank < ranks; ++rank)
     {
         std::smatch peak;
         const std::regex line(fmt::format(
@@ -158,11 +181,19 @@ TEST(Torch, GptExampleTrainsWithFsdpOnTwoRanks)
         EXPECT_GT(std::stod(peak[1]), 0.0);
         const nlohmann::json& mine = j["ranks"][rank];
         EXPECT_EQ(mine["peak_device_bytes"].get<uint64_t>(), std::stoull(peak[2]));
-        // per step: an all-gather per sharded module in forward and backward, a
-        // reduce-scatter per module in backward
-        EXPECT_GE(mine["collectives"].get<int>(), 3 * 3) << mine.dump();
+        // DDP: the constructor's checks, then at least one gradient all-reduce per
+        // step; FSDP: an all-gather per sharded block in forward and backward and a
+        // reduce-scatter per block in backward, every step
+        const int atLeast = std::string(mode) == "ddp" ? 3 + 3 : 3 * 3;
+        EXPECT_GE(mine["collectives"].get<int>(), atLeast) << mine.dump();
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Torch, TorchParallel,
+                         ::testing::Values(Parallel{"ddp", 2}, Parallel{"ddp", 4},
+                                           Parallel{"fsdp", 2}, Parallel{"fsdp", 4}),
+                         [](const auto& info)
+                         { return fmt::format("{}{}ranks", info.param.mode, info.param.ranks); });
 
 // With expandable segments the allocator grows its segments through cuMemCreate /
 // cuMemMap; the physical chunks are what the GPU's memory and its peak count.

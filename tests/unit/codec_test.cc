@@ -56,11 +56,27 @@ TEST(Codec, RequestsRoundTrip)
     EXPECT_EQ(init2.id, init.id);
     EXPECT_EQ(init2.rank, 2);
 
-    const NcclCollective c2 =
-        RoundTripRequest(NcclCollective{5, CollectiveOp::AllReduce, 1 << 20, 9});
+    const NcclCollective c2 = RoundTripRequest(NcclCollective{
+        5, CollectiveOp::AllReduce, 1 << 20, 9, 0, DataType::Uint8, RedOp::Sum, false, ""});
     EXPECT_EQ(c2.comm, 5U);
     EXPECT_EQ(c2.bytes, 1U << 20);
     EXPECT_EQ(c2.stream, 9U);
+
+    NcclCollective cv{
+        6,    CollectiveOp::ReduceScatter,     16, 9, 1, DataType::Bfloat16, RedOp::Max,
+        true, std::string("\0\x01\x02\xff", 4)};
+    const NcclCollective cv2 = RoundTripRequest(cv);
+    EXPECT_EQ(cv2.op, CollectiveOp::ReduceScatter);
+    EXPECT_EQ(cv2.root, 1);
+    EXPECT_EQ(cv2.dataType, DataType::Bfloat16);
+    EXPECT_EQ(cv2.redOp, RedOp::Max);
+    EXPECT_TRUE(cv2.hasValues);
+    EXPECT_EQ(cv2.values, cv.values);
+    EXPECT_FALSE(c2.hasValues);
+
+    const CollectiveValues q2 = RoundTripRequest(CollectiveValues{5, 1ULL << 40});
+    EXPECT_EQ(q2.comm, 5U);
+    EXPECT_EQ(q2.sequence, 1ULL << 40);
 
     EXPECT_TRUE(RoundTripRequest(Synchronize{true, 0}).wholeDevice);
     EXPECT_EQ(RoundTripRequest(Goodbye{77}).peakDeviceBytes, 77U);
@@ -122,6 +138,29 @@ TEST(Codec, RepliesRoundTrip)
     EXPECT_EQ(std::get<Resume>(DecodeReply(Encode(ReplyEnvelope{1, Resume{-5}})).body).clockNs, -5);
     EXPECT_EQ(std::get<Failure>(DecodeReply(Encode(ReplyEnvelope{1, Failure{"no"}})).body).message,
               "no");
+    const std::string bytes(kMaxValueBytes, '\x5a');
+    const auto r = std::get<CollectiveResult>(
+        DecodeReply(Encode(ReplyEnvelope{2, CollectiveResult{true, bytes}})).body);
+    EXPECT_TRUE(r.known);
+    EXPECT_EQ(r.values, bytes);
+    EXPECT_FALSE(
+        std::get<CollectiveResult>(DecodeReply(Encode(ReplyEnvelope{2, CollectiveResult{}})).body)
+            .known);
+}
+
+TEST(Codec, RefusesValuesPastTheBound)
+{
+    NcclCollective c{1, CollectiveOp::AllGather, 8, 2, 0, DataType::Uint8, RedOp::Sum, false, ""};
+    c.hasValues = true;
+    c.values.assign(kMaxValueBytes + 1, 'x');
+    EXPECT_THROW(Encode(RequestEnvelope{1, 2, c}), StringTooLong);
+    EXPECT_THROW(Encode(ReplyEnvelope{1, CollectiveResult{true, c.values}}), StringTooLong);
+    // A length prefix past the bound is refused while decoding, before allocating.
+    c.values.assign(4, 'y');
+    std::string bytes = Encode(RequestEnvelope{1, 2, c});
+    const std::size_t at = bytes.size() - 8; // the 4-byte length before the 4 value bytes
+    bytes[at] = bytes[at + 1] = bytes[at + 2] = static_cast<char>(0x7f);
+    EXPECT_THROW(DecodeRequest(bytes), DecodeError);
 }
 
 TEST(Codec, RejectsForeignAndTruncatedBytes)
@@ -165,6 +204,10 @@ TEST(Codec, BoundedRandomBytesNeverCrash)
         Encode(RequestEnvelope{5, 6, Hello{"token", 1, 2, 3, 4}}),
         Encode(RequestEnvelope{7, 8, NcclP2P{1, 2, {{0, 1, true}, {2, 3, false}}}}),
         Encode(RequestEnvelope{9, 10, HostEvent{HostEventKind::Wake, 1, 5}}),
+        Encode(RequestEnvelope{11, 12,
+                               NcclCollective{1, CollectiveOp::AllGather, 8, 2, 0, DataType::Int64,
+                                              RedOp::Sum, true, "12345678"}}),
+        Encode(RequestEnvelope{13, 14, CollectiveValues{3, 4}}),
     };
     for (int i = 0; i < 30000; ++i)
     {

@@ -58,6 +58,10 @@ public:
             {
                 comm = c->comm;
             }
+            if (const auto* v = std::get_if<wire::CollectiveResult>(&o.reply.body))
+            {
+                results[{o.rank, o.lane}].push_back(*v);
+            }
         }
         m_out.clear();
     }
@@ -72,6 +76,7 @@ public:
     std::vector<int64_t> Resumes(int rank, uint32_t lane) { return resumes[{rank, lane}]; }
 
     std::map<std::pair<int, uint32_t>, std::vector<int64_t>> resumes;
+    std::map<std::pair<int, uint32_t>, std::vector<wire::CollectiveResult>> results;
     uint64_t comm{0};
 
 private:
@@ -178,4 +183,44 @@ TEST(Lanes, AWakeNobodyGaveIsRefused)
     Connect(t);
     t.Host(0, 1, 0, wire::HostEventKind::Block);
     EXPECT_THROW(t.Host(0, 1, 300, wire::HostEventKind::Resume, 300), SimulationError);
+}
+
+// A small all-gather whose members all sent their bytes: a member asking for its result
+// waits (its clock held) until every member issued it, then reads the concatenation.
+TEST(Lanes, ACollectiveWithValuesAnswersItsResultOnceEveryMemberIssuedIt)
+{
+    Threads t(TwoGpus());
+    Connect(t);
+    auto r0 = [&]() -> std::vector<wire::CollectiveResult>&
+    { return t.results[std::make_pair(0, 0U)]; };
+    auto r1 = [&]() -> std::vector<wire::CollectiveResult>&
+    { return t.results[std::make_pair(1, 0U)]; };
+    auto gather = [&](const std::string& bytes)
+    {
+        wire::NcclCollective m = AllReduce(t.comm);
+        m.op = wire::CollectiveOp::AllGather;
+        m.bytes = 8;
+        m.dataType = wire::DataType::Int32;
+        m.hasValues = true;
+        m.values = bytes;
+        return m;
+    };
+    t.Send(0, 0, 100, gather("AAAA"));
+    t.Send(0, 0, 200, wire::CollectiveValues{t.comm, 0});
+    EXPECT_TRUE(r0().empty()) << "rank 1 has not issued it yet";
+    t.Send(1, 0, 50, gather("BBBB"));
+    ASSERT_EQ(r0().size(), 1U);
+    EXPECT_TRUE(r0()[0].known);
+    EXPECT_EQ(r0()[0].values, "AAAABBBB");
+    t.Send(1, 0, 60, wire::CollectiveValues{t.comm, 0});
+    ASSERT_EQ(r1().size(), 1U);
+    EXPECT_EQ(r1()[0].values, "AAAABBBB");
+    // A member without values: the result is unknown.
+    wire::NcclCollective plain = gather("");
+    plain.hasValues = false;
+    t.Send(0, 0, 300, gather("CCCC"));
+    t.Send(1, 0, 300, plain);
+    t.Send(0, 0, 300, wire::CollectiveValues{t.comm, 1});
+    ASSERT_EQ(r0().size(), 2U);
+    EXPECT_FALSE(r0()[1].known);
 }

@@ -1,0 +1,244 @@
+#include "value_shadow.h"
+
+#include <cstring>
+#include <vector>
+
+namespace phantora::interposer
+{
+
+ValueShadow& ValueShadow::Get()
+{
+    static ValueShadow* shadow = new ValueShadow; // outlives static destructors
+    return *shadow;
+}
+
+void ValueShadow::ForgetLocked(uint64_t dst, std::size_t n)
+{
+    if (n == 0)
+    {
+        return;
+    }
+    const uint64_t end = dst + n;
+    // Known bytes: trim or split the ranges that overlap.
+    auto it = m_bytes.lower_bound(dst);
+    if (it != m_bytes.begin())
+    {
+        --it;
+    }
+    while (it != m_bytes.end() && it->first < end)
+    {
+        const uint64_t s = it->first;
+        const uint64_t e = s + it->second.size();
+        if (e <= dst)
+        {
+            ++it;
+            continue;
+        }
+        std::string bytes = std::move(it->second);
+        it = m_bytes.erase(it);
+        if (s < dst)
+        {
+            m_bytes.emplace(s, bytes.substr(0, dst - s));
+        }
+        if (e > end)
+        {
+            m_bytes.emplace(end, bytes.substr(end - s));
+        }
+    }
+    // Pending results: an overlapped one is dropped whole (its other bytes read as zeros).
+    auto p = m_pending.lower_bound(dst);
+    if (p != m_pending.begin())
+    {
+        --p;
+    }
+    while (p != m_pending.end() && p->first < end)
+    {
+        p = p->second.end > dst ? m_pending.erase(p) : std::next(p);
+    }
+}
+
+void ValueShadow::WriteLocked(uint64_t dst, const char* src, std::size_t n)
+{
+    ForgetLocked(dst, n);
+    if (n > 0)
+    {
+        m_bytes.emplace(dst, std::string(src, n));
+    }
+}
+
+void ValueShadow::Write(uint64_t dst, const void* src, std::size_t n)
+{
+    std::lock_guard lock(m_mutex);
+    if (n > kMaxBytes)
+    {
+        ForgetLocked(dst, n);
+        return;
+    }
+    WriteLocked(dst, static_cast<const char*>(src), n);
+}
+
+void ValueShadow::Forget(uint64_t dst, std::size_t n)
+{
+    std::lock_guard lock(m_mutex);
+    ForgetLocked(dst, n);
+}
+
+void ValueShadow::MarkPending(uint64_t dst, std::size_t n, uint64_t comm, uint64_t sequence)
+{
+    std::lock_guard lock(m_mutex);
+    ForgetLocked(dst, n);
+    if (n > 0)
+    {
+        m_pending.emplace(dst, Pending{dst + n, comm, sequence});
+    }
+}
+
+void ValueShadow::Resolve(uint64_t src, std::size_t n, const Fetch& fetch,
+                          std::unique_lock<std::mutex>& lock)
+{
+    const uint64_t end = src + n;
+    for (;;)
+    {
+        auto p = m_pending.lower_bound(src);
+        if (p != m_pending.begin() && std::prev(p)->second.end > src)
+        {
+            --p;
+        }
+        if (p == m_pending.end() || p->first >= end)
+        {
+            return;
+        }
+        const uint64_t start = p->first;
+        const Pending pending = p->second;
+        m_pending.erase(p);
+        lock.unlock();
+        std::optional<std::string> bytes =
+            fetch ? fetch(pending.comm, pending.sequence) : std::nullopt;
+        lock.lock();
+        if (bytes && bytes->size() == pending.end - start)
+        {
+            WriteLocked(start, bytes->data(), bytes->size());
+        }
+    }
+}
+
+void ValueShadow::Copy(uint64_t dst, uint64_t src, std::size_t n, const Fetch& fetch)
+{
+    std::unique_lock lock(m_mutex);
+    if (n > kMaxBytes)
+    {
+        ForgetLocked(dst, n);
+        return;
+    }
+    Resolve(src, n, fetch, lock);
+    std::vector<std::pair<uint64_t, std::string>> pieces; // offset, bytes
+    const uint64_t end = src + n;
+    auto it = m_bytes.lower_bound(src);
+    if (it != m_bytes.begin())
+    {
+        --it;
+    }
+    for (; it != m_bytes.end() && it->first < end; ++it)
+    {
+        const uint64_t s = std::max<uint64_t>(it->first, src);
+        const uint64_t e = std::min<uint64_t>(it->first + it->second.size(), end);
+        if (s < e)
+        {
+            pieces.emplace_back(s - src, it->second.substr(s - it->first, e - s));
+        }
+    }
+    ForgetLocked(dst, n);
+    for (auto& [offset, bytes] : pieces)
+    {
+        m_bytes.emplace(dst + offset, std::move(bytes));
+    }
+}
+
+void ValueShadow::Read(void* dst, uint64_t src, std::size_t n, const Fetch& fetch)
+{
+    std::memset(dst, 0, n);
+    std::unique_lock lock(m_mutex);
+    if (m_bytes.empty() && m_pending.empty())
+    {
+        return;
+    }
+    Resolve(src, n, fetch, lock);
+    const uint64_t end = src + n;
+    auto it = m_bytes.lower_bound(src);
+    if (it != m_bytes.begin())
+    {
+        --it;
+    }
+    for (; it != m_bytes.end() && it->first < end; ++it)
+    {
+        const uint64_t s = std::max<uint64_t>(it->first, src);
+        const uint64_t e = std::min<uint64_t>(it->first + it->second.size(), end);
+        if (s < e)
+        {
+            std::memcpy(static_cast<char*>(dst) + (s - src), it->second.data() + (s - it->first),
+                        e - s);
+        }
+    }
+}
+
+std::optional<std::string> ValueShadow::Known(uint64_t src, std::size_t n, const Fetch& fetch)
+{
+    std::unique_lock lock(m_mutex);
+    if (n > kMaxBytes || (m_bytes.empty() && m_pending.empty()))
+    {
+        return std::nullopt;
+    }
+    Resolve(src, n, fetch, lock);
+    std::string out(n, '\0');
+    uint64_t next = src; // every byte before it is covered
+    const uint64_t end = src + n;
+    auto it = m_bytes.lower_bound(src);
+    if (it != m_bytes.begin())
+    {
+        --it;
+    }
+    for (; it != m_bytes.end() && it->first < end; ++it)
+    {
+        const uint64_t s = std::max<uint64_t>(it->first, src);
+        const uint64_t e = std::min<uint64_t>(it->first + it->second.size(), end);
+        if (s >= e)
+        {
+            continue;
+        }
+        if (s > next)
+        {
+            return std::nullopt;
+        }
+        std::memcpy(out.data() + (s - src), it->second.data() + (s - it->first), e - s);
+        next = std::max(next, e);
+    }
+    if (next < end)
+    {
+        return std::nullopt;
+    }
+    return out;
+}
+
+} // namespace phantora::interposer
+
+#include "protocol/messages.h"
+#include "rank_client.h"
+
+namespace phantora::interposer
+{
+
+ValueShadow::Fetch BridgeFetch()
+{
+    return [](uint64_t comm, uint64_t sequence) -> std::optional<std::string>
+    {
+        wire::Reply reply = RankClient::Get().Call(wire::CollectiveValues{comm, sequence});
+        auto* r = std::get_if<wire::CollectiveResult>(&reply);
+        if (!r || !r->known)
+        {
+            return std::nullopt;
+        }
+        return std::move(r->values);
+    };
+}
+
+} // namespace phantora::interposer

@@ -1,0 +1,71 @@
+// The real bytes of small device buffers.  Device memory is never materialised, but
+// a program sometimes steers by what it reads back from a small buffer it wrote
+// itself or gathered from other ranks (DDP's check that every rank has the same
+// parameter shapes, counts, flags).  So bytes written by small host-to-device copies
+// and memsets are kept here, moved by small device-to-device copies and read back by
+// device-to-host copies; everything else reads as zeros, as before.  Kernels leave
+// the shadow alone: their outputs are unknown.
+//
+// A small NCCL collective whose send buffer is fully known carries its bytes to the
+// bridge; its receive buffer is marked pending here, and the first copy that reads
+// from it asks the bridge for the result (wire::CollectiveValues).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace phantora::interposer
+{
+
+class ValueShadow
+{
+public:
+    /// Copies and collectives of at most this many bytes carry values.
+    static constexpr std::size_t kMaxBytes = 64 * 1024;
+
+    /// Fetches a pending collective's result: the receive buffer's bytes, or nullopt.
+    using Fetch = std::function<std::optional<std::string>(uint64_t comm, uint64_t sequence)>;
+
+    static ValueShadow& Get();
+
+    /// A host-to-device copy (or memset, with \p src the filled bytes).
+    void Write(uint64_t dst, const void* src, std::size_t n);
+    /// \p n bytes at \p dst now hold unknown (or zero-reading) bytes.
+    void Forget(uint64_t dst, std::size_t n);
+    /// A device-to-device copy.
+    void Copy(uint64_t dst, uint64_t src, std::size_t n, const Fetch& fetch);
+    /// A device-to-host copy: known bytes from the shadow, zeros elsewhere.
+    void Read(void* dst, uint64_t src, std::size_t n, const Fetch& fetch);
+    /// All \p n bytes at \p src, if every one is known (pending results are fetched).
+    std::optional<std::string> Known(uint64_t src, std::size_t n, const Fetch& fetch);
+    /// The receive buffer of a collective that carried values: its bytes come from
+    /// the bridge when first read.
+    void MarkPending(uint64_t dst, std::size_t n, uint64_t comm, uint64_t sequence);
+
+private:
+    struct Pending
+    {
+        uint64_t end;
+        uint64_t comm;
+        uint64_t sequence;
+    };
+    void ForgetLocked(uint64_t dst, std::size_t n);
+    void WriteLocked(uint64_t dst, const char* src, std::size_t n);
+    /// Fetches every pending result overlapping [src, src + n).
+    void Resolve(uint64_t src, std::size_t n, const Fetch& fetch,
+                 std::unique_lock<std::mutex>& lock);
+
+    std::mutex m_mutex;
+    std::map<uint64_t, std::string> m_bytes; ///< start -> bytes; ranges do not overlap
+    std::map<uint64_t, Pending> m_pending;   ///< start -> pending result; no overlaps
+};
+
+/// Asks the bridge for a collective's result (blocks until every member issued it).
+ValueShadow::Fetch BridgeFetch();
+
+} // namespace phantora::interposer

@@ -1,0 +1,110 @@
+// Small buffers carry their real bytes: a per-rank value copied to the device goes
+// through all-gather, all-reduce, broadcast, reduce-scatter and device-to-device
+// copies, and what each rank reads back is printed.  A large all-reduce reads zeros.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <string>
+#include <vector>
+
+namespace
+{
+
+template <class T> std::string Join(const std::vector<T>& v)
+{
+    std::string s;
+    for (const T& x : v)
+    {
+        s += (s.empty() ? "" : " ") + std::to_string(x);
+    }
+    return s;
+}
+
+} // namespace
+
+int main()
+{
+    const int rank = std::atoi(std::getenv("RANK"));
+    const int world = std::atoi(std::getenv("WORLD_SIZE"));
+    cudaSetDevice(std::atoi(std::getenv("LOCAL_RANK")));
+    ncclUniqueId id{};
+    const std::string tag = std::string("values-") + std::getenv("PHANTORA_TOKEN");
+    std::memcpy(id.internal, tag.c_str(), std::min(tag.size(), sizeof id.internal));
+    ncclComm_t comm = nullptr;
+    if (ncclCommInitRank(&comm, world, id, rank) != ncclSuccess)
+    {
+        return 1;
+    }
+    cudaStream_t s = nullptr;
+    cudaStreamCreate(&s);
+
+    // all-gather of two int64 per rank, read back through a device-to-device copy
+    const std::vector<int64_t> mine = {10 * (rank + 1), -(rank + 1)};
+    int64_t *send = nullptr, *gathered = nullptr, *copy = nullptr;
+    cudaMalloc(&send, 2 * sizeof(int64_t));
+    cudaMalloc(&gathered, 2 * world * sizeof(int64_t));
+    cudaMalloc(&copy, 2 * world * sizeof(int64_t));
+    cudaMemcpyAsync(send, mine.data(), 2 * sizeof(int64_t), cudaMemcpyHostToDevice, s);
+    ncclAllGather(send, gathered, 2, ncclInt64, comm, s);
+    cudaMemcpyAsync(copy, gathered, 2 * world * sizeof(int64_t), cudaMemcpyDeviceToDevice, s);
+    std::vector<int64_t> all(2 * world);
+    cudaMemcpyAsync(all.data(), copy, all.size() * sizeof(int64_t), cudaMemcpyDeviceToHost, s);
+    cudaStreamSynchronize(s);
+    std::printf("rank %d: all-gather %s\n", rank, Join(all).c_str());
+
+    // in-place all-reduces of int32: sum and max
+    int32_t* v = nullptr;
+    cudaMalloc(&v, 3 * sizeof(int32_t));
+    const std::vector<int32_t> three = {rank, rank * rank, 1};
+    cudaMemcpy(v, three.data(), 3 * sizeof(int32_t), cudaMemcpyHostToDevice);
+    ncclAllReduce(v, v, 3, ncclInt32, ncclSum, comm, s);
+    std::vector<int32_t> sum(3);
+    cudaMemcpy(sum.data(), v, 3 * sizeof(int32_t), cudaMemcpyDeviceToHost);
+    ncclAllReduce(v, v, 3, ncclInt32, ncclMax, comm, s); // every rank holds the sum already
+    std::vector<int32_t> max(3);
+    cudaMemcpy(max.data(), v, 3 * sizeof(int32_t), cudaMemcpyDeviceToHost);
+    std::printf("rank %d: all-reduce sum %s max %s\n", rank, Join(sum).c_str(), Join(max).c_str());
+
+    // broadcast from rank 1 of a memset buffer
+    uint8_t* b = nullptr;
+    cudaMalloc(&b, 4);
+    cudaMemsetAsync(b, 0x10 + rank, 4, s);
+    ncclBroadcast(b, b, 4, ncclUint8, 1, comm, s);
+    uint8_t got[4] = {};
+    cudaMemcpyAsync(got, b, 4, cudaMemcpyDeviceToHost, s);
+    cudaStreamSynchronize(s);
+    std::printf("rank %d: broadcast %d %d %d %d\n", rank, got[0], got[1], got[2], got[3]);
+
+    // reduce-scatter of floats: element i of rank r is r + i
+    float *rsIn = nullptr, *rsOut = nullptr;
+    cudaMalloc(&rsIn, world * sizeof(float));
+    cudaMalloc(&rsOut, sizeof(float));
+    std::vector<float> in(world);
+    for (int i = 0; i < world; ++i)
+    {
+        in[i] = static_cast<float>(rank + i) + 0.5f;
+    }
+    cudaMemcpyAsync(rsIn, in.data(), world * sizeof(float), cudaMemcpyHostToDevice, s);
+    ncclReduceScatter(rsIn, rsOut, 1, ncclFloat32, ncclSum, comm, s);
+    float out = -1;
+    cudaMemcpyAsync(&out, rsOut, sizeof(float), cudaMemcpyDeviceToHost, s);
+    cudaStreamSynchronize(s);
+    std::printf("rank %d: reduce-scatter %g\n", rank, out);
+
+    // a large all-reduce carries no values: its result reads as zeros
+    const size_t big = 1 << 20;
+    float* large = nullptr;
+    cudaMalloc(&large, big * sizeof(float));
+    std::vector<float> ones(big, 1.0f);
+    cudaMemcpy(large, ones.data(), big * sizeof(float), cudaMemcpyHostToDevice);
+    ncclAllReduce(large, large, big, ncclFloat32, ncclSum, comm, s);
+    float first = -1;
+    cudaMemcpy(&first, large, sizeof(float), cudaMemcpyDeviceToHost);
+    std::printf("rank %d: large all-reduce reads %g\n", rank, first);
+
+    ncclCommDestroy(comm);
+    return 0;
+}

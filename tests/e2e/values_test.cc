@@ -1,0 +1,31 @@
+// Small device buffers carry their real bytes through copies and NCCL collectives.
+#include "run_helpers.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+using namespace phantora::test;
+
+TEST(Values, SmallCollectivesComputeTheirRealResults)
+{
+    const auto scenario = WriteFile("s.toml", SwitchScenario(3));
+    const CommandResult r =
+        RunCommand(fmt::format("{} --scenario {} --nproc 3 -- {}", PHANTORA_CLUSTER,
+                               scenario.string(), PHANTORA_VALUES_PROGRAM));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    for (int rank = 0; rank < 3; ++rank)
+    {
+        const auto expect = [&](const std::string& line)
+        {
+            EXPECT_NE(r.output.find(fmt::format("rank {}: {}\n", rank, line)), std::string::npos)
+                << "missing: rank " << rank << ": " << line << "\n"
+                << r.output;
+        };
+        expect("all-gather 10 -1 20 -2 30 -3");
+        expect("all-reduce sum 3 5 3 max 3 5 3");
+        expect("broadcast 17 17 17 17");
+        // element `rank` of every rank summed: sum over q of (q + rank + 0.5)
+        expect(fmt::format("reduce-scatter {}", 3 + 3 * rank + 1.5));
+        expect("large all-reduce reads 0");
+    }
+}
