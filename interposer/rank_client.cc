@@ -4,11 +4,13 @@
 #include "protocol/codec.h"
 #include "sim_clock.h"
 
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 namespace phantora::interposer
@@ -197,7 +199,9 @@ wire::Reply RankClient::Receive(Lane& lane, uint64_t seq, const char* what)
         if (!(item.revents & ZMQ_POLLIN))
         {
             // The bridge lives in the launcher: if that is gone, nobody will answer.
-            if (m_launcherPid != 0 && getppid() != m_launcherPid)
+            // Not "is it our parent": the rank's command may be a wrapper (time,
+            // bash -c, a container runtime) that starts the program as its child.
+            if (m_launcherPid != 0 && kill(m_launcherPid, 0) != 0 && errno == ESRCH)
             {
                 Fatal(std::string("phantora-cluster went away while rank waited in ") + what);
             }

@@ -177,6 +177,26 @@ TEST_P(CudaExample, HalvingTheLinkBandwidthMovesTheStepAsTheModelSays)
 INSTANTIATE_TEST_SUITE_P(Ranks, CudaExample, ::testing::Values(2, 4),
                          [](const auto& info) { return std::to_string(info.param) + "ranks"; });
 
+// A rank's command may be a wrapper (a shell, `time`, a container runtime) whose child
+// is the program: ranks then are not the launcher's children, and a rank that waits
+// long for a late peer must still be served, with the step times unchanged.
+TEST(CudaExample, RanksStartedThroughAWrapperWaitForALatePeer)
+{
+    const auto scenario = WriteFile("s.toml", Scenario(2, 400));
+    const auto idFile = ScratchDir() / "nccl.id";
+    // rank 1 starts 2 s late, so rank 0 waits at communicator creation for longer than
+    // the interposer's 0.5 s check of whether the launcher still lives
+    const CommandResult r = RunCommand(fmt::format(
+        "PHANTORA_EXAMPLE_ID_FILE={} {} --scenario {} --nproc 2 -- /bin/sh -c "
+        "'test $RANK = 1 && sleep 2; {} {} 3; exit $?'",
+        idFile.string(), PHANTORA_CLUSTER, scenario.string(), PHANTORA_CUDA_EXAMPLE, kElems));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto steps = StepTimesNs(r.output);
+    ASSERT_EQ(steps.size(), 6u) << r.output;
+    EXPECT_EQ(steps.at({0, 2}), ExpectedStepNs(2, 400)) << r.output;
+    EXPECT_EQ(steps.at({1, 2}), ExpectedStepNs(2, 400)) << r.output;
+}
+
 TEST(CudaExampleFailures, ACrashingRankIsNamed)
 {
     // Rank 1's program fails, rank 0's succeeds: the launcher names rank 1, its exit
