@@ -1,5 +1,9 @@
 #include "value_shadow.h"
 
+#include "protocol/messages.h"
+#include "rank_client.h"
+
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -122,6 +126,28 @@ void ValueShadow::Resolve(uint64_t src, std::size_t n, const Fetch& fetch,
     }
 }
 
+bool ValueShadow::ForEachKnownLocked(
+    uint64_t src, std::size_t n,
+    const std::function<bool(uint64_t, const char*, std::size_t)>& visit) const
+{
+    const uint64_t end = src + n;
+    auto it = m_bytes.lower_bound(src);
+    if (it != m_bytes.begin())
+    {
+        --it; // a range that starts before src may reach into it
+    }
+    for (; it != m_bytes.end() && it->first < end; ++it)
+    {
+        const uint64_t s = std::max<uint64_t>(it->first, src);
+        const uint64_t e = std::min<uint64_t>(it->first + it->second.size(), end);
+        if (s < e && !visit(s - src, it->second.data() + (s - it->first), e - s))
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
 void ValueShadow::Copy(uint64_t dst, uint64_t src, std::size_t n, const Fetch& fetch)
 {
     std::unique_lock lock(m_mutex);
@@ -132,21 +158,12 @@ void ValueShadow::Copy(uint64_t dst, uint64_t src, std::size_t n, const Fetch& f
     }
     Resolve(src, n, fetch, lock);
     std::vector<std::pair<uint64_t, std::string>> pieces; // offset, bytes
-    const uint64_t end = src + n;
-    auto it = m_bytes.lower_bound(src);
-    if (it != m_bytes.begin())
-    {
-        --it;
-    }
-    for (; it != m_bytes.end() && it->first < end; ++it)
-    {
-        const uint64_t s = std::max<uint64_t>(it->first, src);
-        const uint64_t e = std::min<uint64_t>(it->first + it->second.size(), end);
-        if (s < e)
-        {
-            pieces.emplace_back(s - src, it->second.substr(s - it->first, e - s));
-        }
-    }
+    ForEachKnownLocked(src, n,
+                       [&](uint64_t offset, const char* bytes, std::size_t len)
+                       {
+                           pieces.emplace_back(offset, std::string(bytes, len));
+                           return true;
+                       });
     ForgetLocked(dst, n);
     for (auto& [offset, bytes] : pieces)
     {
@@ -163,22 +180,12 @@ void ValueShadow::Read(void* dst, uint64_t src, std::size_t n, const Fetch& fetc
         return;
     }
     Resolve(src, n, fetch, lock);
-    const uint64_t end = src + n;
-    auto it = m_bytes.lower_bound(src);
-    if (it != m_bytes.begin())
-    {
-        --it;
-    }
-    for (; it != m_bytes.end() && it->first < end; ++it)
-    {
-        const uint64_t s = std::max<uint64_t>(it->first, src);
-        const uint64_t e = std::min<uint64_t>(it->first + it->second.size(), end);
-        if (s < e)
-        {
-            std::memcpy(static_cast<char*>(dst) + (s - src), it->second.data() + (s - it->first),
-                        e - s);
-        }
-    }
+    ForEachKnownLocked(src, n,
+                       [&](uint64_t offset, const char* bytes, std::size_t len)
+                       {
+                           std::memcpy(static_cast<char*>(dst) + offset, bytes, len);
+                           return true;
+                       });
 }
 
 std::optional<std::string> ValueShadow::Known(uint64_t src, std::size_t n, const Fetch& fetch)
@@ -190,42 +197,24 @@ std::optional<std::string> ValueShadow::Known(uint64_t src, std::size_t n, const
     }
     Resolve(src, n, fetch, lock);
     std::string out(n, '\0');
-    uint64_t next = src; // every byte before it is covered
-    const uint64_t end = src + n;
-    auto it = m_bytes.lower_bound(src);
-    if (it != m_bytes.begin())
-    {
-        --it;
-    }
-    for (; it != m_bytes.end() && it->first < end; ++it)
-    {
-        const uint64_t s = std::max<uint64_t>(it->first, src);
-        const uint64_t e = std::min<uint64_t>(it->first + it->second.size(), end);
-        if (s >= e)
-        {
-            continue;
-        }
-        if (s > next)
-        {
-            return std::nullopt;
-        }
-        std::memcpy(out.data() + (s - src), it->second.data() + (s - it->first), e - s);
-        next = std::max(next, e);
-    }
-    if (next < end)
+    uint64_t covered = 0; // every byte before this offset is known
+    const bool gapless = ForEachKnownLocked(src, n,
+                                            [&](uint64_t offset, const char* bytes, std::size_t len)
+                                            {
+                                                if (offset > covered)
+                                                {
+                                                    return false;
+                                                }
+                                                std::memcpy(out.data() + offset, bytes, len);
+                                                covered = std::max<uint64_t>(covered, offset + len);
+                                                return true;
+                                            });
+    if (!gapless || covered < n)
     {
         return std::nullopt;
     }
     return out;
 }
-
-} // namespace phantora::interposer
-
-#include "protocol/messages.h"
-#include "rank_client.h"
-
-namespace phantora::interposer
-{
 
 ValueShadow::Fetch BridgeFetch()
 {

@@ -55,6 +55,11 @@ private:
         uint64_t sequence;
     };
     void ForgetLocked(uint64_t dst, std::size_t n);
+    /// Calls \p visit(offset from src, bytes, length) for each known piece of
+    /// [src, src + n), in address order, until it returns false (then returns false).
+    bool
+    ForEachKnownLocked(uint64_t src, std::size_t n,
+                       const std::function<bool(uint64_t, const char*, std::size_t)>& visit) const;
     void WriteLocked(uint64_t dst, const char* src, std::size_t n);
     /// Fetches every pending result overlapping [src, src + n).
     void Resolve(uint64_t src, std::size_t n, const Fetch& fetch,

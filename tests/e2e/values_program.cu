@@ -94,6 +94,23 @@ int main()
     cudaStreamSynchronize(s);
     std::printf("rank %d: reduce-scatter %g\n", rank, out);
 
+    // a buffer only partly written from the host carries no values either: its
+    // all-gather's result reads as zeros, and the known half reads back as written
+    int32_t* partly = nullptr;
+    int32_t* partlyAll = nullptr;
+    cudaMalloc(&partly, 2 * sizeof(int32_t));
+    cudaMalloc(&partlyAll, 2 * world * sizeof(int32_t));
+    const int32_t known = 7 + rank;
+    cudaMemcpy(partly + 1, &known, sizeof known, cudaMemcpyHostToDevice);
+    ncclAllGather(partly, partlyAll, 2, ncclInt32, comm, s);
+    std::vector<int32_t> partlyGot(2 * world, -1);
+    cudaMemcpy(partlyGot.data(), partlyAll, partlyGot.size() * sizeof(int32_t),
+               cudaMemcpyDeviceToHost);
+    int32_t mineBack[2] = {-1, -1};
+    cudaMemcpy(mineBack, partly, sizeof mineBack, cudaMemcpyDeviceToHost);
+    std::printf("rank %d: partly known all-gather %s; own %d %d\n", rank, Join(partlyGot).c_str(),
+                mineBack[0], mineBack[1]);
+
     // a large all-reduce carries no values: its result reads as zeros
     const size_t big = 1 << 20;
     float* large = nullptr;
