@@ -230,6 +230,13 @@ extern "C"
         {
             return cudaSuccess;
         }
+        uintptr_t base = 0;
+        std::size_t size = 0;
+        if (DeviceMemory::Get().Range(devPtr, base, size) && base == Addr(devPtr))
+        {
+            // a later allocation at this address must not read these bytes
+            ValueShadow::Get().Forget(base, size);
+        }
         return DeviceMemory::Get().Free(devPtr) ? cudaSuccess : Status(cudaErrorInvalidValue);
     }
 

@@ -5,6 +5,7 @@
 // cuMemCreate to cuMemRelease, as on the real device; address ranges cost nothing.
 #include "device_memory.h"
 #include "hook_scope.h"
+#include "value_shadow.h"
 
 #include <cuda.h>
 #include <map>
@@ -120,6 +121,7 @@ extern "C"
     CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     {
         HookScope scope;
+        ValueShadow::Get().Forget(ptr, size); // what is mapped here later starts unknown
         std::lock_guard lock(g_mutex);
         // Every chunk mapped inside [ptr, ptr + size) is unmapped.
         for (auto it = g_mappings.lower_bound(ptr);

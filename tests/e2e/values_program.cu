@@ -111,6 +111,19 @@ int main()
     std::printf("rank %d: partly known all-gather %s; own %d %d\n", rank, Join(partlyGot).c_str(),
                 mineBack[0], mineBack[1]);
 
+    // freed memory forgets its bytes: an allocation at the same address reads zeros
+    int32_t* freed = nullptr;
+    cudaMalloc(&freed, sizeof(int32_t));
+    const int32_t before = 99;
+    cudaMemcpy(freed, &before, sizeof before, cudaMemcpyHostToDevice);
+    cudaFree(freed);
+    int32_t* again = nullptr;
+    cudaMalloc(&again, sizeof(int32_t));
+    int32_t after = -1;
+    cudaMemcpy(&after, again, sizeof after, cudaMemcpyDeviceToHost);
+    std::printf("rank %d: reallocated %s reads %d\n", rank, again == freed ? "same" : "other",
+                after);
+
     // a large all-reduce carries no values: its result reads as zeros
     const size_t big = 1 << 20;
     float* large = nullptr;
