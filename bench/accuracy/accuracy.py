@@ -1,0 +1,200 @@
+"""Accuracy harness: examples/torch/train_gpt.py on real GPUs against Phantora's simulation.
+
+    python3 bench/accuracy/accuracy.py --build build        (or bench/accuracy/run.sh [build])
+
+For every cell of matrix.tsv (size, mode, GPUs) it takes the real measurement from the
+committed data (real/H200.json, written on the GPU machine by measure_real_on_device.sh and
+collect_real.py) and, where one exists, runs the same command under phantora-cluster on this
+machine (no GPU) with the scenario (default scenarios/h200-profile.toml), then prints
+
+  real step time, simulated step time, error %, peak memory allocated real vs simulated
+  (torch.cuda.max_memory_allocated, bytes and error %), and a diagnostic column: the
+  simulated step with host time off ([cpu] time_scale = 0, call_overhead = 0: the GPU
+  timeline alone);
+
+then the mean and max absolute step-time and memory errors over the measured cells.
+Cells the real data lacks (several GPUs) are listed as not measured and not simulated.
+Standard library only.  --sim-results FILE prints the table from saved simulated results
+(--save-sim writes them) instead of running the simulator: the CTest uses that.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+MEAN_RE = re.compile(r"rank 0: mean step ([0-9.]+) ms, .*peak memory allocated (\d+) bytes .*reserved (\d+) bytes")
+NOT_MEASURED = "not measured (needs a multi-GPU machine)"
+
+
+def read_matrix(path):
+    cells = []
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            size, mode, gpus, *flags = line.split()
+            cells.append({"size": size, "mode": mode, "gpus": int(gpus), "flags": flags})
+    return cells
+
+
+def key(c):
+    return f"{c['size']}/{c['mode']}/{c['gpus']}"
+
+
+def host_off_scenario(scenario, tmpdir):
+    """The scenario with [cpu] time_scale = 0 and call_overhead = 0 (GPU timeline alone);
+    relative paths (the profile) made absolute so the copy can live elsewhere."""
+    base = os.path.dirname(os.path.abspath(scenario))
+    out = []
+    with open(scenario) as f:
+        for line in f:
+            s = line.strip()
+            if s.startswith("time_scale"):
+                line = "time_scale = 0.0\n"
+            elif s.startswith("call_overhead"):
+                line = 'call_overhead = "0us"\n'
+            else:
+                m = re.match(r'(\s*profile\s*=\s*")([^"]+)(".*)', line)
+                if m and not os.path.isabs(m.group(2)):
+                    line = m.group(1) + os.path.normpath(os.path.join(base, m.group(2))) + m.group(3) + "\n"
+            out.append(line)
+    path = os.path.join(tmpdir, "host-off.toml")
+    with open(path, "w") as f:
+        f.writelines(out)
+    return path
+
+
+def simulate(build, scenario, cell, steps, warmup, verbose):
+    cluster = os.path.join(build, "bridge", "phantora-cluster")
+    python = os.path.join(build, "venv", "bin", "python")
+    cmd = [cluster, "--scenario", scenario, "--nproc", str(cell["gpus"]), "--",
+           python, os.path.join(ROOT, "examples", "torch", "train_gpt.py"), *cell["flags"],
+           "--mode", cell["mode"], "--steps", str(steps), "--warmup", str(warmup)]
+    if verbose:
+        print("+", " ".join(cmd), file=sys.stderr, flush=True)
+    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    m = MEAN_RE.search(p.stdout)
+    if p.returncode != 0 or not m:
+        tail = "\n".join(p.stdout.splitlines()[-15:])
+        raise RuntimeError(f"simulation of {key(cell)} failed (exit {p.returncode}):\n{tail}")
+    cov = re.search(r"([0-9.]+)% of the GPU time measured", p.stdout)
+    return {"step_ms": float(m.group(1)), "peak_allocated_bytes": int(m.group(2)),
+            "peak_reserved_bytes": int(m.group(3)), "measured_share": float(cov.group(1)) if cov else None}
+
+
+def pct(sim, real):
+    return 100.0 * (sim - real) / real
+
+
+def table(matrix, real, sim, out=sys.stdout):
+    real_cells = {key(c): c for c in real["cells"] if "step_ms" in c}
+    head = ["workload (size, mode, GPUs)", "real ms", "sim ms", "err %", "sim GPU-only ms",
+            "real peak alloc B", "sim peak alloc B", "mem err %"]
+    rows, step_err, mem_err = [], [], []
+    for c in matrix:
+        k = key(c)
+        name = f"{c['size']} {c['mode']} {c['gpus']}"
+        r = real_cells.get(k)
+        s = sim.get(k)
+        if r is None:
+            rows.append([name, NOT_MEASURED])
+            continue
+        if s is None:
+            rows.append([name, f"{r['step_ms']:.3f}", "(not simulated)"])
+            continue
+        e = pct(s["step_ms"], r["step_ms"])
+        me = pct(s["peak_allocated_bytes"], r["peak_allocated_bytes"])
+        step_err.append(abs(e))
+        mem_err.append(abs(me))
+        gpu = s.get("host_off_step_ms")
+        rows.append([name, f"{r['step_ms']:.3f}", f"{s['step_ms']:.3f}", f"{e:+.1f}",
+                     f"{gpu:.3f}" if gpu is not None else "-",
+                     str(r["peak_allocated_bytes"]), str(s["peak_allocated_bytes"]), f"{me:+.2f}"])
+    widths = [max(len(head[i]), *(len(r[i]) for r in rows if len(r) > i and len(r) == len(head)))
+              for i in range(len(head))]
+    line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
+    print(line, file=out)
+    print("-" * len(line), file=out)
+    for r in rows:
+        if len(r) == len(head):
+            print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))),
+                  file=out)
+        else:
+            print(r[0].ljust(widths[0]) + "  " + "  ".join(r[1:]), file=out)
+    print("-" * len(line), file=out)
+    if step_err:
+        print(f"step time: mean |error| {sum(step_err) / len(step_err):.1f} %, max |error| {max(step_err):.1f} % "
+              f"over {len(step_err)} measured cells", file=out)
+        print(f"peak memory allocated: mean |error| {sum(mem_err) / len(mem_err):.2f} %, "
+              f"max |error| {max(mem_err):.2f} %", file=out)
+    missing = sum(1 for r in rows if r[1] == NOT_MEASURED)
+    if missing:
+        print(f"{missing} cells not measured: they need a multi-GPU machine "
+              f"(bench/accuracy/measure_real_on_device.sh runs them where the GPUs exist)", file=out)
+    return step_err, mem_err
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", default=os.environ.get("PHANTORA_BUILD_DIR", os.path.join(ROOT, "build")),
+                   help="a built tree (phantora-cluster and venv/)")
+    p.add_argument("--real", default=os.path.join(HERE, "real", "H200.json"))
+    p.add_argument("--matrix", default=os.path.join(HERE, "matrix.tsv"))
+    p.add_argument("--scenario", default=os.path.join(ROOT, "scenarios", "h200-profile.toml"))
+    p.add_argument("--steps", type=int, default=8, help="simulated steps per cell")
+    p.add_argument("--warmup", type=int, default=3, help="simulated steps left out of the mean")
+    p.add_argument("--no-host-off", action="store_true", help="skip the GPU-only diagnostic runs")
+    p.add_argument("--sim-results", help="print from these saved simulated results instead of simulating")
+    p.add_argument("--save-sim", help="write the simulated results here (JSON)")
+    p.add_argument("--max-step-error", type=float,
+                   help="exit 1 if the max |step-time error| exceeds this many percent")
+    p.add_argument("-v", "--verbose", action="store_true")
+    args = p.parse_args()
+
+    matrix = read_matrix(args.matrix)
+    with open(args.real) as f:
+        real = json.load(f)
+    measured = {key(c) for c in real["cells"] if "step_ms" in c}
+    env = real.get("env", {})
+    print(f"real: {os.path.relpath(args.real, ROOT)}: {env.get('query', '?')}; {env.get('torch', '?')}; "
+          f"{env.get('date_utc', '?')}; reps {env.get('reps', '?')}")
+    if args.sim_results:
+        with open(args.sim_results) as f:
+            saved = json.load(f)
+        sim = saved["cells"]
+        print(f"simulated: saved results {os.path.relpath(args.sim_results, ROOT)} "
+              f"({saved.get('scenario', '?')}, {saved.get('steps', '?')} steps, warm-up {saved.get('warmup', '?')})")
+    else:
+        print(f"simulated: {os.path.relpath(args.scenario, ROOT)}, {args.steps} steps, warm-up {args.warmup}, "
+              f"build {args.build}", flush=True)
+        sim = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            off = None if args.no_host_off else host_off_scenario(args.scenario, tmp)
+            for c in matrix:
+                if key(c) not in measured:
+                    continue
+                s = simulate(args.build, args.scenario, c, args.steps, args.warmup, args.verbose)
+                if off:
+                    s["host_off_step_ms"] = simulate(args.build, off, c, args.steps, args.warmup,
+                                                     args.verbose)["step_ms"]
+                sim[key(c)] = s
+        if args.save_sim:
+            with open(args.save_sim, "w") as f:
+                json.dump({"scenario": os.path.relpath(args.scenario, ROOT), "steps": args.steps,
+                           "warmup": args.warmup, "cells": sim}, f, indent=1)
+                f.write("\n")
+    print()
+    step_err, _ = table(matrix, real, sim)
+    if args.max_step_error is not None and (not step_err or max(step_err) > args.max_step_error):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

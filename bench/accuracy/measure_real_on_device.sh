@@ -1,0 +1,77 @@
+#!/bin/bash
+# Real side of the accuracy harness: runs every cell of bench/accuracy/matrix.tsv that
+# this machine has enough GPUs for, REPS times each (one process, or one torchrun, per
+# repetition), plus the host-speed benchmark (host_speed.py) and the host-time probe
+# (host_probe.py, single-GPU cells), and writes under $OUT:
+#   env.txt          date, nvidia-smi (full and --query-gpu), torch/CUDA/NCCL versions, CPU;
+#   runs.log         every run's command and output, between '### ...' markers;
+#   probe.log        host_probe.py's output;  host_speed.json  host_speed.py's output;
+#   real.json        all of it parsed (collect_real.py): commit it as bench/accuracy/real/<KIND>.json.
+# Run from the repository root on the GPU machine:
+#   KIND=nvidia-h200 OUT=/some/dir bash bench/accuracy/measure_real_on_device.sh
+# Environment: REPS (5), STEPS (25), WARMUP (5), KIND (a label for the device kind),
+# ONLY_GPUS (measure only cells of this many GPUs).
+# Cells of several GPUs run under torchrun --standalone --nproc_per_node N with the
+# cell's --mode (ddp or fsdp). NVLink multicast stays off (the device notes ask for it).
+set -u
+HERE=bench/accuracy
+OUT=${OUT:-/tmp/accuracy-out}
+mkdir -p "$OUT"
+REPS=${REPS:-5}
+STEPS=${STEPS:-25}
+WARMUP=${WARMUP:-5}
+KIND=${KIND:-unknown}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+PY=${PY:-python3}
+
+{
+  echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "device_kind: $KIND"
+  echo "gpus_visible: $NGPU"
+  echo "reps: $REPS steps: $STEPS warmup: $WARMUP"
+  echo "git_commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "query: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit --format=csv,noheader | head -1)"
+  $PY -c 'import torch, sys, platform; print("python:", platform.python_version()); print("torch:", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "nccl", ".".join(map(str, torch.cuda.nccl.version())) if torch.cuda.is_available() else "-")'
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
+  echo "kernel: $(uname -r)"
+  echo "--- nvidia-smi"
+  nvidia-smi
+} > "$OUT/env.txt" 2>&1
+
+$PY $HERE/host_speed.py > "$OUT/host_speed.json" 2>&1 || echo "host_speed.py FAILED" >> "$OUT/host_speed.json"
+
+: > "$OUT/runs.log"
+: > "$OUT/probe.log"
+grep -v '^#' $HERE/matrix.tsv | while read -r size mode gpus flags; do
+  [ -n "$size" ] || continue
+  if [ -n "${ONLY_GPUS:-}" ] && [ "$gpus" != "$ONLY_GPUS" ]; then continue; fi
+  if [ "$gpus" -gt "$NGPU" ]; then
+    echo "### skip $size $mode $gpus: needs $gpus GPUs, $NGPU here" >> "$OUT/runs.log"
+    continue
+  fi
+  if [ "$gpus" = 1 ]; then
+    cmd="$PY examples/torch/train_gpt.py $flags --mode $mode --steps $STEPS --warmup $WARMUP"
+  else
+    cmd="torchrun --standalone --nproc_per_node $gpus examples/torch/train_gpt.py $flags --mode $mode --steps $STEPS --warmup $WARMUP"
+  fi
+  for rep in $(seq 1 "$REPS"); do
+    {
+      echo "### cell $size $mode $gpus rep $rep"
+      echo "### command $cmd"
+      $cmd 2>&1 < /dev/null
+      echo "### rc $?"
+    } >> "$OUT/runs.log"
+  done
+  if [ "$gpus" = 1 ] && [ "$mode" = single ]; then
+    {
+      echo "### cell $size $mode $gpus probe"
+      $PY $HERE/host_probe.py $flags --steps "$STEPS" --warmup "$WARMUP" 2>&1 < /dev/null
+      echo "### rc $?"
+    } >> "$OUT/probe.log"
+  fi
+done
+
+$PY $HERE/collect_real.py --dir "$OUT" -o "$OUT/real.json"
+grep -E '^### (cell|rc|skip)|mean step|^probe' "$OUT/runs.log" "$OUT/probe.log" | tail -60

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The accuracy table: real H200 runs of examples/torch/train_gpt.py (committed data) against
+# their simulation on this machine. Usage: bench/accuracy/run.sh [build-dir] [accuracy.py flags]
+# (the build dir needs bridge/phantora-cluster and venv/, as `./ns3 build` or
+# `cmake --build` make them).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUILD="${1:-$HERE/../../build}"
+shift || true
+exec python3 "$HERE/accuracy.py" --build "$BUILD" "$@"
