@@ -40,8 +40,14 @@ struct GpuSpec
 
 struct CpuSpec
 {
-    double timeScale{1.0};     ///< simulated CPU ns per ns of the rank's thread CPU time
-    int64_t callOverheadNs{0}; ///< charged to the rank's clock per intercepted CUDA/NCCL call
+    double timeScale{1.0}; ///< simulated CPU ns per ns of the rank's thread CPU time
+    /// Host time a real runtime spends in a call that submits GPU work (a kernel launch,
+    /// GEMM, copy, memset or NCCL operation), charged to the rank's clock per such call.
+    int64_t callOverheadNs{0};
+    /// Host time of every other intercepted call (device, error and capture queries,
+    /// event records, stream waits): tens of nanoseconds on a real GPU, but PyTorch
+    /// makes ~15 of them per GPU op.
+    int64_t queryOverheadNs{0};
 };
 
 /// One full-duplex link of a "custom" topology, as written in [[topology.links]].
@@ -108,7 +114,7 @@ struct KernelSpec
 {
     int64_t defaultNs{0};
     std::map<std::string, int64_t> durationsNs; ///< by kernel name (as demangled, arguments off)
-    std::filesystem::path profile; ///< measured profile (gpu_profiler); empty: none
+    std::filesystem::path profile;              ///< measured profile (gpu_profiler); empty: none
 };
 
 struct Scenario

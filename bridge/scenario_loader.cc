@@ -319,9 +319,9 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
         if (auto v = s.Number(std::string("peak_tflops_") + type, false, 0.0))
         {
             // fp8 covers both encodings the interposer names
-            const std::vector<std::string> names =
-                std::string_view(type) == "fp8" ? std::vector<std::string>{"e4m3", "e5m2"}
-                                                : std::vector<std::string>{type};
+            const std::vector<std::string> names = std::string_view(type) == "fp8"
+                                                       ? std::vector<std::string>{"e4m3", "e5m2"}
+                                                       : std::vector<std::string>{type};
             for (const std::string& t : names)
             {
                 gpu.peakTflops[t] = *v;
@@ -332,9 +332,10 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
 
 void ReadCpu(const Section& s, CpuSpec& cpu)
 {
-    s.AllowOnly({"time_scale", "call_overhead"});
+    s.AllowOnly({"time_scale", "call_overhead", "query_overhead"});
     cpu.timeScale = s.Number("time_scale", false, 0.0).value_or(cpu.timeScale);
     cpu.callOverheadNs = std::llround(s.DurationNs("call_overhead", false).value_or(0));
+    cpu.queryOverheadNs = std::llround(s.DurationNs("query_overhead", false).value_or(0));
 }
 
 // Bounds well above any machine built so far; past them a typo (an extra zero) is likelier

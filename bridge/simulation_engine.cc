@@ -196,6 +196,7 @@ void SimulationEngine::OnHello(int rank, const wire::RequestEnvelope& req, const
     w.ccMinor = gpu.ccMinor;
     w.cpuTimeScale = m_scenario.cpu.timeScale;
     w.callOverheadNs = m_scenario.cpu.callOverheadNs;
+    w.queryOverheadNs = m_scenario.cpu.queryOverheadNs;
     out.push_back({rank, {req.seq, w}, req.lane});
 }
 

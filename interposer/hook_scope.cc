@@ -8,6 +8,7 @@ namespace phantora::interposer
 {
 
 thread_local int HookScope::t_depth = 0;
+thread_local bool HookScope::t_charged = false;
 
 void HookScope::InjectJitter()
 {

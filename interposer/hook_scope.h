@@ -1,7 +1,10 @@
 // Brackets every intercepted call.  On entry the rank's clock is charged with the
-// CPU time the program used since its last call (plus the scenario's per-call
-// overhead); on exit the interposer's own CPU time is forgotten, so the cost of
-// simulating does not leak into the simulated time.
+// CPU time the program used since its last call; on exit the interposer's own CPU
+// time is forgotten, so the cost of simulating does not leak into the simulated time.
+// The real runtime's own host time for the call is charged as the scenario says: a
+// call that submits GPU work costs `call_overhead` (microseconds: a launch), charged
+// before the work is stamped with the rank's clock (SubmitsWork); any other call
+// costs `query_overhead` (tens of nanoseconds: cudaGetDevice), charged on exit.
 #pragma once
 
 #include "rank_client.h"
@@ -17,10 +20,9 @@ public:
     {
         if (t_depth++ == 0)
         {
-            RankClient& client = RankClient::Get();
-            SimClock& clock = SimClock::Get();
-            clock.Charge();
-            clock.Advance(client.Welcome().callOverheadNs);
+            RankClient::Get(); // connects on the first call
+            SimClock::Get().Charge();
+            t_charged = false;
             // after the charge: the interposer's own time, forgotten on exit
             InjectJitter();
         }
@@ -29,6 +31,10 @@ public:
     {
         if (--t_depth == 0)
         {
+            if (!t_charged)
+            {
+                SimClock::Get().Advance(RankClient::Get().Welcome().queryOverheadNs);
+            }
             SimClock::Get().Rebase();
         }
     }
@@ -41,12 +47,24 @@ public:
     /// interposer itself does then (locks, threads, waits) is not the program's.
     static bool Inside() { return t_depth > 0; }
 
+    /// The current call submits GPU work (RankClient, before stamping it): charges the
+    /// call's overhead once.
+    static void SubmitsWork(int64_t callOverheadNs)
+    {
+        if (t_depth > 0 && !t_charged)
+        {
+            t_charged = true;
+            SimClock::Get().Advance(callOverheadNs);
+        }
+    }
+
 private:
     /// PHANTORA_JITTER_US=N sleeps a random 0..N us of real time before each call, to
     /// show (in tests) that host timing cannot change the simulated timeline.
     static void InjectJitter();
 
     static thread_local int t_depth;
+    static thread_local bool t_charged; ///< the call's overhead is on the clock already
 };
 
 } // namespace phantora::interposer

@@ -1,6 +1,7 @@
 #include "rank_client.h"
 
 #include "device_memory.h"
+#include "hook_scope.h"
 #include "protocol/codec.h"
 #include "sim_clock.h"
 
@@ -180,6 +181,13 @@ void RankClient::CloseLane()
 
 void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
 {
+    if (std::holds_alternative<wire::KernelLaunch>(body) ||
+        std::holds_alternative<wire::Memcpy>(body) ||
+        std::holds_alternative<wire::NcclCollective>(body) ||
+        std::holds_alternative<wire::NcclP2P>(body))
+    {
+        HookScope::SubmitsWork(m_welcome.callOverheadNs);
+    }
     wire::RequestEnvelope env;
     env.seq = seq;
     env.clockNs = SimClock::Get().Now();

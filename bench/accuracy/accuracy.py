@@ -49,7 +49,7 @@ def key(c):
 
 
 def host_off_scenario(scenario, tmpdir):
-    """The scenario with [cpu] time_scale = 0 and call_overhead = 0 (GPU timeline alone);
+    """The scenario with [cpu] time_scale = 0 and no call overheads (GPU timeline alone);
     relative paths (the profile) made absolute so the copy can live elsewhere."""
     base = os.path.dirname(os.path.abspath(scenario))
     out = []
@@ -60,6 +60,8 @@ def host_off_scenario(scenario, tmpdir):
                 line = "time_scale = 0.0\n"
             elif s.startswith("call_overhead"):
                 line = 'call_overhead = "0us"\n'
+            elif s.startswith("query_overhead"):
+                line = 'query_overhead = "0us"\n'
             else:
                 m = re.match(r'(\s*profile\s*=\s*")([^"]+)(".*)', line)
                 if m and not os.path.isabs(m.group(2)):

@@ -19,7 +19,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 4;
+inline constexpr uint16_t kVersion = 5;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -402,11 +402,12 @@ struct Welcome
     int32_t ccMajor{0};
     int32_t ccMinor{0};
     double cpuTimeScale{1.0};
-    int64_t callOverheadNs{0};
+    int64_t callOverheadNs{0};  ///< per call that submits GPU work (see CpuSpec)
+    int64_t queryOverheadNs{0}; ///< per other call
     template <class A> void serialize(A& ar)
     {
         ar(BoundedString{gpuName}, gpuMemoryBytes, deviceCount, localDevice, smCount, ccMajor,
-           ccMinor, cpuTimeScale, callOverheadNs);
+           ccMinor, cpuTimeScale, callOverheadNs, queryOverheadNs);
     }
 };
 
