@@ -10,9 +10,9 @@
 # Run from the repository root on the GPU machine:
 #   KIND=nvidia-h200 OUT=/some/dir bash bench/accuracy/measure_real_on_device.sh
 # Environment: REPS (5), STEPS (25), WARMUP (5), KIND (a label for the device kind),
-# ONLY_GPUS (measure only cells of this many GPUs).
-# Cells of several GPUs run under torchrun --standalone --nproc_per_node N with the
-# cell's --mode (ddp or fsdp). NVLink multicast stays off (the device notes ask for it).
+# ONLY_GPUS (measure only cells of this many GPUs), ONLY_MODES (e.g. "ddp fsdp").
+# DDP and FSDP cells (one GPU included: init_process_group needs a rendezvous) run
+# under torchrun --standalone --nproc_per_node N with the cell's --mode. NVLink multicast stays off (the device notes ask for it).
 set -u
 HERE=bench/accuracy
 OUT=${OUT:-/tmp/accuracy-out}
@@ -51,7 +51,8 @@ grep -v '^#' $HERE/matrix.tsv | while read -r size mode gpus flags; do
     echo "### skip $size $mode $gpus: needs $gpus GPUs, $NGPU here" >> "$OUT/runs.log"
     continue
   fi
-  if [ "$gpus" = 1 ]; then
+  if [ -n "${ONLY_MODES:-}" ] && ! [[ " $ONLY_MODES " == *" $mode "* ]]; then continue; fi
+  if [ "$gpus" = 1 ] && [ "$mode" = single ]; then
     cmd="$PY examples/torch/train_gpt.py $flags --mode $mode --steps $STEPS --warmup $WARMUP"
   else
     cmd="torchrun --standalone --nproc_per_node $gpus examples/torch/train_gpt.py $flags --mode $mode --steps $STEPS --warmup $WARMUP"
