@@ -19,37 +19,9 @@
 namespace phantora::scripts
 {
 
-/// Simulated time of a ring all-reduce of \p bytes over every GPU of \p topology, on
-/// the flow-level ("flow") or packet-level ("packet") network.
-inline ns3::Time RingAllReduceTime(ns3::Ptr<ns3::ClusterTopology> topology, uint64_t bytes,
-                                   const std::string& transport)
-{
-    ns3::Ptr<ns3::PhantoraTransport> net;
-    if (transport == "packet")
-    {
-        net = ns3::PacketTransportHelper().Install(topology);
-    }
-    else
-    {
-        net = ns3::FlowTransportHelper().Install(topology);
-    }
-    std::vector<uint32_t> gpus(topology->GetNGpus());
-    std::iota(gpus.begin(), gpus.end(), 0);
-    ns3::Time done;
-    const uint32_t n = topology->GetNGpus();
-    ns3::Simulator::ScheduleNow(
-        [&]
-        {
-            ns3::NcclPlanExecutor::Start(net, ns3::MakeRingAllReducePlan(n, bytes), gpus,
-                                         [&] { done = ns3::Simulator::Now(); });
-        });
-    ns3::Simulator::Run();
-    ns3::Simulator::Destroy();
-    return done;
-}
-
 /// Simulated time of \p plan (built once the simulation runs, as its Time values must be
-/// made after the resolution is fixed) over every GPU of \p topology.
+/// made after the resolution is fixed) over every GPU of \p topology, on the flow-level
+/// ("flow") or packet-level ("packet") network.
 inline ns3::Time PlanTime(ns3::Ptr<ns3::ClusterTopology> topology,
                           const std::function<ns3::NcclPlan()>& makePlan,
                           const std::string& transport)
@@ -74,6 +46,15 @@ inline ns3::Time PlanTime(ns3::Ptr<ns3::ClusterTopology> topology,
     ns3::Simulator::Run();
     ns3::Simulator::Destroy();
     return done;
+}
+
+/// Simulated time of a ring all-reduce of \p bytes over every GPU of \p topology.
+inline ns3::Time RingAllReduceTime(ns3::Ptr<ns3::ClusterTopology> topology, uint64_t bytes,
+                                   const std::string& transport)
+{
+    const uint32_t n = topology->GetNGpus();
+    return PlanTime(
+        topology, [n, bytes] { return ns3::MakeRingAllReducePlan(n, bytes); }, transport);
 }
 
 /// Bus bandwidth in GB/s of an all-reduce of \p bytes over \p n ranks that took \p t.
