@@ -344,9 +344,9 @@ constexpr int64_t kMaxGpusPerNode = 1024;
 constexpr int64_t kMaxNodes = 16384;
 constexpr int64_t kMaxGpus = 131072;
 
-void ReadSwitchTopology(const Section& s, TopologySpec& topo)
+/// `gpus` and `gpus_per_node` (default: all on one node, which must divide `gpus`).
+void ReadGpuCounts(const Section& s, TopologySpec& topo)
 {
-    s.AllowOnly({"kind", "gpus", "gpus_per_node", "link_bandwidth", "link_latency", "link_kind"});
     topo.gpus = static_cast<uint32_t>(*s.Integer("gpus", true, 1, kMaxGpus));
     topo.gpusPerNode = static_cast<uint32_t>(
         s.Integer("gpus_per_node", false, 1, kMaxGpusPerNode).value_or(topo.gpus));
@@ -355,6 +355,12 @@ void ReadSwitchTopology(const Section& s, TopologySpec& topo)
         s.Fail(*s.Node("gpus_per_node"), "gpus_per_node",
                fmt::format("expected a divisor of gpus ({})", topo.gpus));
     }
+}
+
+void ReadSwitchTopology(const Section& s, TopologySpec& topo)
+{
+    s.AllowOnly({"kind", "gpus", "gpus_per_node", "link_bandwidth", "link_latency", "link_kind"});
+    ReadGpuCounts(s, topo);
     topo.linkBitsPerSecond = *s.BitRate("link_bandwidth", true);
     topo.linkLatencyNs = *s.LatencyNs("link_latency", true);
     topo.linkKind = s.Choice("link_kind", false, {"nvlink", "pcie", "ib", "roce", "ethernet"})
@@ -448,14 +454,7 @@ void ReadClusterTopology(const Section& s, TopologySpec& topo)
 void ReadCustomTopology(const Section& s, TopologySpec& topo)
 {
     s.AllowOnly({"kind", "gpus", "gpus_per_node", "switches", "nics", "links"});
-    topo.gpus = static_cast<uint32_t>(*s.Integer("gpus", true, 1, kMaxGpus));
-    topo.gpusPerNode = static_cast<uint32_t>(
-        s.Integer("gpus_per_node", false, 1, kMaxGpusPerNode).value_or(topo.gpus));
-    if (topo.gpus % topo.gpusPerNode != 0)
-    {
-        s.Fail(*s.Node("gpus_per_node"), "gpus_per_node",
-               fmt::format("expected a divisor of gpus ({})", topo.gpus));
-    }
+    ReadGpuCounts(s, topo);
     topo.nodes = topo.gpus / topo.gpusPerNode;
     topo.switches = s.Names("switches");
     topo.nics = s.Names("nics");
