@@ -7,12 +7,9 @@
 //   phantora-bench-network --scenario scenarios/cluster-128x8-h100-ib.toml --bytes 1GiB
 //       --transport flow --algo ring --channels 1
 #include "nccl_bench.h"
-#include "ns3/flow-transport-helper.h"
 #include "ns3/nccl-plan-executor.h"
 #include "ns3/nccl-plan.h"
-#include "ns3/packet-transport-helper.h"
 #include "ns3/simulator.h"
-#include "ns3/uinteger.h"
 #include "scenario.h"
 #include "topology_from_scenario.h"
 #include "units.h"
@@ -33,24 +30,6 @@ using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point from, Clock::time_point to)
 {
     return std::chrono::duration<double>(to - from).count();
-}
-
-ns3::Ptr<ns3::PhantoraTransport> MakeTransport(const phantora::Scenario& sc,
-                                               ns3::Ptr<ns3::ClusterTopology> topo)
-{
-    const ns3::UintegerValue mtu(sc.network.mtu);
-    const ns3::UintegerValue header(sc.network.headerBytes);
-    if (sc.network.transport == "flow")
-    {
-        ns3::FlowTransportHelper helper;
-        helper.SetTransportAttribute("Mtu", mtu);
-        helper.SetTransportAttribute("HeaderBytes", header);
-        return helper.Install(topo);
-    }
-    ns3::PacketTransportHelper helper;
-    helper.SetTransportAttribute("Mtu", mtu);
-    helper.SetTransportAttribute("HeaderBytes", header);
-    return helper.Install(topo);
 }
 
 } // namespace
@@ -114,7 +93,7 @@ int main(int argc, char** argv)
         }
         ns3::Time::SetResolution(ns3::Time::PS);
         auto topo = phantora::BuildTopology(sc);
-        auto net = MakeTransport(sc, topo);
+        auto net = phantora::InstallTransport(sc, topo);
         ns3::NcclCommShape shape;
         shape.nRanks = ngpus;
         shape.ranksPerNode = std::min(ngpus, std::max(sc.topology.gpusPerNode, 1U));

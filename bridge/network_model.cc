@@ -1,11 +1,8 @@
 #include "network_model.h"
 
 #include "ns3/data-rate.h"
-#include "ns3/flow-transport-helper.h"
 #include "ns3/nccl-plan-executor.h"
-#include "ns3/packet-transport-helper.h"
 #include "ns3/simulator.h"
-#include "ns3/uinteger.h"
 #include "topology_from_scenario.h"
 
 #include <algorithm>
@@ -52,24 +49,8 @@ void NetworkModel::Build()
 {
     const Scenario& scenario = m_scenario;
     m_topology = BuildTopology(scenario);
-    const ns3::UintegerValue mtu(scenario.network.mtu);
-    const ns3::UintegerValue header(scenario.network.headerBytes);
-    if (scenario.network.transport == "flow")
-    {
-        ns3::FlowTransportHelper helper;
-        helper.SetTransportAttribute("Mtu", mtu);
-        helper.SetTransportAttribute("HeaderBytes", header);
-        m_transport = helper.Install(m_topology);
-        m_transportName = "flow";
-    }
-    else
-    {
-        ns3::PacketTransportHelper helper;
-        helper.SetTransportAttribute("Mtu", mtu);
-        helper.SetTransportAttribute("HeaderBytes", header);
-        m_transport = helper.Install(m_topology);
-        m_transportName = "packet";
-    }
+    m_transport = InstallTransport(scenario, m_topology);
+    m_transportName = scenario.network.transport == "flow" ? "flow" : "packet";
 }
 
 uint32_t NetworkModel::GpuCount() const

@@ -1,6 +1,9 @@
 #include "topology_from_scenario.h"
 
+#include "ns3/flow-transport-helper.h"
+#include "ns3/packet-transport-helper.h"
 #include "ns3/phantora-topology-helper.h"
+#include "ns3/uinteger.h"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -186,6 +189,24 @@ ns3::Ptr<ns3::ClusterTopology> BuildTopology(const Scenario& scenario)
     }
     CheckReachable(scenario, *topo);
     return topo;
+}
+
+ns3::Ptr<ns3::PhantoraTransport> InstallTransport(const Scenario& scenario,
+                                                  ns3::Ptr<ns3::ClusterTopology> topology)
+{
+    const ns3::UintegerValue mtu(scenario.network.mtu);
+    const ns3::UintegerValue header(scenario.network.headerBytes);
+    if (scenario.network.transport == "flow")
+    {
+        ns3::FlowTransportHelper helper;
+        helper.SetTransportAttribute("Mtu", mtu);
+        helper.SetTransportAttribute("HeaderBytes", header);
+        return helper.Install(topology);
+    }
+    ns3::PacketTransportHelper helper;
+    helper.SetTransportAttribute("Mtu", mtu);
+    helper.SetTransportAttribute("HeaderBytes", header);
+    return helper.Install(topology);
 }
 
 } // namespace phantora

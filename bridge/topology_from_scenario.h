@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ns3/cluster-topology.h"
+#include "ns3/phantora-transport.h"
 #include "ns3/ptr.h"
 #include "scenario.h"
 
@@ -15,5 +16,10 @@ namespace phantora
 /// order across nodes expects.  Throws ScenarioError naming the file, the line of the
 /// [topology] table (or of the link at fault) and the GPUs that cannot reach each other.
 ns3::Ptr<ns3::ClusterTopology> BuildTopology(const Scenario& scenario);
+
+/// Installs the scenario's [network] transport ("flow" or "packet", with its MTU and
+/// header size) on \p topology.
+ns3::Ptr<ns3::PhantoraTransport> InstallTransport(const Scenario& scenario,
+                                                  ns3::Ptr<ns3::ClusterTopology> topology);
 
 } // namespace phantora
