@@ -45,10 +45,11 @@ SimClock& SimClock::Get()
 
 int64_t SimClock::Charge()
 {
+    const int64_t readingNs = ReadingCostNs(); // first: measuring it once costs CPU time too
     const int64_t cpu = ThreadCpuNs();
-    if (t_lastCpuNs >= 0 && cpu > t_lastCpuNs + ReadingCostNs())
+    if (t_lastCpuNs >= 0 && cpu > t_lastCpuNs + readingNs)
     {
-        const double scaled = static_cast<double>(cpu - t_lastCpuNs - ReadingCostNs()) *
+        const double scaled = static_cast<double>(cpu - t_lastCpuNs - readingNs) *
                               m_scale.load(std::memory_order_relaxed);
         t_nowNs += std::llround(scaled);
     }
