@@ -9,12 +9,14 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
+#include <random>
 #include <stdexcept>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 
 extern char** environ;
 
@@ -41,8 +43,24 @@ std::string DescribeStatus(int status)
 }
 
 /// The environment of rank \p rank: ours, with the launcher's variables set over it.
-/// A TCP port on the loopback nobody listens on now, for the ranks' rendezvous.
-int FreeLoopbackPort()
+/// The kernel's range of ports for outgoing connections (ip_local_port_range).
+std::pair<int, int> EphemeralPorts()
+{
+    int low = 32768;
+    int high = 60999;
+    if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r"))
+    {
+        if (std::fscanf(f, "%d %d", &low, &high) != 2)
+        {
+            low = 32768;
+            high = 60999;
+        }
+        std::fclose(f);
+    }
+    return {low, high};
+}
+
+bool LoopbackPortFree(int port)
 {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0)
@@ -52,17 +70,45 @@ int FreeLoopbackPort()
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-    const int err = errno;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     close(fd);
-    if (!ok)
+    return free;
+}
+
+/// A TCP port on the loopback nobody listens on now, for the ranks' rendezvous.  Rank 0
+/// listens on it only seconds later (after importing its framework), so it is taken
+/// outside the kernel's ephemeral range: a port from that range can meanwhile become
+/// the source port of any process's outgoing connection (EADDRINUSE in rank 0, seen
+/// with simulations run side by side).  A random start keeps concurrent launchers apart.
+int FreeLoopbackPort()
+{
+    const auto [ephemeralLow, ephemeralHigh] = EphemeralPorts();
+    // below the ephemeral range if it leaves room there, else above it
+    int first = 10000;
+    int last = ephemeralLow - 1;
+    if (last - first < 1000)
     {
-        throw std::runtime_error(fmt::format("no free loopback port: {}", std::strerror(err)));
+        first = ephemeralHigh + 1;
+        last = 65535;
     }
-    return ntohs(addr.sin_port);
+    if (last < first)
+    {
+        throw std::runtime_error("no loopback port outside the ephemeral range; set MASTER_PORT");
+    }
+    std::mt19937 rng(std::random_device{}());
+    const int span = last - first + 1;
+    const int start = std::uniform_int_distribution<int>(0, span - 1)(rng);
+    for (int i = 0; i < span; ++i)
+    {
+        const int port = first + (start + i) % span;
+        if (LoopbackPortFree(port))
+        {
+            return port;
+        }
+    }
+    throw std::runtime_error(
+        fmt::format("no free loopback port in {}-{}; set MASTER_PORT", first, last));
 }
 
 std::vector<std::string> RankEnvironment(const LaunchSpec& spec, int rank)

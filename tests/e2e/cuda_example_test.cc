@@ -9,6 +9,8 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <vector>
 
 using namespace phantora::test;
 
@@ -233,4 +235,42 @@ TEST(CudaExampleFailures, AnUnimplementedCallEndsTheRankWithItsName)
     EXPECT_NE(r.output.find("cudaGraphCreate is not implemented"), std::string::npos) << r.output;
     // the program's own code after the call never ran
     EXPECT_EQ(r.output.find("after the call"), std::string::npos) << r.output;
+}
+
+// MASTER_PORT: the caller's if set; else one port for every rank, free at launch and
+// outside the kernel's ephemeral range (a port from there could become some other
+// connection's source port before rank 0 listens on it).
+TEST(Launcher, MasterPortIsTheCallersOrOneFreePortOutsideTheEphemeralRange)
+{
+    const auto scenario = WriteFile("s.toml", Scenario(2, 400));
+    const auto ports = [](const std::string& output)
+    {
+        std::vector<int> found;
+        const std::regex line(R"(\[rank [01]\] port=(\d+))");
+        for (auto it = std::sregex_iterator(output.begin(), output.end(), line);
+             it != std::sregex_iterator(); ++it)
+        {
+            found.push_back(std::stoi((*it)[1]));
+        }
+        return found;
+    };
+    const std::string printPort = "-- /bin/sh -c 'echo port=$MASTER_PORT'";
+    const CommandResult chosen =
+        RunCommand(fmt::format("env -u MASTER_PORT {} --scenario {} --nproc 2 {}", PHANTORA_CLUSTER,
+                               scenario.string(), printPort));
+    ASSERT_EQ(chosen.exitCode, 0) << chosen.output;
+    const std::vector<int> p = ports(chosen.output);
+    ASSERT_EQ(p.size(), 2u) << chosen.output;
+    EXPECT_EQ(p[0], p[1]) << chosen.output;
+    int low = 0;
+    int high = 0;
+    std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low >> high;
+    ASSERT_GT(low, 0);
+    EXPECT_TRUE(p[0] < low || p[0] > high) << p[0] << " in " << low << "-" << high;
+
+    const CommandResult given =
+        RunCommand(fmt::format("MASTER_PORT=23456 {} --scenario {} --nproc 2 {}", PHANTORA_CLUSTER,
+                               scenario.string(), printPort));
+    ASSERT_EQ(given.exitCode, 0) << given.output;
+    EXPECT_EQ(ports(given.output), (std::vector<int>{23456, 23456})) << given.output;
 }
