@@ -9,8 +9,11 @@
 #include "driver_table.h"
 #include "hook_scope.h"
 #include "protocol/streams.h"
+#include "unimplemented.h"
 #include "value_shadow.h"
 
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -155,6 +158,33 @@ extern "C"
                                         cudaDriverEntryPointQueryResult* status)
     {
         return cudaGetDriverEntryPointByVersion(symbol, funcPtr, CUDART_VERSION, flags, status);
+    }
+
+    // The driver's private interfaces (what CUPTI, and so torch.profiler's CUDA activity,
+    // reaches for) do not exist on a simulated GPU.  Refusing them, rather than ending the
+    // rank, lets a training script that profiles a few steps run on: CUPTI reports that it
+    // could not start and the profiler carries on with CPU ops alone.  Their durations are
+    // the host's real time (PyTorch reads the processor's time-stamp counter, which no
+    // library call can virtualise), so the notice says so.
+    CUresult cuGetExportTable(const void** table, const CUuuid*)
+    {
+        static std::atomic<bool> noted{false};
+        if (!noted.exchange(true))
+        {
+            std::fprintf(stderr,
+                         "phantora interposer: cuGetExportTable (the driver's private tables, "
+                         "which CUPTI and profilers use) is not simulated; answered "
+                         "CUDA_ERROR_NOT_SUPPORTED, so GPU activity tracing is off in this rank "
+                         "(a profiler's CPU-op durations are this host's real time, not "
+                         "simulated time; the program's own clock reads are simulated); asked "
+                         "for by %s\n",
+                         Callers(1).c_str());
+        }
+        if (table)
+        {
+            *table = nullptr;
+        }
+        return CUDA_ERROR_NOT_SUPPORTED;
     }
 
     CUresult cuInit(unsigned int)

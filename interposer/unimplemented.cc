@@ -11,18 +11,13 @@
 namespace phantora::interposer
 {
 
-namespace
-{
-
-/// "libfoo.so (function)" for the first frames above the stub: which library made
-/// the call tells the user (and us) what to implement next.
-std::string Callers()
+std::string Callers(int skip)
 {
     void* frames[16];
     const int n = backtrace(frames, 16);
     std::string out;
-    // 0: Callers, 1: Unimplemented, 2: the stub; from 3 on, its callers
-    for (int i = 3; i < n && i < 14; ++i)
+    // frame 0 is Callers itself
+    for (int i = 1 + skip; i < n && i < 12 + skip; ++i)
     {
         Dl_info info{};
         if (!dladdr(frames[i], &info) || !info.dli_fname)
@@ -43,11 +38,9 @@ std::string Callers()
     return out;
 }
 
-} // namespace
-
 void Unimplemented(const char* function)
 {
-    const std::string callers = Callers();
+    const std::string callers = Callers(2); // Unimplemented and the stub
     Fatal(std::string(function) +
           " is not implemented by the simulator yet; the program called it, so its result "
           "cannot be simulated faithfully" +

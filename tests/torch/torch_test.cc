@@ -82,6 +82,19 @@ TEST(Torch, DeviceQueriesDescribeTheScenarioGpuAndTimersReadSimulatedTime)
     EXPECT_GE(std::stoull(v.at("allocated")), 2ULL * 4096 * 4096 * 2);
 }
 
+TEST(Torch, AProfiledScriptRunsOnWithItsCpuOpsAndNoGpuActivity)
+{
+    const CommandResult r =
+        Simulate(1, std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/profiled_step.py");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    auto v = KeyValues(r.output, 0);
+    EXPECT_EQ(v["mm_calls"], "10") << r.output;
+    EXPECT_EQ(v["gpu_events"], "0") << r.output;
+    EXPECT_NE(r.output.find("GPU activity tracing is off in this rank"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("asked for by libcupti"), std::string::npos) << r.output;
+}
+
 TEST(Torch, GptExampleTrainsOnOneRankAndItsPeakMemoryIsTheSimulators)
 {
     const std::string report = (ScratchDir() / "report.json").string();
