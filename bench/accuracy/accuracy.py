@@ -8,7 +8,8 @@ collect_real.py) and, where one exists, runs the same command under phantora-clu
 machine (no GPU) with the scenario (default scenarios/h200-profile.toml), then prints
 
   real step time, simulated step time, error %, peak memory allocated real vs simulated
-  (torch.cuda.max_memory_allocated, bytes and error %), and a diagnostic column: the
+  (torch.cuda.max_memory_allocated, bytes and error %), the range of the real runs and of the
+  simulations (--sim-reps, 3 by default; both sides give their median), and a diagnostic column: the
   simulated step with host time off ([cpu] time_scale = 0, call_overhead = 0: the GPU
   timeline alone);
 
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -91,13 +93,31 @@ def simulate(build, scenario, cell, steps, warmup, verbose):
             "peak_reserved_bytes": int(m.group(3)), "measured_share": float(cov.group(1)) if cov else None}
 
 
+def simulate_reps(build, scenario, cell, steps, warmup, reps, verbose):
+    """The median of `reps` simulations: the simulated host time is this machine's real
+    CPU time, which varies from run to run as the real host's does."""
+    runs = [simulate(build, scenario, cell, steps, warmup, verbose) for _ in range(reps)]
+    med = statistics.median(r["step_ms"] for r in runs)
+    best = min(runs, key=lambda r: abs(r["step_ms"] - med))
+    return dict(best, step_ms=med, step_ms_all=[r["step_ms"] for r in runs])
+
+
 def pct(sim, real):
     return 100.0 * (sim - real) / real
 
 
+def minmax(values):
+    return (min(values), max(values)) if values else (None, None)
+
+
+def spread(lo, hi):
+    return f"{lo:.2f}-{hi:.2f}" if lo is not None and hi is not None else "-"
+
+
 def table(matrix, real, sim, out=sys.stdout):
     real_cells = {key(c): c for c in real["cells"] if "step_ms" in c}
-    head = ["workload (size, mode, GPUs)", "real ms", "sim ms", "err %", "sim GPU-only ms",
+    head = ["workload (size, mode, GPUs)", "real ms", "real range", "sim ms", "sim range", "err %",
+            "sim GPU-only ms",
             "real peak alloc B", "sim peak alloc B", "mem err %"]
     rows, step_err, mem_err = [], [], []
     for c in matrix:
@@ -116,7 +136,8 @@ def table(matrix, real, sim, out=sys.stdout):
         step_err.append(abs(e))
         mem_err.append(abs(me))
         gpu = s.get("host_off_step_ms")
-        rows.append([name, f"{r['step_ms']:.3f}", f"{s['step_ms']:.3f}", f"{e:+.1f}",
+        rows.append([name, f"{r['step_ms']:.3f}", spread(r.get("step_ms_min"), r.get("step_ms_max")),
+                     f"{s['step_ms']:.3f}", spread(*minmax(s.get("step_ms_all"))), f"{e:+.1f}",
                      f"{gpu:.3f}" if gpu is not None else "-",
                      str(r["peak_allocated_bytes"]), str(s["peak_allocated_bytes"]), f"{me:+.2f}"])
     widths = [max(len(head[i]), *(len(r[i]) for r in rows if len(r) > i and len(r) == len(head)))
@@ -152,6 +173,8 @@ def main():
     p.add_argument("--scenario", default=os.path.join(ROOT, "scenarios", "h200-profile.toml"))
     p.add_argument("--steps", type=int, default=8, help="simulated steps per cell")
     p.add_argument("--warmup", type=int, default=3, help="simulated steps left out of the mean")
+    p.add_argument("--sim-reps", type=int, default=3,
+                   help="simulations per cell; the table gives their median, as it does the real runs'")
     p.add_argument("--no-host-off", action="store_true", help="skip the GPU-only diagnostic runs")
     p.add_argument("--sim-results", help="print from these saved simulated results instead of simulating")
     p.add_argument("--save-sim", help="write the simulated results here (JSON)")
@@ -175,14 +198,15 @@ def main():
               f"({saved.get('scenario', '?')}, {saved.get('steps', '?')} steps, warm-up {saved.get('warmup', '?')})")
     else:
         print(f"simulated: {os.path.relpath(args.scenario, ROOT)}, {args.steps} steps, warm-up {args.warmup}, "
-              f"build {args.build}", flush=True)
+              f"median of {args.sim_reps} runs, build {args.build}", flush=True)
         sim = {}
         with tempfile.TemporaryDirectory() as tmp:
             off = None if args.no_host_off else host_off_scenario(args.scenario, tmp)
             for c in matrix:
                 if key(c) not in measured:
                     continue
-                s = simulate(args.build, args.scenario, c, args.steps, args.warmup, args.verbose)
+                s = simulate_reps(args.build, args.scenario, c, args.steps, args.warmup,
+                                  args.sim_reps, args.verbose)
                 if off:
                     s["host_off_step_ms"] = simulate(args.build, off, c, args.steps, args.warmup,
                                                      args.verbose)["step_ms"]
@@ -190,7 +214,8 @@ def main():
         if args.save_sim:
             with open(args.save_sim, "w") as f:
                 json.dump({"scenario": os.path.relpath(args.scenario, ROOT), "steps": args.steps,
-                           "warmup": args.warmup, "cells": sim}, f, indent=1)
+                           "warmup": args.warmup, "reps": args.sim_reps, "real": os.path.relpath(args.real, ROOT),
+                           "cells": sim}, f, indent=1)
                 f.write("\n")
     print()
     step_err, _ = table(matrix, real, sim)

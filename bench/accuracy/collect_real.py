@@ -1,5 +1,5 @@
 """Parses what measure_real_on_device.sh wrote (env.txt, runs.log, probe.log,
-host_speed.json) into one JSON file: bench/accuracy/real/<KIND>.json.
+host_speed.json, host_speed_end.json) into one JSON file: bench/accuracy/real/<KIND>.json.
 
     python3 bench/accuracy/collect_real.py --dir OUT -o real.json
 
@@ -16,7 +16,7 @@ import statistics
 
 MEAN_RE = re.compile(r"rank (\d+): mean step ([0-9.]+) ms, .*peak memory allocated (\d+) bytes .*reserved (\d+) bytes")
 STEP_RE = re.compile(r"^step (\d+): ([0-9.]+) ms")
-PROBE_RE = re.compile(r"^probe: step_ms ([0-9.]+) issue_wall_ms ([0-9.]+) issue_cpu_ms ([0-9.]+) steps (\d+)")
+PROBE_RE = re.compile(r"^probe: step_ms ([0-9.]+) issue_wall_ms ([0-9.]+) issue_cpu_ms ([0-9.]+) steps (\d+)(?: proc_cpu_ms ([0-9.]+))?")
 
 
 def parse_env(path):
@@ -52,11 +52,12 @@ def sections(path):
 
 def collect(d):
     out = {"env": parse_env(os.path.join(d, "env.txt"))}
-    try:
-        with open(os.path.join(d, "host_speed.json")) as f:
-            out["host_speed"] = json.loads(f.read().splitlines()[0])
-    except (OSError, ValueError, IndexError):
-        out["host_speed"] = None
+    for name in ("host_speed", "host_speed_end"):
+        try:
+            with open(os.path.join(d, name + ".json")) as f:
+                out[name] = json.loads(f.read().splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            out[name] = None
     cells = {}
     for sec in sections(os.path.join(d, "runs.log")):
         size, mode, gpus, _, rep = sec["head"]
@@ -84,6 +85,8 @@ def collect(d):
                 if m and cell is not None:
                     cell["probe"] = {"step_ms": float(m.group(1)), "issue_wall_ms": float(m.group(2)),
                                      "issue_cpu_ms": float(m.group(3)), "steps": int(m.group(4))}
+                    if m.group(5):
+                        cell["probe"]["proc_cpu_ms"] = float(m.group(5))
     for cell in cells.values():
         ok = [r for r in cell["reps"] if r["rc"] == 0 and "mean_step_ms" in r]
         if ok:

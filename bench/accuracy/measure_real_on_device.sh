@@ -2,10 +2,11 @@
 # Real side of the accuracy harness: runs every cell of bench/accuracy/matrix.tsv that
 # this machine has enough GPUs for, REPS times each (one process, or one torchrun, per
 # repetition), plus the host-speed benchmark (host_speed.py) and the host-time probe
-# (host_probe.py, single-GPU cells), and writes under $OUT:
+# (host_probe.py, one-GPU cells), and writes under $OUT:
 #   env.txt          date, nvidia-smi (full and --query-gpu), torch/CUDA/NCCL versions, CPU;
 #   runs.log         every run's command and output, between '### ...' markers;
-#   probe.log        host_probe.py's output;  host_speed.json  host_speed.py's output;
+#   probe.log        host_probe.py's output (one-GPU cells);
+#   host_speed.json, host_speed_end.json  host_speed.py's output before and after the runs;
 #   real.json        all of it parsed (collect_real.py): commit it as bench/accuracy/real/<KIND>.json.
 # Run from the repository root on the GPU machine:
 #   KIND=nvidia-h200 OUT=/some/dir bash bench/accuracy/measure_real_on_device.sh
@@ -42,22 +43,30 @@ PY=${PY:-python3}
 
 $PY $HERE/host_speed.py > "$OUT/host_speed.json" 2>&1 || echo "host_speed.py FAILED" >> "$OUT/host_speed.json"
 
+# Repetitions are the outer loop, so that a slow spell of the host (these machines are
+# shared, and their host speed was seen to differ by 1.5x from one lease to the next)
+# falls on every cell alike rather than on one cell's repetitions.
+cells() {
+  grep -v '^#' $HERE/matrix.tsv | while read -r size mode gpus flags; do
+    [ -n "$size" ] || continue
+    if [ -n "${ONLY_GPUS:-}" ] && [ "$gpus" != "$ONLY_GPUS" ]; then continue; fi
+    if [ -n "${ONLY_MODES:-}" ] && ! [[ " $ONLY_MODES " == *" $mode "* ]]; then continue; fi
+    echo "$size $mode $gpus $flags"
+  done
+}
+launcher() { # the command that starts SCRIPT for a cell of $2 GPUs in mode $1
+  if [ "$2" = 1 ] && [ "$1" = single ]; then echo "$PY"; else echo "torchrun --standalone --nproc_per_node $2"; fi
+}
+
 : > "$OUT/runs.log"
 : > "$OUT/probe.log"
-grep -v '^#' $HERE/matrix.tsv | while read -r size mode gpus flags; do
-  [ -n "$size" ] || continue
-  if [ -n "${ONLY_GPUS:-}" ] && [ "$gpus" != "$ONLY_GPUS" ]; then continue; fi
-  if [ "$gpus" -gt "$NGPU" ]; then
-    echo "### skip $size $mode $gpus: needs $gpus GPUs, $NGPU here" >> "$OUT/runs.log"
-    continue
-  fi
-  if [ -n "${ONLY_MODES:-}" ] && ! [[ " $ONLY_MODES " == *" $mode "* ]]; then continue; fi
-  if [ "$gpus" = 1 ] && [ "$mode" = single ]; then
-    cmd="$PY examples/torch/train_gpt.py $flags --mode $mode --steps $STEPS --warmup $WARMUP"
-  else
-    cmd="torchrun --standalone --nproc_per_node $gpus examples/torch/train_gpt.py $flags --mode $mode --steps $STEPS --warmup $WARMUP"
-  fi
-  for rep in $(seq 1 "$REPS"); do
+for rep in $(seq 1 "$REPS"); do
+  cells | while read -r size mode gpus flags; do
+    if [ "$gpus" -gt "$NGPU" ]; then
+      [ "$rep" = 1 ] && echo "### skip $size $mode $gpus: needs $gpus GPUs, $NGPU here" >> "$OUT/runs.log"
+      continue
+    fi
+    cmd="$(launcher "$mode" "$gpus") examples/torch/train_gpt.py $flags --mode $mode --steps $STEPS --warmup $WARMUP"
     {
       echo "### cell $size $mode $gpus rep $rep"
       echo "### command $cmd"
@@ -65,14 +74,16 @@ grep -v '^#' $HERE/matrix.tsv | while read -r size mode gpus flags; do
       echo "### rc $?"
     } >> "$OUT/runs.log"
   done
-  if [ "$gpus" = 1 ] && [ "$mode" = single ]; then
-    {
-      echo "### cell $size $mode $gpus probe"
-      $PY $HERE/host_probe.py $flags --steps "$STEPS" --warmup "$WARMUP" 2>&1 < /dev/null
-      echo "### rc $?"
-    } >> "$OUT/probe.log"
-  fi
 done
+cells | while read -r size mode gpus flags; do
+  [ "$gpus" = 1 ] || continue
+  {
+    echo "### cell $size $mode $gpus probe"
+    $(launcher "$mode" "$gpus") $HERE/host_probe.py $flags --mode "$mode" --steps "$STEPS" --warmup "$WARMUP" 2>&1 < /dev/null | grep -v '^step '
+    echo "### rc ${PIPESTATUS[0]}"
+  } >> "$OUT/probe.log"
+done
+$PY $HERE/host_speed.py > "$OUT/host_speed_end.json" 2>&1 || echo "host_speed.py FAILED" >> "$OUT/host_speed_end.json"
 
 $PY $HERE/collect_real.py --dir "$OUT" -o "$OUT/real.json"
 grep -E '^### (cell|rc|skip)|mean step|^probe' "$OUT/runs.log" "$OUT/probe.log" | tail -60
