@@ -30,6 +30,8 @@ nlohmann::json KernelCostJson(const KernelCostTable& k, std::size_t top)
     nlohmann::json j = {
         {"from_table", by[static_cast<std::size_t>(CostSource::Table)].ops},
         {"measured", by[static_cast<std::size_t>(CostSource::Measured)].ops},
+        {"program", k.PreferredProgram()},
+        {"measured_from_program", k.FromProgram()},
         {"defaulted", k.DefaultedCount()},
         {"missing", k.MissedKernels()},
         {"profile", k.Profile() ? k.Profile()->File().string() : std::string()},
@@ -48,6 +50,15 @@ void PrintKernelCosts(std::FILE* out, const KernelCostTable& k, std::size_t top)
                  "%.1f%% of the GPU time measured or given\n",
                  ops(CostSource::Table), ops(CostSource::Measured), ops(CostSource::ShapeScaled),
                  ops(CostSource::Roofline), ops(CostSource::Default), 100.0 * k.MeasuredShare());
+    if (k.FromProgram() > 0)
+    {
+        std::fprintf(out,
+                     "  %llu of the measured ops timed from the profile's runs of %s itself (the "
+                     "same op measured in other programs can differ: its key lacks the "
+                     "kernel's arguments)\n",
+                     static_cast<unsigned long long>(k.FromProgram()),
+                     k.PreferredProgram().c_str());
+    }
     std::size_t shown = 0;
     for (const auto& m : k.Misses())
     {

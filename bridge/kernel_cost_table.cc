@@ -97,7 +97,11 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs)
     }
     else if (const profile::OpStats* s = m_profile ? m_profile->Find(key) : nullptr)
     {
-        c = {std::llround(s->medianNs), CostSource::Measured};
+        c = {std::llround(s->MedianFor(m_program)), CostSource::Measured};
+        if (!m_program.empty() && s->medianByProgramNs.count(m_program))
+        {
+            ++m_fromProgram;
+        }
     }
     else if (auto seen = m_misses.find(key); seen != m_misses.end())
     {

@@ -47,6 +47,13 @@ public:
     /// cannot be read or was measured on another GPU model than the scenario's.
     explicit KernelCostTable(const Scenario& scenario);
 
+    /// Measured ops take the median of \p program's own samples where the profile has
+    /// some (profile::ProgramName of the simulated command), else of all samples.
+    void PreferProgram(std::string program) { m_program = std::move(program); }
+    const std::string& PreferredProgram() const { return m_program; }
+    /// Measured ops whose duration came from the preferred program's own samples.
+    uint64_t FromProgram() const { return m_fromProgram; }
+
     OpCost Kernel(const wire::KernelLaunch& launch);
     /// \p modelNs: the scenario's bandwidth model of this copy, used when not measured.
     OpCost Copy(wire::CopyKind kind, uint64_t bytes, int64_t modelNs);
@@ -93,6 +100,8 @@ private:
     std::array<Totals, kCostSources> m_totals{};
     std::map<profile::OpKey, Miss> m_misses;
     std::map<std::string, uint64_t> m_defaulted;
+    std::string m_program;
+    uint64_t m_fromProgram{0};
 };
 
 } // namespace phantora

@@ -2,6 +2,7 @@
 // bridge the ranks talk to, and the launcher that starts the ranks.
 #include "bridge_server.h"
 #include "launcher.h"
+#include "program_name.h"
 #include "run_report.h"
 #include "scenario.h"
 #include "simulation_engine.h"
@@ -100,6 +101,7 @@ int main(int argc, char** argv)
         SimulationEngine engine(scenario, nproc, traceFile.empty() ? nullptr : &trace,
                                 sync == "optimistic" ? SyncMode::Optimistic
                                                      : SyncMode::Conservative);
+        engine.PreferProfileProgram(profile::ProgramName(command));
         ServerOptions options;
         options.bindAddress = bindAddress;
         options.token = RandomToken();

@@ -83,6 +83,9 @@ public:
         return m_timelines.at(static_cast<std::size_t>(rank));
     }
     const KernelCostTable& Kernels() const { return m_kernels; }
+    /// The simulated program's name (profile::ProgramName): its own measurements are
+    /// preferred where the profile holds several programs' (KernelCostTable::PreferProgram).
+    void PreferProfileProgram(std::string program) { m_kernels.PreferProgram(std::move(program)); }
     const NetworkModel& Network() const { return m_network; }
     int WorldSize() const { return static_cast<int>(m_ranks.size()); }
 

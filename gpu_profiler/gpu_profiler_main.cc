@@ -2,9 +2,11 @@
 //   record [--raw F] [--db F] -- CMD ARGS   run CMD under the CUPTI recorder
 //   replay --missing F [--raw F] [--db F]   measure the GEMMs a simulation missed
 //   import --db F RAW...                     merge raw logs into a profile database
+//   label-runs --db F RAW...                 name the programs of runs merged before
 //   info --db F                              what a profile holds
 #include "profile_reader.h"
 #include "profile_writer.h"
+#include "program_name.h"
 #include "raw_log.h"
 
 #include <CLI/CLI.hpp>
@@ -102,6 +104,32 @@ int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::
     return 0;
 }
 
+/// The runs table's row for one raw log: the program it measured, from its command.
+void NameRun(ProfileWriter& w, const fs::path& raw, const RawLog& log)
+{
+    auto command = log.metadata.find("command");
+    if (command != log.metadata.end())
+    {
+        w.AddRun(raw.filename().string(), ProgramName(command->second), command->second);
+    }
+}
+
+/// Names the programs of runs already merged (profiles written before the runs table).
+void LabelRuns(const fs::path& db, const std::vector<fs::path>& raws)
+{
+    ProfileWriter w(db);
+    for (const auto& raw : raws)
+    {
+        const RawLog log = RawLog::Read(raw);
+        NameRun(w, raw, log);
+        auto command = log.metadata.find("command");
+        std::printf("%s: %s\n", raw.filename().c_str(),
+                    command == log.metadata.end() ? "no command recorded, left unnamed"
+                                                  : ProgramName(command->second).c_str());
+    }
+    w.Commit();
+}
+
 void Import(const fs::path& db, const std::vector<fs::path>& raws)
 {
     ProfileWriter w(db);
@@ -115,6 +143,7 @@ void Import(const fs::path& db, const std::vector<fs::path>& raws)
                 w.SetMetadata(k, v);
             }
         }
+        NameRun(w, raw, log);
         auto src = log.metadata.find("source");
         const std::string source = src == log.metadata.end() ? "record" : src->second;
         const std::string run = raw.filename().string();
@@ -178,6 +207,11 @@ int main(int argc, char** argv)
     import->add_option("--db", db, "profile database (created if missing)")->required();
     import->add_option("raw", raws, "raw logs")->required()->check(CLI::ExistingFile);
 
+    auto* label = app.add_subcommand(
+        "label-runs", "name the programs of already merged raw logs (from their commands)");
+    label->add_option("--db", db, "profile database")->required()->check(CLI::ExistingFile);
+    label->add_option("raw", raws, "raw logs")->required()->check(CLI::ExistingFile);
+
     auto* info = app.add_subcommand("info", "print a profile's metadata and size");
     info->add_option("--db", db, "profile database")->required()->check(CLI::ExistingFile);
     CLI11_PARSE(app, argc, argv);
@@ -192,6 +226,11 @@ int main(int argc, char** argv)
         if (*info)
         {
             return Info(db);
+        }
+        if (*label)
+        {
+            LabelRuns(db, raws);
+            return 0;
         }
         if (raw.empty())
         {

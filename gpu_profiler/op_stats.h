@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,16 @@ struct OpStats
     double meanNs{0};
     double stddevNs{0};
     std::string source; ///< "record" or "replay"
+    /// The median of the samples of each recorded program (the runs table), where the
+    /// profile names the programs its runs measured.
+    std::map<std::string, double> medianByProgramNs;
+
+    /// The median of \p program's own samples if it has some, else of all samples.
+    double MedianFor(const std::string& program) const
+    {
+        auto it = program.empty() ? medianByProgramNs.end() : medianByProgramNs.find(program);
+        return it == medianByProgramNs.end() ? medianNs : it->second;
+    }
 
     /// Order statistics of \p durationsNs (linear interpolation between ranks).
     static OpStats FromSamples(std::vector<int64_t> durationsNs, std::string source);

@@ -25,6 +25,7 @@ ProfileReader::ProfileReader(const std::filesystem::path& file) : m_file(file)
                         version == m_metadata.end() ? "missing" : "\"" + version->second + "\"",
                         kSchemaVersion));
     }
+    std::unordered_map<int64_t, OpStats*> byId;
     SqliteStatement ops(db, "SELECT kind, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,"
                             " shared_mem, bytes, samples, median_ns, p10_ns, p90_ns, mean_ns,"
                             " stddev_ns, source, id FROM ops");
@@ -62,11 +63,50 @@ ProfileReader::ProfileReader(const std::filesystem::path& file) : m_file(file)
                 "one sample and a median >= 0",
                 file.string(), ops.Int(17), k.Describe(), s.samples, s.medianNs));
         }
-        m_ops.emplace(std::move(k), std::move(s));
+        const int64_t id = ops.Int(17);
+        auto placed = m_ops.emplace(std::move(k), std::move(s));
+        byId[id] = &placed.first->second;
     }
+    ReadProgramMedians(db, byId);
     for (const auto& entry : m_ops)
     {
         m_byName.emplace(std::make_pair(entry.first.kind, entry.first.name), &entry);
+    }
+}
+
+void ProfileReader::ReadProgramMedians(SqliteDb& db,
+                                       const std::unordered_map<int64_t, OpStats*>& byId)
+{
+    {
+        SqliteStatement has(db,
+                            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'");
+        if (!has.Step())
+        {
+            return; // written before programs were named: every op has its pooled median only
+        }
+    }
+    {
+        SqliteStatement runs(db, "SELECT run, program FROM runs");
+        while (runs.Step())
+        {
+            m_runPrograms[runs.Text(0)] = runs.Text(1);
+        }
+    }
+    std::map<std::pair<int64_t, std::string>, std::vector<int64_t>> samples;
+    SqliteStatement q(db, "SELECT s.op_id, r.program, s.duration_ns FROM samples s"
+                          " JOIN runs r ON r.run = s.run");
+    while (q.Step())
+    {
+        samples[{q.Int(0), q.Text(1)}].push_back(q.Int(2));
+    }
+    for (auto& [opProgram, durations] : samples)
+    {
+        auto op = byId.find(opProgram.first);
+        if (op != byId.end() && !opProgram.second.empty())
+        {
+            op->second->medianByProgramNs[opProgram.second] =
+                OpStats::FromSamples(std::move(durations), "").medianNs;
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace phantora::profile
@@ -32,11 +33,16 @@ public:
     std::vector<const std::pair<const OpKey, OpStats>*> SameName(OpKind kind,
                                                                  const std::string& name) const;
     const std::map<OpKey, OpStats>& Ops() const { return m_ops; }
+    /// run (raw log name) -> the program it measured; empty for files without a runs table.
+    const std::map<std::string, std::string>& RunPrograms() const { return m_runPrograms; }
 
 private:
+    void ReadProgramMedians(SqliteDb& db, const std::unordered_map<int64_t, OpStats*>& byId);
+
     std::filesystem::path m_file;
     std::map<std::string, std::string> m_metadata;
     std::map<OpKey, OpStats> m_ops;
+    std::map<std::string, std::string> m_runPrograms;
     std::multimap<std::pair<OpKind, std::string>, const std::pair<const OpKey, OpStats>*> m_byName;
 };
 

@@ -4,6 +4,7 @@
 namespace phantora::profile
 {
 
+// Version 1 files written before the runs table existed still read (without it).
 inline constexpr int kSchemaVersion = 1;
 
 inline constexpr const char* kSchemaSql = R"sql(
@@ -35,6 +36,10 @@ CREATE TABLE IF NOT EXISTS samples(
     duration_ns INTEGER NOT NULL,
     run         TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS samples_by_op ON samples(op_id);
+CREATE TABLE IF NOT EXISTS runs(
+    run     TEXT PRIMARY KEY NOT NULL,
+    program TEXT NOT NULL,
+    command TEXT NOT NULL);
 )sql";
 
 } // namespace phantora::profile

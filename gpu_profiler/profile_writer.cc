@@ -128,6 +128,18 @@ void ProfileWriter::AddSamples(const OpKey& key, const std::vector<int64_t>& dur
     up.Step();
 }
 
+void ProfileWriter::AddRun(const std::string& run, const std::string& program,
+                           const std::string& command)
+{
+    SqliteStatement s(m_db, "INSERT INTO runs(run, program, command) VALUES(?1, ?2, ?3)"
+                            " ON CONFLICT(run) DO UPDATE SET program = excluded.program,"
+                            " command = excluded.command");
+    s.Bind(1, run);
+    s.Bind(2, program);
+    s.Bind(3, command);
+    s.Step();
+}
+
 void ProfileWriter::Commit()
 {
     m_db.Exec("COMMIT");

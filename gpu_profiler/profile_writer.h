@@ -25,6 +25,9 @@ public:
     void SetMetadata(const std::string& key, const std::string& value);
     void AddSamples(const OpKey& key, const std::vector<int64_t>& durationsNs,
                     const std::string& run, const std::string& source);
+    /// Names the program that \p run measured (program_name.h), so that a simulation of
+    /// that program can prefer its samples; \p command is kept for the record.
+    void AddRun(const std::string& run, const std::string& program, const std::string& command);
     /// Makes everything added so far visible to readers at once.
     void Commit();
 

@@ -3,6 +3,7 @@
 #include "gemm_signature.h"
 #include "profile_reader.h"
 #include "profile_writer.h"
+#include "program_name.h"
 #include "raw_log.h"
 #include "sqlite_handle.h"
 
@@ -103,6 +104,22 @@ TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
     }
     const ProfileReader fresh(db);
     const ProfileReader committed(File());
+    // every raw log that recorded its command names its program in the runs table
+    for (const auto& e : std::filesystem::directory_iterator(rawDir))
+    {
+        if (e.path().extension() != ".tsv")
+        {
+            continue;
+        }
+        const RawLog raw = RawLog::Read(e.path());
+        auto command = raw.metadata.find("command");
+        if (command != raw.metadata.end())
+        {
+            const auto run = committed.RunPrograms().find(e.path().filename().string());
+            ASSERT_NE(run, committed.RunPrograms().end()) << e.path();
+            EXPECT_EQ(run->second, ProgramName(command->second)) << e.path();
+        }
+    }
     ASSERT_EQ(fresh.Ops().size(), committed.Ops().size());
     for (const auto& [key, stats] : committed.Ops())
     {

@@ -205,3 +205,36 @@ TEST_F(KernelCostTableTest, TheMissingFileListsEveryEstimatedOpForTheReplayTool)
     EXPECT_EQ(j["ops"][0]["launches"], 2);
     EXPECT_EQ(j["ops"][0]["estimate"], "shape_scaled");
 }
+
+TEST_F(KernelCostTableTest, TheSimulatedProgramsOwnMeasurementsArePreferred)
+{
+    {
+        ProfileWriter w(scenario.kernels.profile);
+        OpKey step;
+        step.name = kStep;
+        step.grid = {1024, 1, 1};
+        step.block = {256, 1, 1};
+        w.AddSamples(step, {90000, 91000, 92000, 93000}, "other.tsv", "record");
+        w.AddRun("t", "train.py", "python3 train.py");
+        w.AddRun("other.tsv", "other.py", "python3 other.py");
+        w.Commit();
+    }
+    KernelCostTable pooled(scenario);
+    EXPECT_EQ(pooled.Kernel(Launch(kStep, 1024, 256)).ns, 90000); // median of all 7
+    EXPECT_EQ(pooled.FromProgram(), 0u);
+
+    KernelCostTable own(scenario);
+    own.PreferProgram("train.py");
+    const OpCost k = own.Kernel(Launch(kStep, 1024, 256));
+    EXPECT_EQ(k.source, CostSource::Measured);
+    EXPECT_EQ(k.ns, 51000);
+    EXPECT_EQ(own.FromProgram(), 1u);
+    // the GEMM was measured by train.py's run too; the copies as well
+    EXPECT_EQ(own.Kernel(Launch(kGemm, 0, 0)).ns, 181000);
+    EXPECT_EQ(own.FromProgram(), 2u);
+
+    KernelCostTable stranger(scenario);
+    stranger.PreferProgram("never_recorded.py");
+    EXPECT_EQ(stranger.Kernel(Launch(kStep, 1024, 256)).ns, 90000);
+    EXPECT_EQ(stranger.FromProgram(), 0u);
+}

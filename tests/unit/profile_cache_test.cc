@@ -4,6 +4,7 @@
 #include "profile_reader.h"
 #include "profile_schema.h"
 #include "profile_writer.h"
+#include "program_name.h"
 #include "sqlite_handle.h"
 
 #include <algorithm>
@@ -99,6 +100,74 @@ TEST(ProfileCache, WrittenOpsAreFoundByTheirExactKeyOnly)
     smem.sharedMem = 128;
     EXPECT_EQ(r.Find(smem), nullptr);
     EXPECT_EQ(r.SameName(OpKind::Kernel, "k(float*)").size(), 1u);
+}
+
+TEST(ProgramName, IsTheScriptOrModuleOfAnInterpreterElseTheExecutable)
+{
+    EXPECT_EQ(ProgramName(std::vector<std::string>{"python3", "-u", "examples/torch/train_gpt.py",
+                                                   "--steps", "6"}),
+              "train_gpt.py");
+    EXPECT_EQ(ProgramName("/opt/venv/bin/python3.12 -X dev /x/y/torch_gpt_probe.py --hidden 768"),
+              "torch_gpt_probe.py");
+    EXPECT_EQ(ProgramName("python -m torch.distributed.run --nproc 1 t.py"),
+              "torch.distributed.run");
+    EXPECT_EQ(ProgramName("/work/build/examples/cuda/phantora-cuda-train-step 16777216 20"),
+              "phantora-cuda-train-step");
+    EXPECT_EQ(ProgramName("python3 -c print(1)"), "python3");
+    EXPECT_EQ(ProgramName(std::vector<std::string>{}), "");
+}
+
+// One kernel at one launch shape measured in two programs, where its cost depends on an
+// argument the key does not hold (a softmax's row length): each program's own samples
+// give its median, and a program the profile never ran gets the pooled median.
+TEST(ProfileCache, EachRecordedProgramKeepsItsOwnMedian)
+{
+    const fs::path db = Scratch("programs.sqlite");
+    const OpKey softmax = Kernel("softmax(float*, int)", 8192, 1024);
+    {
+        ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddSamples(softmax, {1000, 1010, 990}, "train.tsv", "record");
+        w.AddSamples(softmax, {1600, 1590, 1610, 1620, 1580}, "probe.tsv", "record");
+        w.AddSamples(softmax, {5000}, "unnamed.tsv", "record");
+        w.AddRun("train.tsv", "train_gpt.py", "python3 train_gpt.py");
+        w.AddRun("probe.tsv", "probe.py", "python3 probe.py");
+        w.Commit();
+    }
+    ProfileReader r(db);
+    const OpStats* s = r.Find(softmax);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->samples, 9);
+    EXPECT_DOUBLE_EQ(s->medianNs, 1590.0);
+    EXPECT_DOUBLE_EQ(s->MedianFor("train_gpt.py"), 1000.0);
+    EXPECT_DOUBLE_EQ(s->MedianFor("probe.py"), 1600.0);
+    EXPECT_DOUBLE_EQ(s->MedianFor("other.py"), 1590.0);
+    EXPECT_DOUBLE_EQ(s->MedianFor(""), 1590.0);
+    EXPECT_EQ(r.RunPrograms().at("probe.tsv"), "probe.py");
+    EXPECT_EQ(r.RunPrograms().count("unnamed.tsv"), 0u);
+}
+
+// Profiles written before the runs table existed read as before: pooled medians only.
+TEST(ProfileCache, AProfileWithoutARunsTableHasPooledMediansOnly)
+{
+    const fs::path db = Scratch("no-runs.sqlite");
+    {
+        ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddSamples(Kernel("k(float*)", 64, 64), {100, 200, 300}, "r.tsv", "record");
+        w.AddRun("r.tsv", "p.py", "python p.py");
+        w.Commit();
+    }
+    {
+        SqliteDb raw(db, false);
+        raw.Exec("DROP TABLE runs");
+    }
+    ProfileReader r(db);
+    const OpStats* s = r.Find(Kernel("k(float*)", 64, 64));
+    ASSERT_NE(s, nullptr);
+    EXPECT_TRUE(s->medianByProgramNs.empty());
+    EXPECT_DOUBLE_EQ(s->MedianFor("p.py"), 200.0);
+    EXPECT_TRUE(r.RunPrograms().empty());
 }
 
 TEST(ProfileCache, RefusesMeasurementsOfAnotherGpu)

@@ -1,0 +1,20 @@
+// The name a recorded or simulated program goes by, so that a simulation can prefer the
+// measurements taken while that same program ran: a kernel's cost can depend on its
+// arguments (a softmax on its row length), which an op's key does not hold.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace phantora::profile
+{
+
+/// "train_gpt.py" for `python3 -u path/train_gpt.py --steps 6`, "mymod" for
+/// `python -m mymod`, "phantora-cuda-train-step" for `build/.../phantora-cuda-train-step 1`;
+/// "" for an empty command.
+std::string ProgramName(const std::vector<std::string>& argv);
+
+/// The same for a command kept as one line (words separated by spaces).
+std::string ProgramName(const std::string& commandLine);
+
+} // namespace phantora::profile
