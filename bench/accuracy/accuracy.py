@@ -50,29 +50,34 @@ def key(c):
     return f"{c['size']}/{c['mode']}/{c['gpus']}"
 
 
-def host_off_scenario(scenario, tmpdir):
-    """The scenario with [cpu] time_scale = 0 and no call overheads (GPU timeline alone);
-    relative paths (the profile) made absolute so the copy can live elsewhere."""
+def scenario_copy(scenario, tmpdir, name, time_scale, overheads=True):
+    """The scenario with [cpu] time_scale replaced (and, unless \p overheads, no call
+    overheads); relative paths (the profile) made absolute so the copy can live elsewhere."""
     base = os.path.dirname(os.path.abspath(scenario))
     out = []
     with open(scenario) as f:
         for line in f:
             s = line.strip()
             if s.startswith("time_scale"):
-                line = "time_scale = 0.0\n"
-            elif s.startswith("call_overhead"):
+                line = f"time_scale = {time_scale}\n"
+            elif s.startswith("call_overhead") and not overheads:
                 line = 'call_overhead = "0us"\n'
-            elif s.startswith("query_overhead"):
+            elif s.startswith("query_overhead") and not overheads:
                 line = 'query_overhead = "0us"\n'
             else:
                 m = re.match(r'(\s*profile\s*=\s*")([^"]+)(".*)', line)
                 if m and not os.path.isabs(m.group(2)):
                     line = m.group(1) + os.path.normpath(os.path.join(base, m.group(2))) + m.group(3) + "\n"
             out.append(line)
-    path = os.path.join(tmpdir, "host-off.toml")
+    path = os.path.join(tmpdir, name)
     with open(path, "w") as f:
         f.writelines(out)
     return path
+
+
+def host_off_scenario(scenario, tmpdir):
+    """The scenario with [cpu] time_scale = 0 and no call overheads (GPU timeline alone)."""
+    return scenario_copy(scenario, tmpdir, "host-off.toml", 0.0, overheads=False)
 
 
 def simulate(build, scenario, cell, steps, warmup, verbose):
@@ -100,6 +105,36 @@ def simulate_reps(build, scenario, cell, steps, warmup, reps, verbose):
     med = statistics.median(r["step_ms"] for r in runs)
     best = min(runs, key=lambda r: abs(r["step_ms"] - med))
     return dict(best, step_ms=med, step_ms_all=[r["step_ms"] for r in runs])
+
+
+HOST_WORKLOADS = ("python", "dispatch", "autograd")
+
+
+def host_scale(build, scenario, real, verbose):
+    """[cpu] time_scale from host_speed.py on both sides: the real GPU machine's figures
+    (real["host_speed"], and real["host_speed_end"] where measured, averaged) over what the
+    simulator charges for the same workloads here (host_speed.py --clock monotonic as a rank
+    of phantora-cluster, so its own interposition counts).  The geometric mean of the three
+    workloads' ratios; the workloads are not the validated ones (no training step in them)."""
+    runs = [real.get(k) for k in ("host_speed", "host_speed_end") if real.get(k)]
+    if not runs:
+        raise RuntimeError("the real data has no host_speed.py figures (host_speed / host_speed_end)")
+    cluster = os.path.join(build, "bridge", "phantora-cluster")
+    python = os.path.join(build, "venv", "bin", "python")
+    cmd = [cluster, "--scenario", scenario, "--nproc", "1", "--", python,
+           os.path.join(HERE, "host_speed.py"), "--clock", "monotonic", "--reps", "7"]
+    if verbose:
+        print("+", " ".join(cmd), file=sys.stderr, flush=True)
+    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    m = re.search(r"^\[rank 0\] (\{.*\})$", p.stdout, re.M)
+    if p.returncode != 0 or not m:
+        raise RuntimeError("host_speed.py under phantora-cluster failed:\n" + p.stdout[-2000:])
+    here = json.loads(m.group(1))
+    ratios = {}
+    for w in HOST_WORKLOADS:
+        ratios[w] = statistics.mean(r[w] for r in runs) / here[w]
+    scale = statistics.geometric_mean(ratios.values())
+    return scale, ratios, here
 
 
 def pct(sim, real):
@@ -173,6 +208,12 @@ def main():
     p.add_argument("--scenario", default=os.path.join(ROOT, "scenarios", "h200-profile.toml"))
     p.add_argument("--steps", type=int, default=8, help="simulated steps per cell")
     p.add_argument("--warmup", type=int, default=3, help="simulated steps left out of the mean")
+    p.add_argument("--host-scale", action="store_true",
+                   help="simulate with the [cpu] time_scale host_speed.py gives (the real data's "
+                        "figures over what the simulator charges here for the same work)")
+    p.add_argument("--time-scale", type=float,
+                   help="simulate with this [cpu] time_scale instead of the scenario's (the real "
+                        "host's speed relative to this one, e.g. from host_speed.py run on both)")
     p.add_argument("--sim-reps", type=int, default=3,
                    help="simulations per cell; the table gives their median, as it does the real runs'")
     p.add_argument("--no-host-off", action="store_true", help="skip the GPU-only diagnostic runs")
@@ -194,13 +235,26 @@ def main():
         with open(args.sim_results) as f:
             saved = json.load(f)
         sim = saved["cells"]
+        scaled = f", time_scale {saved['time_scale']}" if saved.get("time_scale") is not None else ""
         print(f"simulated: saved results {os.path.relpath(args.sim_results, ROOT)} "
-              f"({saved.get('scenario', '?')}, {saved.get('steps', '?')} steps, warm-up {saved.get('warmup', '?')})")
+              f"({saved.get('scenario', '?')}{scaled}, {saved.get('steps', '?')} steps, "
+              f"warm-up {saved.get('warmup', '?')}, median of {saved.get('reps', 1)} runs)")
     else:
-        print(f"simulated: {os.path.relpath(args.scenario, ROOT)}, {args.steps} steps, warm-up {args.warmup}, "
+        scenario_name = os.path.relpath(args.scenario, ROOT)
+        print(f"simulated: {scenario_name}, {args.steps} steps, warm-up {args.warmup}, "
               f"median of {args.sim_reps} runs, build {args.build}", flush=True)
         sim = {}
         with tempfile.TemporaryDirectory() as tmp:
+            if args.host_scale:
+                args.time_scale, ratios, here = host_scale(args.build, args.scenario, real, args.verbose)
+                print("host_speed.py, real GPU machine / simulated here: " +
+                      ", ".join(f"{w} {ratios[w]:.3f}" for w in HOST_WORKLOADS) +
+                      f" (here: " + ", ".join(f"{w} {here[w]:.0f} ns" for w in HOST_WORKLOADS) + ")"
+                      f"; time_scale = their geometric mean {args.time_scale:.3f}", flush=True)
+                args.time_scale = round(args.time_scale, 3)
+            if args.time_scale is not None:
+                args.scenario = scenario_copy(args.scenario, tmp, "scaled.toml", args.time_scale)
+                print(f"simulated with [cpu] time_scale = {args.time_scale}", flush=True)
             off = None if args.no_host_off else host_off_scenario(args.scenario, tmp)
             for c in matrix:
                 if key(c) not in measured:
@@ -213,7 +267,7 @@ def main():
                 sim[key(c)] = s
         if args.save_sim:
             with open(args.save_sim, "w") as f:
-                json.dump({"scenario": os.path.relpath(args.scenario, ROOT), "steps": args.steps,
+                json.dump({"scenario": scenario_name, "time_scale": args.time_scale, "steps": args.steps,
                            "warmup": args.warmup, "reps": args.sim_reps, "real": os.path.relpath(args.real, ROOT),
                            "cells": sim}, f, indent=1)
                 f.write("\n")
