@@ -75,6 +75,10 @@ int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::
     {
         preload += std::string(":") + old;
     }
+    for (const auto& stale : RawParts(raw))
+    {
+        fs::remove(stale);
+    }
     const int rc = RunChild(cmd,
                             {{"LD_PRELOAD", preload},
                              {"PHANTORA_RECORD_OUT", raw.string()},
@@ -85,11 +89,19 @@ int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::
         std::fprintf(stderr, "gpu_profiler: %s exited with status %d\n", cmd[0].c_str(), rc);
         return rc;
     }
-    if (!fs::exists(raw))
+    const std::vector<fs::path> parts = RawParts(raw);
+    if (parts.empty())
     {
-        std::fprintf(stderr, "gpu_profiler: %s wrote no %s (did it use the GPU?)\n", cmd[0].c_str(),
-                     raw.c_str());
+        std::fprintf(stderr,
+                     "gpu_profiler: no process of %s recorded GPU work into %s.*.part (did it use "
+                     "the GPU?)\n",
+                     cmd[0].c_str(), raw.c_str());
         return 1;
+    }
+    JoinRawParts(parts, raw);
+    for (const auto& part : parts)
+    {
+        fs::remove(part);
     }
     {
         std::ofstream(raw, std::ios::app)
@@ -138,7 +150,7 @@ void Import(const fs::path& db, const std::vector<fs::path>& raws)
         const RawLog log = RawLog::Read(raw);
         for (const auto& [k, v] : log.metadata)
         {
-            if (k != "command" && k != "source" && k != "dropped_records")
+            if (k != "command" && k != "source" && k != "dropped_records" && k != "processes")
             {
                 w.SetMetadata(k, v);
             }

@@ -18,6 +18,49 @@ bool IsPython(const std::string& exe)
     const std::string b = Base(exe);
     return b.rfind("python", 0) == 0;
 }
+
+bool EndsWith(const std::string& s, const std::string& tail)
+{
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Launchers that start the program they are given (recording DDP on one GPU runs
+// `torchrun ... train.py`; the simulator starts `python train.py` itself).
+bool IsLauncher(const std::string& name)
+{
+    static const char* const kLaunchers[] = {"torchrun",
+                                             "torch.distributed.run",
+                                             "torch.distributed.launch",
+                                             "mpirun",
+                                             "mpiexec",
+                                             "srun",
+                                             "deepspeed"};
+    for (const char* l : kLaunchers)
+    {
+        if (name == l)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// The launched program: its first Python script, else what follows an interpreter.
+std::string Launched(const std::vector<std::string>& argv, std::size_t from)
+{
+    for (std::size_t i = from; i < argv.size(); ++i)
+    {
+        if (EndsWith(argv[i], ".py"))
+        {
+            return Base(argv[i]);
+        }
+        if (IsPython(argv[i]))
+        {
+            return ProgramName(std::vector<std::string>(argv.begin() + i, argv.end()));
+        }
+    }
+    return "";
+}
 } // namespace
 
 std::string ProgramName(const std::vector<std::string>& argv)
@@ -28,14 +71,17 @@ std::string ProgramName(const std::vector<std::string>& argv)
     }
     if (!IsPython(argv[0]))
     {
-        return Base(argv[0]);
+        const std::string exe = Base(argv[0]);
+        const std::string launched = IsLauncher(exe) ? Launched(argv, 1) : "";
+        return launched.empty() ? exe : launched;
     }
     for (std::size_t i = 1; i < argv.size(); ++i)
     {
         const std::string& a = argv[i];
         if (a == "-m" && i + 1 < argv.size())
         {
-            return argv[i + 1];
+            const std::string launched = IsLauncher(argv[i + 1]) ? Launched(argv, i + 2) : "";
+            return launched.empty() ? argv[i + 1] : launched;
         }
         if (a == "-c")
         {

@@ -9,9 +9,11 @@
 namespace phantora::profile
 {
 
-/// "train_gpt.py" for `python3 -u path/train_gpt.py --steps 6`, "mymod" for
-/// `python -m mymod`, "phantora-cuda-train-step" for `build/.../phantora-cuda-train-step 1`;
-/// "" for an empty command.
+/// "train_gpt.py" for `python3 -u path/train_gpt.py --steps 6`, and also for
+/// `torchrun --nproc_per_node 1 train_gpt.py` or `python -m torch.distributed.run ...
+/// train_gpt.py` (launchers name what they launch); "mymod" for `python -m mymod`;
+/// "phantora-cuda-train-step" for `build/.../phantora-cuda-train-step 1`; "" for an empty
+/// command.
 std::string ProgramName(const std::vector<std::string>& argv);
 
 /// The same for a command kept as one line (words separated by spaces).

@@ -2,6 +2,7 @@
 
 #include "sqlite_handle.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
 #include <fstream>
@@ -88,6 +89,87 @@ RawLog RawLog::Read(const std::filesystem::path& file)
         log.samples[std::move(k)].push_back(static_cast<int64_t>(v[8]));
     }
     return log;
+}
+
+std::vector<std::filesystem::path> RawParts(const std::filesystem::path& raw)
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = raw.has_parent_path() ? raw.parent_path() : fs::path(".");
+    const std::string prefix = raw.filename().string() + ".";
+    std::vector<std::pair<long, fs::path>> found;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+    {
+        const std::string name = e.path().filename().string();
+        if (name.size() <= prefix.size() + 5 || name.compare(0, prefix.size(), prefix) != 0 ||
+            name.compare(name.size() - 5, 5, ".part") != 0)
+        {
+            continue;
+        }
+        const std::string pid = name.substr(prefix.size(), name.size() - prefix.size() - 5);
+        long value = 0;
+        auto [p, err] = std::from_chars(pid.data(), pid.data() + pid.size(), value);
+        if (err == std::errc{} && p == pid.data() + pid.size())
+        {
+            found.emplace_back(value, e.path());
+        }
+    }
+    std::sort(found.begin(), found.end());
+    std::vector<fs::path> out;
+    for (auto& f : found)
+    {
+        out.push_back(std::move(f.second));
+    }
+    return out;
+}
+
+void JoinRawParts(const std::vector<std::filesystem::path>& parts, const std::filesystem::path& raw)
+{
+    std::map<std::string, std::string> meta;
+    std::vector<std::string> metaOrder;
+    unsigned long long dropped = 0;
+    std::vector<std::string> ops;
+    for (const auto& part : parts)
+    {
+        RawLog::Read(part); // refuses a malformed part, naming it and the line
+        std::ifstream in(part);
+        for (std::string line; std::getline(in, line);)
+        {
+            if (line.rfind("meta\t", 0) != 0)
+            {
+                if (!line.empty())
+                {
+                    ops.push_back(line);
+                }
+                continue;
+            }
+            const auto f = SplitTabs(line);
+            const std::string key(f[1]);
+            if (key == "dropped_records")
+            {
+                dropped += std::stoull(std::string(f[2]));
+            }
+            else if (meta.emplace(key, std::string(f[2])).second)
+            {
+                metaOrder.push_back(key);
+            }
+        }
+    }
+    std::ofstream out(raw, std::ios::trunc);
+    if (!out)
+    {
+        throw ProfileError(fmt::format("raw log {}: cannot write", raw.string()));
+    }
+    for (const auto& key : metaOrder)
+    {
+        out << "meta\t" << key << '\t' << meta[key] << '\n';
+    }
+    out << "meta\tdropped_records\t" << dropped << '\n';
+    out << "meta\tprocesses\t" << parts.size() << '\n';
+    for (const auto& line : ops)
+    {
+        out << line << '\n';
+    }
 }
 
 } // namespace phantora::profile

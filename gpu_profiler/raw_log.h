@@ -24,4 +24,15 @@ struct RawLog
     static RawLog Read(const std::filesystem::path& file);
 };
 
+/// What each recording process of one `gpu_profiler record` wrote: "<raw>.<pid>.part"
+/// beside \p raw, in pid order.  A launcher (torchrun, mpirun) and its workers all run
+/// under the recorder; one shared file would keep only the last process to exit.
+std::vector<std::filesystem::path> RawParts(const std::filesystem::path& raw);
+
+/// Writes \p raw from \p parts: their op lines as they are, each metadata key once (the
+/// first part's value; dropped_records summed) and "meta processes N".  Throws
+/// ProfileError naming a part that is malformed or unreadable.
+void JoinRawParts(const std::vector<std::filesystem::path>& parts,
+                  const std::filesystem::path& raw);
+
 } // namespace phantora::profile

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace
@@ -172,20 +173,26 @@ void WriteLog()
     {
         return;
     }
-    const char* path = std::getenv("PHANTORA_RECORD_OUT");
-    if (!path)
+    const char* out = std::getenv("PHANTORA_RECORD_OUT");
+    if (!out)
     {
         std::fprintf(stderr, "phantora recorder: PHANTORA_RECORD_OUT is not set; nothing saved\n");
         return;
     }
-    std::unique_ptr<FILE, decltype(&std::fclose)> f(std::fopen(path, "w"), &std::fclose);
+    std::lock_guard lock(s.mutex);
+    if (s.ops.empty())
+    {
+        return; // a process that ran nothing on the GPU (a launcher such as torchrun)
+    }
+    // Each process its own part, which gpu_profiler joins (raw_log.h: RawParts).
+    const std::string path = std::string(out) + "." + std::to_string(getpid()) + ".part";
+    std::unique_ptr<FILE, decltype(&std::fclose)> f(std::fopen(path.c_str(), "w"), &std::fclose);
     if (!f)
     {
-        std::fprintf(stderr, "phantora recorder: cannot write %s: %s\n", path,
+        std::fprintf(stderr, "phantora recorder: cannot write %s: %s\n", path.c_str(),
                      std::strerror(errno));
         return;
     }
-    std::lock_guard lock(s.mutex);
     uint32_t cuptiVersion = 0;
     cuptiGetVersion(&cuptiVersion);
     std::fprintf(f.get(), "meta\tcupti_api_version\t%u\n", cuptiVersion);
@@ -240,7 +247,8 @@ void WriteLog()
     std::fprintf(stderr,
                  "phantora recorder: %zu GPU activities (%llu kernels outside GEMMs, %zu GEMM "
                  "calls) written to %s\n",
-                 s.ops.size(), static_cast<unsigned long long>(kernels), gemms.size(), path);
+                 s.ops.size(), static_cast<unsigned long long>(kernels), gemms.size(),
+                 path.c_str());
 }
 
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*)

@@ -151,3 +151,54 @@ TEST(RawLog, AMalformedLineIsRefusedNamingTheFileAndLine)
         EXPECT_NE(what.find("fast"), std::string::npos) << what;
     }
 }
+
+// `gpu_profiler record -- torchrun ...`: the launcher and each worker run under the
+// recorder, each writes "<raw>.<pid>.part" if it ran GPU work, and the parts are joined.
+TEST(RawLog, EachRecordingProcesssPartIsJoinedIntoOneLog)
+{
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("phantora-parts-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path raw = dir / "run.tsv";
+    std::ofstream(dir / "run.tsv.4100.part") << "meta\tcupti_api_version\t130001\n"
+                                             << "meta\tsource\trecord\n"
+                                             << "meta\tdropped_records\t2\n"
+                                             << "op\tkernel\tk()\t1\t1\t1\t32\t1\t1\t0\t0\t1500\n";
+    std::ofstream(dir / "run.tsv.977.part") << "meta\tcupti_api_version\t130001\n"
+                                            << "meta\tdropped_records\t1\n"
+                                            << "op\tkernel\tk()\t1\t1\t1\t32\t1\t1\t0\t0\t1700\n"
+                                            << "op\tmemcpy\tHtoD\t0\t0\t0\t0\t0\t0\t0\t64\t900\n";
+    std::ofstream(dir / "run.tsv.notapid.part") << "ignored\n";
+    std::ofstream(dir / "other.tsv.977.part") << "ignored\n";
+
+    const auto parts = RawParts(raw);
+    ASSERT_EQ(parts.size(), 2u);
+    EXPECT_EQ(parts[0].filename(), "run.tsv.977.part"); // pid order
+    EXPECT_EQ(parts[1].filename(), "run.tsv.4100.part");
+    JoinRawParts(parts, raw);
+
+    const RawLog log = RawLog::Read(raw);
+    EXPECT_EQ(log.metadata.at("processes"), "2");
+    EXPECT_EQ(log.metadata.at("dropped_records"), "3");
+    EXPECT_EQ(log.metadata.at("source"), "record");
+    OpKey k;
+    k.name = "k()";
+    k.grid = {1, 1, 1};
+    k.block = {32, 1, 1};
+    ASSERT_EQ(log.samples.count(k), 1u);
+    EXPECT_EQ(log.samples.at(k), (std::vector<int64_t>{1700, 1500}));
+    EXPECT_EQ(log.samples.size(), 2u);
+
+    std::ofstream(dir / "run.tsv.5.part") << "op\tkernel\tk()\tbroken\n";
+    try
+    {
+        JoinRawParts(RawParts(raw), raw);
+        FAIL() << "joined a malformed part";
+    }
+    catch (const ProfileError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("run.tsv.5.part:1"), std::string::npos) << e.what();
+    }
+    std::filesystem::remove_all(dir);
+}

@@ -109,8 +109,13 @@ TEST(ProgramName, IsTheScriptOrModuleOfAnInterpreterElseTheExecutable)
               "train_gpt.py");
     EXPECT_EQ(ProgramName("/opt/venv/bin/python3.12 -X dev /x/y/torch_gpt_probe.py --hidden 768"),
               "torch_gpt_probe.py");
-    EXPECT_EQ(ProgramName("python -m torch.distributed.run --nproc 1 t.py"),
-              "torch.distributed.run");
+    EXPECT_EQ(ProgramName("python -m torch.distributed.run --nproc 1 t.py"), "t.py");
+    EXPECT_EQ(ProgramName("torchrun --standalone --nproc_per_node 1 examples/torch/train_gpt.py "
+                          "--mode ddp"),
+              "train_gpt.py");
+    EXPECT_EQ(ProgramName("mpirun -np 2 python3 -u bench.py"), "bench.py");
+    EXPECT_EQ(ProgramName("torchrun --help"), "torchrun");
+    EXPECT_EQ(ProgramName("python -m mymod --x 1"), "mymod");
     EXPECT_EQ(ProgramName("/work/build/examples/cuda/phantora-cuda-train-step 16777216 20"),
               "phantora-cuda-train-step");
     EXPECT_EQ(ProgramName("python3 -c print(1)"), "python3");
