@@ -97,11 +97,9 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs)
     }
     else if (const profile::OpStats* s = m_profile ? m_profile->Find(key) : nullptr)
     {
-        c = {std::llround(s->MedianFor(m_program)), CostSource::Measured};
-        if (!m_program.empty() && s->medianByProgramNs.count(m_program))
-        {
-            ++m_fromProgram;
-        }
+        const double* own = s->ProgramMedian(m_program);
+        c = {std::llround(own ? *own : s->medianNs), CostSource::Measured};
+        m_fromProgram += own ? 1 : 0;
     }
     else if (auto seen = m_misses.find(key); seen != m_misses.end())
     {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
+#include <optional>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,14 +117,18 @@ int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::
     return 0;
 }
 
-/// The runs table's row for one raw log: the program it measured, from its command.
-void NameRun(ProfileWriter& w, const fs::path& raw, const RawLog& log)
+/// The runs table's row for one raw log: the program it measured, from its command;
+/// the program, or nothing when the log kept no command.
+std::optional<std::string> NameRun(ProfileWriter& w, const fs::path& raw, const RawLog& log)
 {
     auto command = log.metadata.find("command");
-    if (command != log.metadata.end())
+    if (command == log.metadata.end())
     {
-        w.AddRun(raw.filename().string(), ProgramName(command->second), command->second);
+        return std::nullopt;
     }
+    std::string program = ProgramName(command->second);
+    w.AddRun(raw.filename().string(), program, command->second);
+    return program;
 }
 
 /// Names the programs of runs already merged (profiles written before the runs table).
@@ -132,12 +137,9 @@ void LabelRuns(const fs::path& db, const std::vector<fs::path>& raws)
     ProfileWriter w(db);
     for (const auto& raw : raws)
     {
-        const RawLog log = RawLog::Read(raw);
-        NameRun(w, raw, log);
-        auto command = log.metadata.find("command");
+        const auto program = NameRun(w, raw, RawLog::Read(raw));
         std::printf("%s: %s\n", raw.filename().c_str(),
-                    command == log.metadata.end() ? "no command recorded, left unnamed"
-                                                  : ProgramName(command->second).c_str());
+                    program ? program->c_str() : "no command recorded, left unnamed");
     }
     w.Commit();
 }

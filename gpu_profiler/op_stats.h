@@ -22,11 +22,17 @@ struct OpStats
     /// profile names the programs its runs measured.
     std::map<std::string, double> medianByProgramNs;
 
+    /// The median of \p program's own samples; null if it has none (or \p program is empty).
+    const double* ProgramMedian(const std::string& program) const
+    {
+        auto it = program.empty() ? medianByProgramNs.end() : medianByProgramNs.find(program);
+        return it == medianByProgramNs.end() ? nullptr : &it->second;
+    }
     /// The median of \p program's own samples if it has some, else of all samples.
     double MedianFor(const std::string& program) const
     {
-        auto it = program.empty() ? medianByProgramNs.end() : medianByProgramNs.find(program);
-        return it == medianByProgramNs.end() ? medianNs : it->second;
+        const double* own = ProgramMedian(program);
+        return own ? *own : medianNs;
     }
 
     /// Order statistics of \p durationsNs (linear interpolation between ranks).

@@ -37,11 +37,15 @@ NOT_MEASURED = "not measured (needs a multi-GPU machine)"
 def read_matrix(path):
     cells = []
     with open(path) as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
-            size, mode, gpus, *flags = line.split()
+            words = line.split()
+            if len(words) < 3 or not words[2].isdigit():
+                raise ValueError(f"{path}:{number}: expected 'size mode gpus [train_gpt.py flags]', "
+                                 f"got '{line}'")
+            size, mode, gpus, *flags = words
             cells.append({"size": size, "mode": mode, "gpus": int(gpus), "flags": flags})
     return cells
 
@@ -80,15 +84,20 @@ def host_off_scenario(scenario, tmpdir):
     return scenario_copy(scenario, tmpdir, "host-off.toml", 0.0, overheads=False)
 
 
-def simulate(build, scenario, cell, steps, warmup, verbose):
-    cluster = os.path.join(build, "bridge", "phantora-cluster")
-    python = os.path.join(build, "venv", "bin", "python")
-    cmd = [cluster, "--scenario", scenario, "--nproc", str(cell["gpus"]), "--",
-           python, os.path.join(ROOT, "examples", "torch", "train_gpt.py"), *cell["flags"],
-           "--mode", cell["mode"], "--steps", str(steps), "--warmup", str(warmup)]
+def run_simulated(build, scenario, nproc, script, args, verbose):
+    """`phantora-cluster --scenario S --nproc N -- <build's venv python> SCRIPT ARGS...`;
+    the finished process, stdout and stderr together."""
+    cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
+           "--nproc", str(nproc), "--", os.path.join(build, "venv", "bin", "python"), script, *args]
     if verbose:
         print("+", " ".join(cmd), file=sys.stderr, flush=True)
-    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def simulate(build, scenario, cell, steps, warmup, verbose):
+    p = run_simulated(build, scenario, cell["gpus"], os.path.join(ROOT, "examples", "torch", "train_gpt.py"),
+                      [*cell["flags"], "--mode", cell["mode"], "--steps", str(steps),
+                       "--warmup", str(warmup)], verbose)
     m = MEAN_RE.search(p.stdout)
     if p.returncode != 0 or not m:
         tail = "\n".join(p.stdout.splitlines()[-15:])
@@ -119,13 +128,8 @@ def host_scale(build, scenario, real, verbose):
     runs = [real.get(k) for k in ("host_speed", "host_speed_end") if real.get(k)]
     if not runs:
         raise RuntimeError("the real data has no host_speed.py figures (host_speed / host_speed_end)")
-    cluster = os.path.join(build, "bridge", "phantora-cluster")
-    python = os.path.join(build, "venv", "bin", "python")
-    cmd = [cluster, "--scenario", scenario, "--nproc", "1", "--", python,
-           os.path.join(HERE, "host_speed.py"), "--clock", "monotonic", "--reps", "7"]
-    if verbose:
-        print("+", " ".join(cmd), file=sys.stderr, flush=True)
-    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = run_simulated(build, scenario, 1, os.path.join(HERE, "host_speed.py"),
+                      ["--clock", "monotonic", "--reps", "7"], verbose)
     m = re.search(r"^\[rank 0\] (\{.*\})$", p.stdout, re.M)
     if p.returncode != 0 or not m:
         raise RuntimeError("host_speed.py under phantora-cluster failed:\n" + p.stdout[-2000:])
@@ -139,6 +143,14 @@ def host_scale(build, scenario, real, verbose):
 
 def pct(sim, real):
     return 100.0 * (sim - real) / real
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON: {e}") from e
 
 
 def minmax(values):
@@ -225,15 +237,13 @@ def main():
     args = p.parse_args()
 
     matrix = read_matrix(args.matrix)
-    with open(args.real) as f:
-        real = json.load(f)
+    real = load_json(args.real)
     measured = {key(c) for c in real["cells"] if "step_ms" in c}
     env = real.get("env", {})
     print(f"real: {os.path.relpath(args.real, ROOT)}: {env.get('query', '?')}; {env.get('torch', '?')}; "
           f"{env.get('date_utc', '?')}; reps {env.get('reps', '?')}")
     if args.sim_results:
-        with open(args.sim_results) as f:
-            saved = json.load(f)
+        saved = load_json(args.sim_results)
         sim = saved["cells"]
         scaled = f", time_scale {saved['time_scale']}" if saved.get("time_scale") is not None else ""
         print(f"simulated: saved results {os.path.relpath(args.sim_results, ROOT)} "
@@ -278,4 +288,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError, KeyError, RuntimeError) as e:
+        # a missing or malformed data file, or a failed simulation: say which, not a traceback
+        sys.exit(f"accuracy.py: {e}")
