@@ -32,6 +32,7 @@ nlohmann::json KernelCostJson(const KernelCostTable& k, std::size_t top)
         {"measured", by[static_cast<std::size_t>(CostSource::Measured)].ops},
         {"program", k.PreferredProgram()},
         {"measured_from_program", k.FromProgram()},
+        {"measured_at_arguments", k.FromArgs()},
         {"defaulted", k.DefaultedCount()},
         {"missing", k.MissedKernels()},
         {"profile", k.Profile() ? k.Profile()->File().string() : std::string()},
@@ -50,12 +51,18 @@ void PrintKernelCosts(std::FILE* out, const KernelCostTable& k, std::size_t top)
                  "%.1f%% of the GPU time measured or given\n",
                  ops(CostSource::Table), ops(CostSource::Measured), ops(CostSource::ShapeScaled),
                  ops(CostSource::Roofline), ops(CostSource::Default), 100.0 * k.MeasuredShare());
+    if (k.FromArgs() > 0)
+    {
+        std::fprintf(out,
+                     "  %llu of the measured ops timed from samples launched with the same "
+                     "arguments\n",
+                     static_cast<unsigned long long>(k.FromArgs()));
+    }
     if (k.FromProgram() > 0)
     {
         std::fprintf(out,
                      "  %llu of the measured ops timed from the profile's runs of %s itself (the "
-                     "same op measured in other programs can differ: its key lacks the "
-                     "kernel's arguments)\n",
+                     "same op at other arguments, or measured in other programs, can differ)\n",
                      static_cast<unsigned long long>(k.FromProgram()),
                      k.PreferredProgram().c_str());
     }

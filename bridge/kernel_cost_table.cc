@@ -83,7 +83,7 @@ std::optional<int64_t> KernelCostTable::FromTable(std::string_view name) const
     return it->second;
 }
 
-OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs)
+OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::string& args)
 {
     OpCost c;
     std::optional<int64_t> v;
@@ -97,8 +97,10 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs)
     }
     else if (const profile::OpStats* s = m_profile ? m_profile->Find(key) : nullptr)
     {
-        const double* own = s->ProgramMedian(m_program);
-        c = {std::llround(own ? *own : s->medianNs), CostSource::Measured};
+        const double* sameArgs = s->ArgsMedian(args);
+        const double* own = sameArgs ? nullptr : s->ProgramMedian(m_program);
+        c = {std::llround(sameArgs ? *sameArgs : own ? *own : s->medianNs), CostSource::Measured};
+        m_fromArgs += sameArgs ? 1 : 0;
         m_fromProgram += own ? 1 : 0;
     }
     else if (auto seen = m_misses.find(key); seen != m_misses.end())
@@ -147,7 +149,7 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs)
 OpCost KernelCostTable::Kernel(const wire::KernelLaunch& launch)
 {
     return Lookup(profile::KeyForLaunch(launch.name, launch.grid, launch.block, launch.sharedMem),
-                  -1);
+                  -1, launch.args);
 }
 
 int64_t KernelCostTable::DurationNs(std::string_view kernelName)

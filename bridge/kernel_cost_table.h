@@ -47,12 +47,16 @@ public:
     /// cannot be read or was measured on another GPU model than the scenario's.
     explicit KernelCostTable(const Scenario& scenario);
 
-    /// Measured ops take the median of \p program's own samples where the profile has
-    /// some (profile::ProgramName of the simulated command), else of all samples.
+    /// A measured kernel takes the median of its samples launched with the same arguments
+    /// (kernel_params.h ArgFacts) where the profile has some; any other measured op takes
+    /// the median of \p program's own samples where the profile has some
+    /// (profile::ProgramName of the simulated command), else of all samples.
     void PreferProgram(std::string program) { m_program = std::move(program); }
     const std::string& PreferredProgram() const { return m_program; }
     /// Measured ops whose duration came from the preferred program's own samples.
     uint64_t FromProgram() const { return m_fromProgram; }
+    /// Measured kernels whose duration came from samples launched with their arguments.
+    uint64_t FromArgs() const { return m_fromArgs; }
 
     OpCost Kernel(const wire::KernelLaunch& launch);
     /// \p modelNs: the scenario's bandwidth model of this copy, used when not measured.
@@ -91,7 +95,7 @@ public:
     const std::map<std::string, uint64_t>& MissedKernels() const { return m_defaulted; }
 
 private:
-    OpCost Lookup(const profile::OpKey& key, int64_t modelNs);
+    OpCost Lookup(const profile::OpKey& key, int64_t modelNs, const std::string& args = {});
     std::optional<int64_t> FromTable(std::string_view name) const;
 
     const KernelSpec& m_spec;
@@ -102,6 +106,7 @@ private:
     std::map<std::string, uint64_t> m_defaulted;
     std::string m_program;
     uint64_t m_fromProgram{0};
+    uint64_t m_fromArgs{0};
 };
 
 } // namespace phantora

@@ -4,6 +4,8 @@
 //   import --db F RAW...                     merge raw logs into a profile database
 //   label-runs --db F RAW...                 name the programs of runs merged before
 //   info --db F                              what a profile holds
+//   kernel-params FILE [--kernel TEXT]       the parameter layouts a binary's kernels have
+#include "kernel_params.h"
 #include "profile_reader.h"
 #include "profile_writer.h"
 #include "program_name.h"
@@ -12,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <cxxabi.h>
 #include <fmt/format.h>
 #include <fstream>
 #include <optional>
@@ -164,7 +167,7 @@ void Import(const fs::path& db, const std::vector<fs::path>& raws)
         size_t samples = 0;
         for (const auto& [key, durations] : log.samples)
         {
-            w.AddSamples(key, durations, run, source);
+            w.AddSamples(key, durations, run, source, log.sampleArgs.at(key));
             samples += durations.size();
         }
         std::printf("%s: %zu ops, %zu samples merged into %s\n", raw.c_str(), log.samples.size(),
@@ -187,6 +190,45 @@ int Info(const fs::path& db)
     }
     std::printf("ops: %zu kernels, %zu GEMMs, %zu memcpys, %zu memsets\n", byKind[0], byKind[1],
                 byKind[2], byKind[3]);
+    return 0;
+}
+
+/// The layouts the simulator and the recorder read from a binary (kernel_params.h),
+/// for a user to see which arguments will key a kernel.
+int ListKernelParams(const fs::path& file, const std::string& filter)
+{
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto layouts = phantora::kernel_args::ParamLayoutsInImage(bytes);
+    if (layouts.empty())
+    {
+        std::fprintf(stderr,
+                     "gpu_profiler: %s holds no kernel parameter layouts (expected a cubin, a "
+                     "fat binary, or a program or library with a .nv_fatbin section whose cubins "
+                     "are uncompressed or zstd-compressed)\n",
+                     file.c_str());
+        return 1;
+    }
+    size_t shown = 0;
+    for (const auto& [mangled, layout] : layouts)
+    {
+        int status = 0;
+        std::unique_ptr<char, decltype(&std::free)> d(
+            abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
+        const std::string name = status == 0 && d ? d.get() : mangled;
+        if (!filter.empty() && name.find(filter) == std::string::npos)
+        {
+            continue;
+        }
+        std::string params;
+        for (size_t i = 0; i < layout.size(); ++i)
+        {
+            params += fmt::format(" {}@{}:{}", i, layout[i].offset, layout[i].size);
+        }
+        std::printf("%s\t%s\n", name.c_str(), params.empty() ? " (none)" : params.c_str() + 1);
+        ++shown;
+    }
+    std::fprintf(stderr, "%zu of %zu kernels (ordinal@offset:size)\n", shown, layouts.size());
     return 0;
 }
 
@@ -228,6 +270,16 @@ int main(int argc, char** argv)
 
     auto* info = app.add_subcommand("info", "print a profile's metadata and size");
     info->add_option("--db", db, "profile database")->required()->check(CLI::ExistingFile);
+
+    fs::path binary;
+    std::string kernelFilter;
+    auto* params = app.add_subcommand(
+        "kernel-params", "list the parameter layouts of the kernels in a cubin, fat binary or "
+                         "library (what keys a kernel's launch arguments)");
+    params->add_option("file", binary, "cubin, fat binary, or program or library")
+        ->required()
+        ->check(CLI::ExistingFile);
+    params->add_option("--kernel", kernelFilter, "only kernels whose name contains this");
     CLI11_PARSE(app, argc, argv);
 
     try
@@ -240,6 +292,10 @@ int main(int argc, char** argv)
         if (*info)
         {
             return Info(db);
+        }
+        if (*params)
+        {
+            return ListKernelParams(binary, kernelFilter);
         }
         if (*label)
         {

@@ -22,6 +22,17 @@ struct OpStats
     /// profile names the programs its runs measured.
     std::map<std::string, double> medianByProgramNs;
 
+    /// The median of the samples launched with each set of arguments (kernel_params.h
+    /// ArgFacts), where the recorder knew the kernel's parameters.
+    std::map<std::string, double> medianByArgsNs;
+
+    /// The median of the samples launched with \p args; null if none were (or \p args
+    /// is empty).
+    const double* ArgsMedian(const std::string& args) const
+    {
+        auto it = args.empty() ? medianByArgsNs.end() : medianByArgsNs.find(args);
+        return it == medianByArgsNs.end() ? nullptr : &it->second;
+    }
     /// The median of \p program's own samples; null if it has none (or \p program is empty).
     const double* ProgramMedian(const std::string& program) const
     {

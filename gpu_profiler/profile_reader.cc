@@ -68,6 +68,7 @@ ProfileReader::ProfileReader(const std::filesystem::path& file) : m_file(file)
         byId[id] = &placed.first->second;
     }
     ReadProgramMedians(db, byId);
+    ReadArgsMedians(db, byId);
     for (const auto& entry : m_ops)
     {
         m_byName.emplace(std::make_pair(entry.first.kind, entry.first.name), &entry);
@@ -105,6 +106,32 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
         if (op != byId.end() && !opProgram.second.empty())
         {
             op->second->medianByProgramNs[opProgram.second] =
+                OpStats::FromSamples(std::move(durations), "").medianNs;
+        }
+    }
+}
+
+void ProfileReader::ReadArgsMedians(SqliteDb& db, const std::unordered_map<int64_t, OpStats*>& byId)
+{
+    {
+        SqliteStatement has(db, "SELECT 1 FROM pragma_table_info('samples') WHERE name = 'args'");
+        if (!has.Step())
+        {
+            return; // written before launch arguments were recorded
+        }
+    }
+    std::map<std::pair<int64_t, std::string>, std::vector<int64_t>> samples;
+    SqliteStatement q(db, "SELECT op_id, args, duration_ns FROM samples WHERE args <> ''");
+    while (q.Step())
+    {
+        samples[{q.Int(0), q.Text(1)}].push_back(q.Int(2));
+    }
+    for (auto& [opArgs, durations] : samples)
+    {
+        auto op = byId.find(opArgs.first);
+        if (op != byId.end())
+        {
+            op->second->medianByArgsNs[opArgs.second] =
                 OpStats::FromSamples(std::move(durations), "").medianNs;
         }
     }

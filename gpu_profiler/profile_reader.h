@@ -38,6 +38,7 @@ public:
 
 private:
     void ReadProgramMedians(SqliteDb& db, const std::unordered_map<int64_t, OpStats*>& byId);
+    static void ReadArgsMedians(SqliteDb& db, const std::unordered_map<int64_t, OpStats*>& byId);
 
     std::filesystem::path m_file;
     std::map<std::string, std::string> m_metadata;

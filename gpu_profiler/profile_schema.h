@@ -4,7 +4,8 @@
 namespace phantora::profile
 {
 
-// Version 1 files written before the runs table existed still read (without it).
+// Version 1 files written before the runs table, or before samples.args, existed still
+// read (without them); a writer adds samples.args to such a file.
 inline constexpr int kSchemaVersion = 1;
 
 inline constexpr const char* kSchemaSql = R"sql(
@@ -34,7 +35,8 @@ CREATE TABLE IF NOT EXISTS ops(
 CREATE TABLE IF NOT EXISTS samples(
     op_id       INTEGER NOT NULL REFERENCES ops(id),
     duration_ns INTEGER NOT NULL,
-    run         TEXT NOT NULL);
+    run         TEXT NOT NULL,
+    args        TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS samples_by_op ON samples(op_id);
 CREATE TABLE IF NOT EXISTS runs(
     run     TEXT PRIMARY KEY NOT NULL,

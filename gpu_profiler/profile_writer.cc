@@ -11,6 +11,18 @@ namespace phantora::profile
 ProfileWriter::ProfileWriter(const std::filesystem::path& file) : m_db(file, false)
 {
     m_db.Exec(kSchemaSql);
+    bool hasArgs = false;
+    {
+        SqliteStatement cols(m_db, "SELECT name FROM pragma_table_info('samples')");
+        while (cols.Step())
+        {
+            hasArgs = hasArgs || cols.Text(0) == "args";
+        }
+    }
+    if (!hasArgs)
+    {
+        m_db.Exec("ALTER TABLE samples ADD COLUMN args TEXT NOT NULL DEFAULT ''");
+    }
     m_db.Exec("BEGIN IMMEDIATE");
     m_open = true;
     SetMetadata("schema_version", std::to_string(kSchemaVersion));
@@ -46,7 +58,8 @@ void ProfileWriter::SetMetadata(const std::string& key, const std::string& value
 }
 
 void ProfileWriter::AddSamples(const OpKey& key, const std::vector<int64_t>& durationsNs,
-                               const std::string& run, const std::string& source)
+                               const std::string& run, const std::string& source,
+                               const std::vector<std::string>& args)
 {
     if (durationsNs.empty())
     {
@@ -92,13 +105,15 @@ void ProfileWriter::AddSamples(const OpKey& key, const std::vector<int64_t>& dur
         id = sqlite3_last_insert_rowid(m_db.Get());
         storedSource = source;
     }
-    SqliteStatement add(m_db, "INSERT INTO samples(op_id, duration_ns, run) VALUES(?1, ?2, ?3)");
-    for (int64_t d : durationsNs)
+    SqliteStatement add(
+        m_db, "INSERT INTO samples(op_id, duration_ns, run, args) VALUES(?1, ?2, ?3, ?4)");
+    for (size_t i = 0; i < durationsNs.size(); ++i)
     {
         add.Reset();
         add.Bind(1, id);
-        add.Bind(2, d);
+        add.Bind(2, durationsNs[i]);
         add.Bind(3, run);
+        add.Bind(4, i < args.size() ? args[i] : std::string());
         add.Step();
     }
     std::vector<int64_t> all;

@@ -23,8 +23,11 @@ public:
     /// Refuses (ProfileError) a value that contradicts one already stored for a key
     /// that identifies the hardware (GPU name), so two GPUs never share one file.
     void SetMetadata(const std::string& key, const std::string& value);
+    /// \p args: each sample's launch arguments (kernel_params.h ArgFacts), in order; none
+    /// (or "") where unknown.
     void AddSamples(const OpKey& key, const std::vector<int64_t>& durationsNs,
-                    const std::string& run, const std::string& source);
+                    const std::string& run, const std::string& source,
+                    const std::vector<std::string>& args = {});
     /// Names the program that \p run measured (program_name.h), so that a simulation of
     /// that program can prefer its samples; \p command is kept for the record.
     void AddRun(const std::string& run, const std::string& program, const std::string& command);

@@ -57,9 +57,9 @@ RawLog RawLog::Read(const std::filesystem::path& file)
             log.metadata[std::string(f[1])] = std::string(f[2]);
             continue;
         }
-        if (f[0] != "op" || f.size() != 12)
+        if (f[0] != "op" || (f.size() != 12 && f.size() != 13))
         {
-            fail("expected \"meta\" with 3 fields or \"op\" with 12");
+            fail("expected \"meta\" with 3 fields or \"op\" with 12 or 13");
         }
         OpKey k;
         auto kind = ParseOpKind(f[1]);
@@ -86,6 +86,7 @@ RawLog RawLog::Read(const std::filesystem::path& file)
         }
         k.sharedMem = static_cast<uint32_t>(v[6]);
         k.bytes = v[7];
+        log.sampleArgs[k].emplace_back(f.size() == 13 ? f[12] : std::string_view());
         log.samples[std::move(k)].push_back(static_cast<int64_t>(v[8]));
     }
     return log;

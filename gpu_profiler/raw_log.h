@@ -2,6 +2,8 @@
 // beside the databases, so every number in a profile can be traced to a run):
 //   meta  KEY  VALUE
 //   op    KIND NAME GRID_X GRID_Y GRID_Z BLOCK_X BLOCK_Y BLOCK_Z SHARED_MEM BYTES DURATION_NS
+//   [ARGS]
+// ARGS (kernels; kernel_params.h ArgFacts) is absent in logs recorded before it existed.
 #pragma once
 
 #include "op_key.h"
@@ -19,6 +21,9 @@ struct RawLog
 {
     std::map<std::string, std::string> metadata;
     std::map<OpKey, std::vector<int64_t>> samples;
+    /// Each sample's launch arguments (ArgFacts), in the order of samples[key]; "" where
+    /// the recorder did not know the kernel's parameters.
+    std::map<OpKey, std::vector<std::string>> sampleArgs;
 
     /// Throws ProfileError naming the file and line of anything malformed.
     static RawLog Read(const std::filesystem::path& file);

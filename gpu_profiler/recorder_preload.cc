@@ -2,9 +2,12 @@
 // CUPTI's activity records give every kernel's, copy's and memset's GPU start and
 // end; the cuBLAS/cuBLASLt entry points are interposed here so the kernels a GEMM
 // launches are tagged (CUPTI external correlation) with the GEMM's signature, named
-// exactly as the simulation's interposer names it.  At exit one line per op goes
-// to $PHANTORA_RECORD_OUT (raw_log.h describes the format).
+// exactly as the simulation's interposer names it; kernel launches are tagged with
+// their argument facts (recorder_launch_hooks.cc).  At exit one line per op goes to
+// $PHANTORA_RECORD_OUT (raw_log.h describes the format).
 #include "../interposer/cuda_type_names.h"
+#include "recorder_launch_args.h"
+#include "recorder_real_symbol.h"
 
 #include <atomic>
 #include <cstdio>
@@ -18,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <pthread.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -41,6 +45,7 @@ struct State
     std::mutex mutex;
     std::vector<DeviceOp> ops;
     std::map<uint32_t, uint64_t> external;    ///< CUPTI correlation id -> our GEMM call id
+    std::map<uint32_t, uint64_t> launchArgs;  ///< CUPTI correlation id -> argument facts' id
     std::map<uint64_t, std::string> gemmName; ///< GEMM call id -> signature
     std::atomic<uint64_t> nextGemm{1};
     std::atomic<bool> written{false};
@@ -55,6 +60,9 @@ State& S()
 
 thread_local int t_gemmDepth = 0;
 std::atomic<bool> g_discard{false}; ///< warm-up calls of the replay tool: run, never saved
+/// Set in a child forked from the recorded process: CUPTI's threads were not forked, so a
+/// flush would wait for them forever, and the ops are the parent's to write.
+std::atomic<bool> g_forkedChild{false};
 
 void Check(CUptiResult r, const char* what)
 {
@@ -152,6 +160,10 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
             {
                 s.external[e->correlationId] = e->externalId;
             }
+            else if (e->externalKind == phantora::recorder::kArgsCorrelation)
+            {
+                s.launchArgs[e->correlationId] = e->externalId;
+            }
             break;
         }
         default:
@@ -167,6 +179,10 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
 /// Writes the log once: at the first context teardown or at exit, whichever comes first.
 void WriteLog()
 {
+    if (g_forkedChild)
+    {
+        return;
+    }
     State& s = S();
     cuptiActivityFlushAll(1);
     if (s.written.exchange(true))
@@ -209,7 +225,7 @@ void WriteLog()
         uint64_t start{~0ull}, end{0};
     };
     std::map<uint64_t, Span> gemms;
-    uint64_t kernels = 0;
+    uint64_t kernels = 0, withArgs = 0;
     for (const DeviceOp& op : s.ops)
     {
         auto ext = s.external.find(op.correlation);
@@ -224,9 +240,14 @@ void WriteLog()
         if (op.kind == 'k')
         {
             ++kernels;
-            std::fprintf(f.get(), "op\tkernel\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t0\t%llu\n",
+            auto tag = s.launchArgs.find(op.correlation);
+            const std::string args = tag == s.launchArgs.end()
+                                         ? std::string()
+                                         : phantora::recorder::LaunchArgsOf(tag->second);
+            withArgs += args.empty() ? 0 : 1;
+            std::fprintf(f.get(), "op\tkernel\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t0\t%llu\t%s\n",
                          op.name.c_str(), op.grid[0], op.grid[1], op.grid[2], op.block[0],
-                         op.block[1], op.block[2], op.sharedMem, d);
+                         op.block[1], op.block[2], op.sharedMem, d, args.c_str());
         }
         else
         {
@@ -245,10 +266,10 @@ void WriteLog()
                      s.gemmName[id].c_str(), static_cast<unsigned long long>(sp.end - sp.start));
     }
     std::fprintf(stderr,
-                 "phantora recorder: %zu GPU activities (%llu kernels outside GEMMs, %zu GEMM "
-                 "calls) written to %s\n",
-                 s.ops.size(), static_cast<unsigned long long>(kernels), gemms.size(),
-                 path.c_str());
+                 "phantora recorder: %zu GPU activities (%llu kernels outside GEMMs, %llu of them "
+                 "with argument facts, %zu GEMM calls) written to %s\n",
+                 s.ops.size(), static_cast<unsigned long long>(kernels),
+                 static_cast<unsigned long long>(withArgs), gemms.size(), path.c_str());
 }
 
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*)
@@ -276,30 +297,13 @@ __attribute__((constructor)) void Start()
                               CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
           "context callback");
     std::atexit(WriteLog);
+    pthread_atfork(nullptr, nullptr, [] { g_forkedChild = true; });
 }
 
-/// The library's own entry point.  RTLD_NEXT finds it when the program linked the
-/// library; a library dlopen'ed with RTLD_LOCAL (Python extensions: PyTorch) is not in
-/// the global scope, so it is asked for by soname.
+/// The library's own entry point, behind the one preloaded here.
 template <class F> F Real(const char* name, const char* soname)
 {
-    static_assert(sizeof(F) == sizeof(void*));
-    void* p = dlsym(RTLD_NEXT, name);
-    if (!p)
-    {
-        if (void* lib = dlopen(soname, RTLD_NOLOAD | RTLD_LAZY))
-        {
-            p = dlsym(lib, name);
-        }
-    }
-    if (!p)
-    {
-        std::fprintf(stderr, "phantora recorder: %s not found in %s\n", name, soname);
-        std::abort();
-    }
-    F f;
-    std::memcpy(&f, &p, sizeof f);
-    return f;
+    return phantora::recorder::RealSymbol<F>(name, {soname});
 }
 
 /// Tags every GPU activity the call launches with the GEMM's name (outermost call only:

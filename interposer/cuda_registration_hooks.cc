@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cuda_runtime_api.h>
+#include <deque>
+#include <mutex>
 
 namespace
 {
@@ -22,17 +24,25 @@ struct CallConfiguration
 thread_local CallConfiguration t_stack[8];
 thread_local int t_depth = 0;
 
-// Any non-null handle will do: the fat binary is never loaded anywhere.
-void* g_fatbinHandle = &g_fatbinHandle;
+// The fat binary is never loaded anywhere; its handle is a cell holding what was
+// registered, so that __cudaRegisterFunction knows where to read its kernel's parameters.
+// Cells are never freed: the generated code keeps the handle for the program's life.
+void** NewFatbinHandle(void* fatCubin)
+{
+    static std::mutex mutex;
+    static std::deque<void*> cells;
+    std::lock_guard lock(mutex);
+    return &cells.emplace_back(fatCubin);
+}
 
 } // namespace
 
 extern "C"
 {
 
-    void** __cudaRegisterFatBinary(void*)
+    void** __cudaRegisterFatBinary(void* fatCubin)
     {
-        return &g_fatbinHandle;
+        return NewFatbinHandle(fatCubin);
     }
 
     void __cudaRegisterFatBinaryEnd(void**) {}
@@ -44,10 +54,11 @@ extern "C"
         return 1;
     }
 
-    void __cudaRegisterFunction(void**, const char* hostFun, char* deviceFun, const char*, int,
-                                uint3*, uint3*, dim3*, dim3*, int*)
+    void __cudaRegisterFunction(void** fatbinHandle, const char* hostFun, char* deviceFun,
+                                const char*, int, uint3*, uint3*, dim3*, dim3*, int*)
     {
-        phantora::interposer::KernelRegistry::Get().Register(hostFun, deviceFun);
+        phantora::interposer::KernelRegistry::Get().Register(
+            hostFun, deviceFun, fatbinHandle ? *fatbinHandle : nullptr);
     }
 
     void __cudaRegisterVar(void**, char*, char*, const char*, int, size_t, int, int) {}

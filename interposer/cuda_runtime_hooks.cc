@@ -146,7 +146,7 @@ void WaitFor(const HookScope& scope, wire::Request req)
     }
 }
 
-cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, size_t sharedMem,
+cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t sharedMem,
                          cudaStream_t stream)
 {
     HookScope scope;
@@ -165,6 +165,11 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, size_t sharedM
     k.grid = {grid.x, grid.y, grid.z};
     k.block = {block.x, block.y, block.z};
     k.sharedMem = static_cast<uint32_t>(sharedMem);
+    k.args = KernelRegistry::Get().ArgFacts(func, args);
+    if (k.args.size() > wire::kMaxStringBytes)
+    {
+        k.args.clear(); // a key no recording could have: the launch shape alone keys it
+    }
     scope.Client().Post(std::move(k));
     return cudaSuccess;
 }
@@ -392,25 +397,25 @@ extern "C"
         return cudaMemset2DAsync(devPtr, pitch, value, width, height, nullptr);
     }
 
-    cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void**,
+    cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
                                  size_t sharedMem, cudaStream_t stream)
     {
-        return LaunchKernel(func, gridDim, blockDim, sharedMem, stream);
+        return LaunchKernel(func, gridDim, blockDim, args, sharedMem, stream);
     }
 
     // What nvcc 13's generated launch stubs call (via __cudaGetKernel's handle).
-    cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void**,
+    cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
                                    size_t sharedMem, cudaStream_t stream)
     {
-        return LaunchKernel(reinterpret_cast<const void*>(kernel), gridDim, blockDim, sharedMem,
-                            stream);
+        return LaunchKernel(reinterpret_cast<const void*>(kernel), gridDim, blockDim, args,
+                            sharedMem, stream);
     }
 
-    cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void**,
-                                        size_t sharedMem, cudaStream_t stream)
+    cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                        void** args, size_t sharedMem, cudaStream_t stream)
     {
-        return LaunchKernel(reinterpret_cast<const void*>(kernel), gridDim, blockDim, sharedMem,
-                            stream);
+        return LaunchKernel(reinterpret_cast<const void*>(kernel), gridDim, blockDim, args,
+                            sharedMem, stream);
     }
 
     cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags)

@@ -14,8 +14,9 @@ KernelRegistry& KernelRegistry::Get()
     return r;
 }
 
-void KernelRegistry::Register(const void* hostFun, const char* deviceName)
+void KernelRegistry::Register(const void* hostFun, const char* deviceName, const void* fatbin)
 {
+    m_params.Add(hostFun, fatbin, deviceName);
     std::string name = deviceName ? deviceName : "";
     int status = 0;
     std::unique_ptr<char, decltype(&std::free)> demangled(

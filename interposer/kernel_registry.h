@@ -1,6 +1,9 @@
 // Names of the program's kernels, as registered by nvcc's generated code
-// (__cudaRegisterFunction), looked up by their host stub address at launch.
+// (__cudaRegisterFunction), looked up by their host stub address at launch, and the
+// facts of each launch's arguments that join its key in the profile.
 #pragma once
+
+#include "kernel_params.h"
 
 #include <mutex>
 #include <string>
@@ -13,13 +16,20 @@ class KernelRegistry
 {
 public:
     static KernelRegistry& Get();
-    void Register(const void* hostFun, const char* deviceName);
+    /// \p fatbin: what __cudaRegisterFatBinary was given for the kernel's module.
+    void Register(const void* hostFun, const char* deviceName, const void* fatbin);
     /// Demangled name, or a placeholder naming the address for unregistered functions.
     std::string Name(const void* hostFun) const;
+    /// kernel_args::ArgFacts of a launch's \p args; empty if the layout is unknown.
+    std::string ArgFacts(const void* hostFun, void* const* args)
+    {
+        return m_params.Facts(hostFun, args);
+    }
 
 private:
     mutable std::mutex m_mutex;
     std::unordered_map<const void*, std::string> m_names;
+    kernel_args::KernelParamIndex m_params;
 };
 
 } // namespace phantora::interposer

@@ -135,9 +135,10 @@ struct KernelLaunch
     std::array<uint32_t, 3> grid{};
     std::array<uint32_t, 3> block{};
     uint32_t sharedMem{0};
+    std::string args; ///< kernel_args::ArgFacts of the launch; empty if the layout is unknown
     template <class A> void serialize(A& ar)
     {
-        ar(stream, BoundedString{name}, grid, block, sharedMem);
+        ar(stream, BoundedString{name}, grid, block, sharedMem, BoundedString{args});
     }
 };
 

@@ -57,24 +57,7 @@ TEST_P(ProfileCoverage, TheCudaExampleIsTimedEntirelyFromMeasurements)
 TEST_P(ProfileCoverage, GemmsTakeTheirMeasuredMedians)
 {
     const fs::path profile = fs::path(PHANTORA_SOURCE_DIR) / "profiles" / (GetParam() + ".sqlite");
-    const auto scenario = WriteFile("s.toml", fmt::format(R"toml(
-[gpu]
-model = "{}"
-memory = "80GiB"
-hbm_bandwidth = "3.35TB/s"
-pcie_bandwidth = "55GB/s"
-[cpu]
-time_scale = 0.0
-[topology]
-kind = "switch"
-gpus = 1
-link_bandwidth = "400Gbps"
-link_latency = "1us"
-[kernels]
-default = "1s"
-profile = "{}"
-)toml",
-                                                          GetParam(), profile.string()));
+    const auto scenario = WriteFile("s.toml", ProfileOnlyScenario(GetParam(), profile));
     const phantora::profile::ProfileReader p(profile);
     double expectedUs = 0;
     for (const char* gemm :

@@ -75,6 +75,28 @@ default = "1us"
 )" + extra;
 }
 
+std::string ProfileOnlyScenario(const std::string& model, const std::filesystem::path& profile)
+{
+    return R"(
+[gpu]
+model = ")" + model +
+           R"("
+memory = "80GiB"
+hbm_bandwidth = "3.35TB/s"
+pcie_bandwidth = "55GB/s"
+[cpu]
+time_scale = 0.0
+[topology]
+kind = "switch"
+gpus = 1
+link_bandwidth = "400Gbps"
+link_latency = "1us"
+[kernels]
+default = "1s"
+profile = ")" + profile.string() +
+           "\"\n";
+}
+
 std::map<std::pair<int, int>, int64_t> StepTimesNs(const std::string& output)
 {
     static const std::regex line(R"(\[rank (\d+)\] rank (\d+) step (\d+) time ([0-9.]+) us)");

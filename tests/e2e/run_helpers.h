@@ -29,6 +29,10 @@ std::filesystem::path WriteFile(const std::string& name, const std::string& text
 /// unless \p extra (more TOML tables) says otherwise.
 std::string SwitchScenario(int gpus, const std::string& extra = "");
 
+/// One \p model GPU timed by \p profile alone: no host time (`time_scale = 0`), and a
+/// 1 s `[kernels] default` that no measured op can be mistaken for.
+std::string ProfileOnlyScenario(const std::string& model, const std::filesystem::path& profile);
+
 /// "[rank R] rank R step S time X us" lines: (rank, step) -> nanoseconds.
 std::map<std::pair<int, int>, int64_t> StepTimesNs(const std::string& output);
 

@@ -32,10 +32,11 @@ TEST(Codec, RequestsRoundTrip)
     EXPECT_EQ(h2.worldSize, 8);
     EXPECT_EQ(h2.pid, 999);
 
-    KernelLaunch k{0x1010, "step(float*, int)", {1024, 2, 1}, {256, 1, 1}, 4096};
+    KernelLaunch k{0x1010, "step(float*, int)", {1024, 2, 1}, {256, 1, 1}, 4096, "1=32000"};
     const KernelLaunch k2 = RoundTripRequest(k);
     EXPECT_EQ(k2.stream, 0x1010U);
     EXPECT_EQ(k2.name, k.name);
+    EXPECT_EQ(k2.args, "1=32000");
     EXPECT_EQ(k2.grid, k.grid);
     EXPECT_EQ(k2.block, k.block);
     EXPECT_EQ(k2.sharedMem, 4096U);
@@ -167,7 +168,7 @@ TEST(Codec, RejectsForeignAndTruncatedBytes)
 {
     EXPECT_THROW(DecodeRequest("GET / HTTP/1.1\r\n\r\n"), DecodeError);
     EXPECT_THROW(DecodeRequest(""), DecodeError);
-    const std::string good = Encode(RequestEnvelope{1, 2, KernelLaunch{1, "k", {}, {}, 0}});
+    const std::string good = Encode(RequestEnvelope{1, 2, KernelLaunch{1, "k", {}, {}, 0, ""}});
     for (std::size_t cut = 0; cut < good.size(); ++cut)
     {
         EXPECT_THROW(DecodeRequest(good.substr(0, cut)), DecodeError) << "cut at " << cut;
@@ -199,7 +200,8 @@ TEST(Codec, BoundedRandomBytesNeverCrash)
     // decode or throw DecodeError, nothing else.
     std::mt19937_64 rng(12345);
     const std::string seeds[] = {
-        Encode(RequestEnvelope{1, 2, KernelLaunch{1, "kernel_name", {1, 2, 3}, {4, 5, 6}, 7}}),
+        Encode(
+            RequestEnvelope{1, 2, KernelLaunch{1, "kernel_name", {1, 2, 3}, {4, 5, 6}, 7, "0=1"}}),
         Encode(RequestEnvelope{3, 4, NcclCommInit{}}),
         Encode(RequestEnvelope{5, 6, Hello{"token", 1, 2, 3, 4}}),
         Encode(RequestEnvelope{7, 8, NcclP2P{1, 2, {{0, 1, true}, {2, 3, false}}}}),

@@ -96,7 +96,8 @@ TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
             const RawLog raw = RawLog::Read(log);
             for (const auto& [key, durations] : raw.samples)
             {
-                w.AddSamples(key, durations, log.filename().string(), "reimport");
+                w.AddSamples(key, durations, log.filename().string(), "reimport",
+                             raw.sampleArgs.at(key));
             }
         }
         w.SetMetadata("gpu_model", GetParam());
@@ -128,6 +129,7 @@ TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
         EXPECT_EQ(f->samples, stats.samples) << key.Describe();
         EXPECT_DOUBLE_EQ(f->medianNs, stats.medianNs) << key.Describe();
         EXPECT_DOUBLE_EQ(f->p90Ns, stats.p90Ns) << key.Describe();
+        EXPECT_EQ(f->medianByArgsNs, stats.medianByArgsNs) << key.Describe();
     }
     std::filesystem::remove(db);
 }
@@ -165,10 +167,11 @@ TEST(RawLog, EachRecordingProcesssPartIsJoinedIntoOneLog)
                                              << "meta\tsource\trecord\n"
                                              << "meta\tdropped_records\t2\n"
                                              << "op\tkernel\tk()\t1\t1\t1\t32\t1\t1\t0\t0\t1500\n";
-    std::ofstream(dir / "run.tsv.977.part") << "meta\tcupti_api_version\t130001\n"
-                                            << "meta\tdropped_records\t1\n"
-                                            << "op\tkernel\tk()\t1\t1\t1\t32\t1\t1\t0\t0\t1700\n"
-                                            << "op\tmemcpy\tHtoD\t0\t0\t0\t0\t0\t0\t0\t64\t900\n";
+    std::ofstream(dir / "run.tsv.977.part")
+        << "meta\tcupti_api_version\t130001\n"
+        << "meta\tdropped_records\t1\n"
+        << "op\tkernel\tk()\t1\t1\t1\t32\t1\t1\t0\t0\t1700\t0=5\n"
+        << "op\tmemcpy\tHtoD\t0\t0\t0\t0\t0\t0\t0\t64\t900\n";
     std::ofstream(dir / "run.tsv.notapid.part") << "ignored\n";
     std::ofstream(dir / "other.tsv.977.part") << "ignored\n";
 
@@ -188,6 +191,7 @@ TEST(RawLog, EachRecordingProcesssPartIsJoinedIntoOneLog)
     k.block = {32, 1, 1};
     ASSERT_EQ(log.samples.count(k), 1u);
     EXPECT_EQ(log.samples.at(k), (std::vector<int64_t>{1700, 1500}));
+    EXPECT_EQ(log.sampleArgs.at(k), (std::vector<std::string>{"0=5", ""}));
     EXPECT_EQ(log.samples.size(), 2u);
 
     std::ofstream(dir / "run.tsv.5.part") << "op\tkernel\tk()\tbroken\n";

@@ -206,6 +206,39 @@ TEST_F(KernelCostTableTest, TheMissingFileListsEveryEstimatedOpForTheReplayTool)
     EXPECT_EQ(j["ops"][0]["estimate"], "shape_scaled");
 }
 
+// Samples launched with the same arguments come first, then the program's own, then all.
+TEST_F(KernelCostTableTest, SamplesLaunchedWithTheSameArgumentsArePreferred)
+{
+    {
+        ProfileWriter w(scenario.kernels.profile);
+        OpKey step;
+        step.name = kStep;
+        step.grid = {1024, 1, 1};
+        step.block = {256, 1, 1};
+        w.AddSamples(step, {70000, 71000, 72000}, "args.tsv", "record",
+                     {"1=4096", "1=4096", "1=4096"});
+        w.AddRun("t", "train.py", "python3 train.py");
+        w.Commit();
+    }
+    KernelCostTable table(scenario);
+    table.PreferProgram("train.py");
+    wire::KernelLaunch same = Launch(kStep, 1024, 256);
+    same.args = "1=4096";
+    const OpCost a = table.Kernel(same);
+    EXPECT_EQ(a.source, CostSource::Measured);
+    EXPECT_EQ(a.ns, 71000);
+    EXPECT_EQ(table.FromArgs(), 1u);
+    EXPECT_EQ(table.FromProgram(), 0u);
+    wire::KernelLaunch other = Launch(kStep, 1024, 256);
+    other.args = "1=8192"; // never measured: train.py's own samples
+    EXPECT_EQ(table.Kernel(other).ns, 51000);
+    EXPECT_EQ(table.FromArgs(), 1u);
+    EXPECT_EQ(table.FromProgram(), 1u);
+    KernelCostTable pooled(scenario);
+    EXPECT_EQ(pooled.Kernel(other).ns, 61000); // median of all 6: (52000 + 70000) / 2
+    EXPECT_EQ(pooled.FromArgs(), 0u);
+}
+
 TEST_F(KernelCostTableTest, TheSimulatedProgramsOwnMeasurementsArePreferred)
 {
     {

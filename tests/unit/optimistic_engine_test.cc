@@ -158,7 +158,7 @@ Outcome RunScript(const std::string& transport, SyncMode mode, bool rank2Late, i
     r.Send(2, 0, Init(2, 1));
     r.Progress();
 
-    r.Send(0, 1000, wire::KernelLaunch{1, "k", {}, {}, 0});
+    r.Send(0, 1000, wire::KernelLaunch{1, "k", {}, {}, 0, ""});
     r.Send(0, 2000, AllReduce(r.CommOf(0), 1));
     r.Send(0, 3000, Device());
     r.Send(1, 2000, AllReduce(r.CommOf(0), 1));

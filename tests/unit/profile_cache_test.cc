@@ -152,6 +152,64 @@ TEST(ProfileCache, EachRecordedProgramKeepsItsOwnMedian)
     EXPECT_EQ(r.RunPrograms().count("unnamed.tsv"), 0u);
 }
 
+// A kernel whose cost depends on a scalar argument, recorded with its launches' argument
+// facts: each set of facts keeps its own median beside the pooled one.
+TEST(ProfileCache, EachSetOfLaunchArgumentsKeepsItsOwnMedian)
+{
+    const fs::path db = Scratch("args.sqlite");
+    const OpKey softmax = Kernel("softmax(float*, int)", 8192, 1024);
+    {
+        ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddSamples(softmax, {1000, 1010, 990, 1600, 1590}, "a.tsv", "record",
+                     {"1=32000", "1=32000", "1=32000", "1=50304", "1=50304"});
+        w.AddSamples(softmax, {1610, 5000}, "b.tsv", "record", {"1=50304", ""});
+        w.Commit();
+    }
+    ProfileReader r(db);
+    const OpStats* s = r.Find(softmax);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->samples, 7);
+    EXPECT_DOUBLE_EQ(s->medianNs, 1590.0);
+    ASSERT_EQ(s->medianByArgsNs.size(), 2u); // samples without facts make no entry
+    EXPECT_DOUBLE_EQ(*s->ArgsMedian("1=32000"), 1000.0);
+    EXPECT_DOUBLE_EQ(*s->ArgsMedian("1=50304"), 1600.0);
+    EXPECT_EQ(s->ArgsMedian("1=4096"), nullptr);
+    EXPECT_EQ(s->ArgsMedian(""), nullptr);
+}
+
+// A profile written before samples had launch arguments reads with pooled medians, and
+// a writer extending it adds the column rather than failing.
+TEST(ProfileCache, AProfileWithoutLaunchArgumentsReadsAndIsExtended)
+{
+    const fs::path db = Scratch("no-args.sqlite");
+    const OpKey k = Kernel("k(float*, int)", 64, 64);
+    {
+        ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddSamples(k, {100, 200, 300}, "r.tsv", "record");
+        w.Commit();
+    }
+    {
+        SqliteDb raw(db, false);
+        raw.Exec("ALTER TABLE samples DROP COLUMN args");
+    }
+    {
+        ProfileReader old(db);
+        ASSERT_NE(old.Find(k), nullptr);
+        EXPECT_TRUE(old.Find(k)->medianByArgsNs.empty());
+        EXPECT_DOUBLE_EQ(old.Find(k)->medianNs, 200.0);
+    }
+    {
+        ProfileWriter w(db);
+        w.AddSamples(k, {900, 1000}, "s.tsv", "record", {"1=7", "1=7"});
+        w.Commit();
+    }
+    ProfileReader r(db);
+    EXPECT_EQ(r.Find(k)->samples, 5);
+    EXPECT_DOUBLE_EQ(*r.Find(k)->ArgsMedian("1=7"), 950.0);
+}
+
 // Profiles written before the runs table existed read as before: pooled medians only.
 TEST(ProfileCache, AProfileWithoutARunsTableHasPooledMediansOnly)
 {

@@ -1,0 +1,21 @@
+// The recorder's side of launch-argument keys (kernel_params.h): the program's kernel
+// launches are intercepted, and each is tagged through CUPTI external correlation with an
+// id naming its argument facts, so that the kernel's activity record can be keyed as the
+// simulator keys the same launch.
+#pragma once
+
+#include <cstdint>
+#include <cupti.h>
+#include <string>
+
+namespace phantora::recorder
+{
+
+/// The external correlation kind of the launch tags (GEMMs use CUSTOM0).
+inline constexpr CUpti_ExternalCorrelationKind kArgsCorrelation =
+    CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
+
+/// The argument facts a tag names; empty for an id no launch was tagged with.
+std::string LaunchArgsOf(uint64_t id);
+
+} // namespace phantora::recorder

@@ -1,0 +1,183 @@
+// The runtime entry points through which a program registers and launches its kernels,
+// preloaded in front of the real libcudart: registration tells where each kernel's
+// parameter layout is, a launch is tagged with its argument facts (recorder_launch_args.h).
+// A program linked with the static runtime (nvcc's default) calls none of these: its
+// kernels are keyed by launch shape alone, as before.
+#include "kernel_params.h"
+#include "recorder_launch_args.h"
+#include "recorder_real_symbol.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace
+{
+
+struct LaunchTags
+{
+    std::mutex mutex;
+    std::map<void**, const void*> fatbinOf;                    ///< handle -> what was registered
+    std::unordered_map<const void*, const void*> hostOfKernel; ///< __cudaGetKernel's handles
+    std::map<std::string, uint64_t> idOfFacts;
+    std::vector<std::string> factsOfId{std::string()}; ///< id 0 names nothing
+    phantora::kernel_args::KernelParamIndex params;
+};
+
+LaunchTags& T()
+{
+    static LaunchTags* t = new LaunchTags; // never destroyed: launches may come during exit
+    return *t;
+}
+
+/// The real runtime's entry point (the program's, or the one PyTorch brought in).
+template <class F> F RealCudart(const char* name)
+{
+    return phantora::recorder::RealSymbol<F>(name,
+                                             {"libcudart.so.13", "libcudart.so.12", "libcudart.so"});
+}
+
+/// Tags the activities of one launch with its argument facts, if they are known.
+class ArgsTag
+{
+public:
+    ArgsTag(const void* hostFun, void** args)
+    {
+        LaunchTags& t = T();
+        std::string facts = t.params.Facts(hostFun, args);
+        if (facts.empty())
+        {
+            return;
+        }
+        {
+            std::lock_guard lock(t.mutex);
+            auto [it, added] = t.idOfFacts.try_emplace(std::move(facts), t.factsOfId.size());
+            if (added)
+            {
+                t.factsOfId.push_back(it->first);
+            }
+            m_id = it->second;
+        }
+        cuptiActivityPushExternalCorrelationId(phantora::recorder::kArgsCorrelation, m_id);
+    }
+    ~ArgsTag()
+    {
+        if (m_id != 0)
+        {
+            uint64_t id = 0;
+            cuptiActivityPopExternalCorrelationId(phantora::recorder::kArgsCorrelation, &id);
+        }
+    }
+    ArgsTag(const ArgsTag&) = delete;
+    ArgsTag& operator=(const ArgsTag&) = delete;
+
+private:
+    uint64_t m_id{0};
+};
+
+using KernelLaunchFn = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
+
+const void* HostOfKernel(cudaKernel_t kernel)
+{
+    LaunchTags& t = T();
+    std::lock_guard lock(t.mutex);
+    auto it = t.hostOfKernel.find(kernel);
+    return it == t.hostOfKernel.end() ? nullptr : it->second;
+}
+
+cudaError_t TaggedLaunch(KernelLaunchFn real, cudaKernel_t kernel, dim3 grid, dim3 block,
+                         void** args, size_t sharedMem, cudaStream_t stream)
+{
+    ArgsTag tag(HostOfKernel(kernel), args);
+    return real(kernel, grid, block, args, sharedMem, stream);
+}
+
+} // namespace
+
+namespace phantora::recorder
+{
+
+std::string LaunchArgsOf(uint64_t id)
+{
+    LaunchTags& t = T();
+    std::lock_guard lock(t.mutex);
+    return id < t.factsOfId.size() ? t.factsOfId[id] : std::string();
+}
+
+} // namespace phantora::recorder
+
+extern "C"
+{
+
+    void** __cudaRegisterFatBinary(void* fatCubin)
+    {
+        static auto real = RealCudart<void** (*)(void*)>("__cudaRegisterFatBinary");
+        void** handle = real(fatCubin);
+        LaunchTags& t = T();
+        std::lock_guard lock(t.mutex);
+        t.fatbinOf[handle] = fatCubin;
+        return handle;
+    }
+
+    void __cudaRegisterFunction(void** handle, const char* hostFun, char* deviceFun,
+                                const char* deviceName, int threadLimit, uint3* tid, uint3* bid,
+                                dim3* bDim, dim3* gDim, int* wSize)
+    {
+        using Fn = void (*)(void**, const char*, char*, const char*, int, uint3*, uint3*, dim3*,
+                            dim3*, int*);
+        static auto real = RealCudart<Fn>("__cudaRegisterFunction");
+        real(handle, hostFun, deviceFun, deviceName, threadLimit, tid, bid, bDim, gDim, wSize);
+        LaunchTags& t = T();
+        const void* fatbin = nullptr;
+        {
+            std::lock_guard lock(t.mutex);
+            auto it = t.fatbinOf.find(handle);
+            fatbin = it == t.fatbinOf.end() ? nullptr : it->second;
+        }
+        t.params.Add(hostFun, fatbin, deviceFun);
+    }
+
+    cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* hostFun)
+    {
+        static auto real =
+            RealCudart<cudaError_t (*)(cudaKernel_t*, const void*)>("__cudaGetKernel");
+        const cudaError_t rc = real(kernel, hostFun);
+        if (rc == cudaSuccess && kernel)
+        {
+            LaunchTags& t = T();
+            std::lock_guard lock(t.mutex);
+            t.hostOfKernel[*kernel] = hostFun;
+        }
+        return rc;
+    }
+
+    cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args,
+                                 size_t sharedMem, cudaStream_t stream)
+    {
+        static auto real = RealCudart<decltype(&cudaLaunchKernel)>("cudaLaunchKernel");
+        ArgsTag tag(func, args);
+        return real(func, grid, block, args, sharedMem, stream);
+    }
+
+    cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
+                                   size_t sharedMem, cudaStream_t stream)
+    {
+        static auto real = RealCudart<KernelLaunchFn>("__cudaLaunchKernel");
+        return TaggedLaunch(real, kernel, grid, block, args, sharedMem, stream);
+    }
+
+    cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
+                                        size_t sharedMem, cudaStream_t stream)
+    {
+        static auto real = RealCudart<KernelLaunchFn>("__cudaLaunchKernel_ptsz");
+        return TaggedLaunch(real, kernel, grid, block, args, sharedMem, stream);
+    }
+
+} // extern "C"
