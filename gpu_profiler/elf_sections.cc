@@ -1,23 +1,12 @@
 #include "elf_sections.h"
 
+#include "bytes_at.h"
+
 #include <cstring>
 #include <elf.h>
 
 namespace phantora::kernel_args
 {
-
-namespace
-{
-template <class T> bool ReadAt(std::string_view image, uint64_t offset, T& out)
-{
-    if (offset > image.size() || image.size() - offset < sizeof(T))
-    {
-        return false;
-    }
-    std::memcpy(&out, image.data() + offset, sizeof(T));
-    return true;
-}
-} // namespace
 
 bool ForEachElfSection(std::string_view image,
                        const std::function<void(std::string_view, std::string_view)>& visit)

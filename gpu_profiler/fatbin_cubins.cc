@@ -1,5 +1,7 @@
 #include "fatbin_cubins.h"
 
+#include "bytes_at.h"
+
 #include <cstdint>
 #include <cstring>
 #include <zstd.h>
@@ -28,16 +30,6 @@ struct EntryHeader
     uint32_t headerSize;
     uint64_t payloadSize; ///< padded
 };
-
-template <class T> bool ReadAt(std::string_view bytes, uint64_t offset, T& out)
-{
-    if (offset > bytes.size() || bytes.size() - offset < sizeof(T))
-    {
-        return false;
-    }
-    std::memcpy(&out, bytes.data() + offset, sizeof(T));
-    return true;
-}
 
 bool StartsWith(std::string_view bytes, const char* magic, std::size_t n)
 {

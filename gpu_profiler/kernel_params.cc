@@ -1,5 +1,6 @@
 #include "kernel_params.h"
 
+#include "bytes_at.h"
 #include "elf_sections.h"
 #include "fatbin_cubins.h"
 
@@ -51,11 +52,12 @@ ParamLayout ReadInfo(std::string_view info)
         }
         else if (format == kFormatSized)
         {
-            if (at + 2 > info.size())
+            uint16_t sized = 0;
+            if (!ReadAt(info, at, sized))
             {
                 break;
             }
-            size = Read<uint16_t>(info.data() + at);
+            size = sized;
             at += 2;
         }
         else if (format != kFormatNone)
@@ -148,21 +150,21 @@ std::string ArgFacts(const ParamLayout& layout, void* const* args)
     }
     for (std::size_t i = 0; i < layout.size(); ++i)
     {
-        const unsigned char* p = static_cast<const unsigned char*>(args[i]);
-        uint64_t value = 0;
-        bool keep = false;
+        const char* p = static_cast<const char*>(args[i]);
         if (!p)
         {
             continue;
         }
+        uint64_t value = 0;
+        bool keep = false;
         switch (layout[i].size)
         {
         case 4:
-            value = Read<uint32_t>(reinterpret_cast<const char*>(p));
+            value = Read<uint32_t>(p);
             keep = value < (1u << 23);
             break;
         case 8:
-            value = Read<uint64_t>(reinterpret_cast<const char*>(p));
+            value = Read<uint64_t>(p);
             keep = value < (1ull << 32);
             break;
         default:
