@@ -5,8 +5,8 @@
 // whichever connection brought them first.
 #pragma once
 
+#include "engine/simulation_engine.h"
 #include "launcher.h"
-#include "simulation_engine.h"
 
 #include <chrono>
 #include <map>
@@ -55,12 +55,12 @@ private:
     zmq::context_t m_context;
     zmq::socket_t m_socket;
     std::string m_endpoint;
-    std::map<std::string, std::pair<int, uint32_t>> m_laneOf; ///< zmq identity -> (rank, lane)
+    std::map<std::string, std::pair<int, uint32_t>> m_laneOf;     ///< zmq identity -> (rank, lane)
     std::map<std::pair<int, uint32_t>, std::string> m_identityOf; ///< (rank, lane) -> identity
     std::map<int, int> m_pidOf;                                   ///< connected rank -> pid
     struct Inbox
     {
-        uint64_t next{0};                                 ///< order number due next
+        uint64_t next{0};                                ///< order number due next
         std::map<uint64_t, wire::RequestEnvelope> early; ///< arrived before their turn
     };
     std::map<int, Inbox> m_inboxes;

@@ -1,11 +1,11 @@
 // phantora-cluster: one process that owns the ns-3 simulation of the cluster, the
 // bridge the ranks talk to, and the launcher that starts the ranks.
 #include "bridge_server.h"
+#include "engine/simulation_engine.h"
 #include "launcher.h"
 #include "program_name.h"
 #include "run_report.h"
 #include "scenario.h"
-#include "simulation_engine.h"
 
 #include <CLI/CLI.hpp>
 #include <chrono>

@@ -1,7 +1,7 @@
 // What a run produced, for people (a table on stdout) and for tools (--report JSON).
 #pragma once
 
-#include "simulation_engine.h"
+#include "engine/simulation_engine.h"
 
 #include <filesystem>
 #include <string>

@@ -1,7 +1,7 @@
 // The engine with ranks of several threads: a thread blocked in the host holds no
 // simulated time back, a wake given to it holds time at the waker's clock until the
 // woken thread runs, and a wake nobody gave is refused.
-#include "simulation_engine.h"
+#include "engine/simulation_engine.h"
 
 #include <gtest/gtest.h>
 #include <map>

@@ -1,7 +1,7 @@
 // The engine with ranks whose messages arrive late: a collective that starts in the
 // network's past is replayed, and every answer the ranks get, and the trace, are the
 // ones the conservative engine gives when nothing arrives late.
-#include "simulation_engine.h"
+#include "engine/simulation_engine.h"
 
 #include <filesystem>
 #include <fstream>

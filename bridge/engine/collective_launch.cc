@@ -1,0 +1,198 @@
+#include "engine/collective_launch.h"
+
+#include "engine/copies.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <limits>
+
+namespace phantora
+{
+
+CollectiveLaunch::CollectiveLaunch(const Scenario& scenario, NetworkModel& network,
+                                   std::vector<DeviceTimeline>& timelines, const NcclSettings& nccl)
+    : m_scenario(scenario), m_network(network), m_timelines(timelines), m_nccl(nccl),
+      m_matcher([this](const MatchedCollective& c) { StartMatched(c); }),
+      m_p2p([this](const P2PMatcher::Transfer& t, std::function<void(int64_t)> done)
+            { StartTransfer(t, std::move(done)); },
+            [this](int rank, uint64_t ticket, int64_t endNs)
+            { m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(ticket, endNs); })
+{
+}
+
+uint64_t CollectiveLaunch::NumberCollective(uint64_t comm, int rank)
+{
+    return m_issued[{comm, rank}]++;
+}
+
+bool CollectiveLaunch::AllIssued(const Communicator& comm, uint64_t sequence) const
+{
+    for (int member : comm.ranks)
+    {
+        auto it = m_issued.find({comm.handle, member});
+        if (it == m_issued.end() || it->second <= sequence)
+        {
+            return false; // a member has not issued it yet
+        }
+    }
+    return true;
+}
+
+void CollectiveLaunch::EnqueueCollective(const RequestContext& ctx, const Communicator& comm,
+                                         int member, uint64_t sequence,
+                                         const wire::NcclCollective& m, uint64_t rankCollectives)
+{
+    const uint64_t ticket = NextTicket();
+    m_ticketOrder[ticket] = {ctx.rank, rankCollectives};
+    m_timelines[static_cast<std::size_t>(ctx.rank)].EnqueueCollective(
+        m.stream, ctx.nowNs, ticket,
+        [this, &comm, sequence, member, op = m.op, bytes = m.bytes, ticket,
+         root = m.root](int64_t readyNs)
+        { m_matcher.Ready(comm, sequence, member, op, bytes, ticket, readyNs, root); },
+        fmt::format("{} {} B", CollectiveName(m.op), m.bytes));
+}
+
+CollectiveLaunch::P2PBatch CollectiveLaunch::NumberP2P(const Communicator& comm, int member,
+                                                       const std::vector<wire::P2POp>& ops)
+{
+    P2PBatch batch;
+    batch.ops.reserve(ops.size());
+    for (const wire::P2POp& op : ops)
+    {
+        batch.ops.push_back(m_p2p.Number(comm, member, op));
+        batch.bytes += op.bytes;
+    }
+    return batch;
+}
+
+void CollectiveLaunch::EnqueueP2P(const RequestContext& ctx, const Communicator& comm, int member,
+                                  uint64_t stream, P2PBatch batch)
+{
+    const uint64_t ticket = NextTicket();
+    const std::string label = fmt::format("send/recv {} ops {} B", batch.ops.size(), batch.bytes);
+    m_timelines[static_cast<std::size_t>(ctx.rank)].EnqueueCollective(
+        stream, ctx.nowNs, ticket,
+        [this, &comm, member, ticket, ops = std::move(batch.ops)](int64_t readyNs)
+        { m_p2p.Ready(comm, member, ticket, ops, readyNs); },
+        label);
+}
+
+std::vector<std::string> CollectiveLaunch::Incomplete() const
+{
+    std::vector<std::string> open = m_matcher.Incomplete();
+    for (auto& s : m_p2p.Incomplete())
+    {
+        open.push_back(std::move(s));
+    }
+    return open;
+}
+
+void CollectiveLaunch::StartTransfer(const P2PMatcher::Transfer& t,
+                                     std::function<void(int64_t)> done)
+{
+    const auto src = static_cast<uint32_t>(t.comm->ranks[static_cast<std::size_t>(t.from)]);
+    const auto dst = static_cast<uint32_t>(t.comm->ranks[static_cast<std::size_t>(t.to)]);
+    if (src == dst)
+    {
+        // A rank's send to itself is a copy inside its own GPU.
+        done(t.startNs + CopyDurationNs(m_scenario.gpu, wire::CopyKind::DeviceToDevice, t.bytes));
+        return;
+    }
+    // Each matched pair runs as NCCL runs one send/recv; the pairs of one group share the
+    // network.  A lone pair gets the channels and protocol NCCL picks for its size; pairs
+    // of a group those NCCL picks for the group (as for an all-to-all of its bytes).
+    const uint32_t perNode = std::max(m_scenario.topology.gpusPerNode, 1U);
+    ns3::NcclCommShape pair;
+    pair.nRanks = 2;
+    pair.ranksPerNode = src / perNode == dst / perNode ? 2 : 1;
+    ns3::NcclPlan plan;
+    if (t.groupOps > 1)
+    {
+        ns3::NcclCommShape group;
+        group.nRanks = static_cast<uint32_t>(t.comm->ranks.size());
+        group.ranksPerNode = std::min(group.nRanks, perNode);
+        plan =
+            ns3::MakeNcclPlan(ns3::NcclCollectiveKind::SendRecv, pair, t.bytes, m_nccl.For(*t.comm),
+                              ns3::ChooseNccl(ns3::NcclCollectiveKind::AllToAll, group,
+                                              t.groupBytes, m_nccl.For(*t.comm)));
+    }
+    else
+    {
+        plan = ns3::MakeNcclPlan(ns3::NcclCollectiveKind::SendRecv, pair, t.bytes,
+                                 m_nccl.For(*t.comm));
+    }
+    // Ordered among same-instant starts by who sends what, never by arrival.
+    const NetworkModel::OrderKey order{src, (uint64_t{1} << 63) | (uint64_t{dst} << 44) |
+                                                (t.sequence & ((uint64_t{1} << 44) - 1))};
+    m_network.StartCollective(t.startNs, std::move(plan), {src, dst}, std::move(done), order,
+                              fmt::format("send/recv {} B", t.bytes));
+}
+
+ns3::NcclPlan CollectiveLaunch::PlanFor(wire::CollectiveOp op, const Communicator& comm,
+                                        uint64_t bytes) const
+{
+    const auto nRanks = static_cast<uint32_t>(comm.ranks.size());
+    ns3::NcclCollectiveKind kind = ns3::NcclCollectiveKind::AllReduce;
+    switch (op)
+    {
+    case wire::CollectiveOp::AllReduce:
+        kind = ns3::NcclCollectiveKind::AllReduce;
+        break;
+    case wire::CollectiveOp::AllGather:
+        kind = ns3::NcclCollectiveKind::AllGather;
+        break;
+    case wire::CollectiveOp::ReduceScatter:
+        kind = ns3::NcclCollectiveKind::ReduceScatter;
+        break;
+    case wire::CollectiveOp::Broadcast:
+        kind = ns3::NcclCollectiveKind::Broadcast;
+        break;
+    case wire::CollectiveOp::Reduce:
+        kind = ns3::NcclCollectiveKind::Reduce;
+        break;
+    case wire::CollectiveOp::AllToAll:
+        kind = ns3::NcclCollectiveKind::AllToAll;
+        break;
+    }
+    ns3::NcclCommShape shape;
+    shape.nRanks = nRanks;
+    shape.ranksPerNode = std::min(nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
+    return ns3::MakeNcclPlan(kind, shape, bytes, m_nccl.For(comm));
+}
+
+void CollectiveLaunch::StartMatched(const MatchedCollective& c)
+{
+    const auto n = static_cast<uint32_t>(c.comm->ranks.size());
+    // Plans put the root of a broadcast or reduce at plan rank 0: rotate the ring to it.
+    std::vector<uint32_t> gpus;
+    gpus.reserve(n);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        gpus.push_back(
+            static_cast<uint32_t>(c.comm->ranks[(i + static_cast<uint32_t>(c.root)) % n]));
+    }
+    std::vector<std::pair<int, uint64_t>> members;
+    NetworkModel::OrderKey order{std::numeric_limits<int64_t>::max(), 0};
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        members.emplace_back(c.comm->ranks[i], c.memberTickets[i]);
+        auto it = m_ticketOrder.find(c.memberTickets[i]);
+        if (it != m_ticketOrder.end())
+        {
+            order = std::min(order, it->second);
+            m_ticketOrder.erase(it);
+        }
+    }
+    m_network.StartCollective(
+        c.startNs, PlanFor(c.op, *c.comm, c.bytes), std::move(gpus),
+        [this, members = std::move(members)](int64_t endNs)
+        {
+            for (const auto& [rank, ticket] : members)
+            {
+                m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(ticket, endNs);
+            }
+        },
+        order, fmt::format("{} {} B on {} ranks", CollectiveName(c.op), c.bytes, n));
+}
+
+} // namespace phantora

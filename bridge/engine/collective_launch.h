@@ -1,0 +1,89 @@
+// Collectives and send/recv batches from the ranks' streams onto the network.  Each is
+// queued on its rank's timeline as a ticket; once every member's stream reached it
+// (paired up by communicators.h) it runs on the network with the plan NCCL would pick,
+// ordered among same-instant starts by who issued it, never by message arrival, and its
+// end releases the members' streams.
+#pragma once
+
+#include "communicators.h"
+#include "engine/nccl_settings.h"
+#include "engine/request_context.h"
+#include "gpu_timeline.h"
+#include "network_model.h"
+#include "ns3/nccl-plan.h"
+#include "protocol/messages.h"
+#include "scenario.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace phantora
+{
+
+class CollectiveLaunch
+{
+public:
+    /// \p timelines (one per rank) hear when each op may start and when it ended.
+    CollectiveLaunch(const Scenario& scenario, NetworkModel& network,
+                     std::vector<DeviceTimeline>& timelines, const NcclSettings& nccl);
+    CollectiveLaunch(const CollectiveLaunch&) = delete;
+    CollectiveLaunch& operator=(const CollectiveLaunch&) = delete;
+
+    /// A fresh stream-op ticket: collectives, send/recv batches and host functions
+    /// share one numbering.
+    uint64_t NextTicket() { return m_nextTicket++; }
+
+    /// \p rank's number for its next collective on \p comm (each member's k-th is one
+    /// collective).
+    uint64_t NumberCollective(uint64_t comm, int rank);
+    /// Whether every member of \p comm has issued its collective \p sequence.
+    bool AllIssued(const Communicator& comm, uint64_t sequence) const;
+    /// Queues member \p member's collective \p sequence on its stream.  \p rankCollectives
+    /// (the rank's collectives so far, this one included) orders it among the
+    /// collectives starting at one instant.
+    void EnqueueCollective(const RequestContext& ctx, const Communicator& comm, int member,
+                           uint64_t sequence, const wire::NcclCollective& m,
+                           uint64_t rankCollectives);
+
+    /// One call's (or group's) sends and receives, numbered, and the bytes they move.
+    struct P2PBatch
+    {
+        std::vector<P2PMatcher::Op> ops;
+        uint64_t bytes{0};
+    };
+    /// Numbers member \p member's \p ops in the order the program issued them; throws
+    /// CollectiveError for a peer outside the communicator.
+    P2PBatch NumberP2P(const Communicator& comm, int member, const std::vector<wire::P2POp>& ops);
+    /// Queues \p batch on \p stream of the request's rank.
+    void EnqueueP2P(const RequestContext& ctx, const Communicator& comm, int member,
+                    uint64_t stream, P2PBatch batch);
+
+    /// Collectives and transfers some member has reached and another has not, for
+    /// diagnostics.
+    std::vector<std::string> Incomplete() const;
+
+private:
+    void StartMatched(const MatchedCollective& c);
+    /// Runs one matched send/recv pair on the network.
+    void StartTransfer(const P2PMatcher::Transfer& t, std::function<void(int64_t)> done);
+    /// The NCCL plan the communicator's settings give \p op over \p bytes.
+    ns3::NcclPlan PlanFor(wire::CollectiveOp op, const Communicator& comm, uint64_t bytes) const;
+
+    const Scenario& m_scenario;
+    NetworkModel& m_network;
+    std::vector<DeviceTimeline>& m_timelines;
+    const NcclSettings& m_nccl;
+    CollectiveMatcher m_matcher;
+    P2PMatcher m_p2p;
+    uint64_t m_nextTicket{1};
+    /// Collective ticket -> (rank, that rank's collective number): orders collectives that
+    /// start at one instant independently of message arrival.
+    std::map<uint64_t, NetworkModel::OrderKey> m_ticketOrder;
+    std::map<std::pair<uint64_t, int>, uint64_t> m_issued; ///< (comm, rank) -> next number
+};
+
+} // namespace phantora

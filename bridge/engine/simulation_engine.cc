@@ -1,0 +1,278 @@
+#include "engine/simulation_engine.h"
+
+#include "engine/copies.h"
+#include "engine/deadlock_report.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace phantora
+{
+
+namespace
+{
+
+template <class... F> struct Overloaded : F...
+{
+    using F::operator()...;
+};
+template <class... F> Overloaded(F...) -> Overloaded<F...>;
+
+int CheckedWorldSize(int worldSize)
+{
+    if (worldSize <= 0)
+    {
+        throw SimulationError("the simulation needs at least one rank");
+    }
+    return worldSize;
+}
+
+} // namespace
+
+SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, TraceRecorder* trace,
+                                   SyncMode mode)
+    : m_scenario(scenario), m_trace(trace), m_network(scenario), m_kernels(scenario),
+      m_lanes(CheckedWorldSize(worldSize), trace),
+      m_timelines(static_cast<std::size_t>(worldSize),
+                  DeviceTimeline(scenario.gpu.launchLatencyNs)),
+      m_nccl(scenario.nccl), m_setup(m_comms, m_nccl, m_lanes),
+      m_launch(scenario, m_network, m_timelines, m_nccl),
+      m_holds([this](int rank, uint64_t ticket, int64_t endNs)
+              { TimelineOf(rank).CompleteCollective(ticket, endNs); }),
+      m_commit(m_lanes.Ranks(), m_network, scenario.gpu.launchLatencyNs, mode, trace),
+      m_waits(m_lanes, m_timelines, m_commit, m_comms, m_launch, m_values)
+{
+    if (static_cast<uint32_t>(worldSize) > m_network.GpuCount())
+    {
+        throw SimulationError(fmt::format("{} ranks but the scenario {} has only {} GPUs",
+                                          worldSize, scenario.file.string(), m_network.GpuCount()));
+    }
+    if (m_trace)
+    {
+        for (int rank = 0; rank < worldSize; ++rank)
+        {
+            TimelineOf(rank).SetObserver(
+                [this, rank](uint64_t stream, const std::string& label, int64_t start, int64_t end)
+                { m_trace->Span(rank, fmt::format("stream {:#x}", stream), label, start, end); });
+        }
+    }
+}
+
+void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
+                              std::vector<OutgoingReply>& out)
+{
+    RankState& r = m_lanes.Rank(rank);
+    const RequestContext ctx = m_lanes.Enter(rank, req, m_commit.CommittedNs(), out);
+    r.lastCall = wire::RequestName(req.body);
+    DeviceTimeline& tl = TimelineOf(rank);
+    std::visit(
+        Overloaded{
+            [&](const wire::Hello& m) { OnHello(ctx, m); },
+            [&](const wire::KernelLaunch& m)
+            {
+                r.lastCall = "kernel " + m.name;
+                ++r.kernels;
+                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(m).ns, 0, m.name);
+            },
+            [&](const wire::Memcpy& m) { OnMemcpy(ctx, m); },
+            [&](const wire::Synchronize& m)
+            {
+                PendingWait w;
+                w.kind = m.wholeDevice ? PendingWait::Kind::Device : PendingWait::Kind::Stream;
+                w.stream = m.stream;
+                w.call = m.wholeDevice ? "cudaDeviceSynchronize"
+                                       : fmt::format("cudaStreamSynchronize(stream {})", m.stream);
+                m_lanes.Block(ctx, std::move(w));
+            },
+            [&](const wire::NcclCommInit& m) { m_setup.OnCommInit(ctx, m); },
+            [&](const wire::NcclCollective& m) { OnCollective(ctx, m); },
+            [&](const wire::NcclCommDestroy&) {},
+            [&](const wire::NcclCommSplit& m) { m_setup.OnCommSplit(ctx, m); },
+            [&](const wire::EventRecord& m) { tl.EnqueueRecord(m.stream, ctx.nowNs, m.record); },
+            [&](const wire::StreamWaitEvent& m) { tl.EnqueueWait(m.stream, m.record); },
+            [&](const wire::EventWait& m)
+            {
+                PendingWait w;
+                w.kind = m.query ? PendingWait::Kind::EventQuery : PendingWait::Kind::EventSync;
+                w.record = m.record;
+                w.call = m.query ? "cudaEventQuery" : "cudaEventSynchronize";
+                m_lanes.Block(ctx, std::move(w));
+            },
+            [&](const wire::EventElapsed& m)
+            {
+                PendingWait w;
+                w.kind = PendingWait::Kind::EventElapsed;
+                w.record = m.start;
+                w.endRecord = m.end;
+                w.call = "cudaEventElapsedTime";
+                m_lanes.Block(ctx, std::move(w));
+            },
+            [&](const wire::NcclP2P& m) { OnP2P(ctx, m); },
+            [&](const wire::HostEvent& m) { m_lanes.OnHostEvent(ctx, m, m_commit.CommittedNs()); },
+            [&](const wire::HostFunction& m) { OnHostFunction(ctx, m); },
+            [&](const wire::HostFunctionDone& m) { m_holds.Done(rank, m.id, ctx.nowNs); },
+            [&](const wire::CollectiveValues& m)
+            {
+                PendingWait w;
+                w.kind = PendingWait::Kind::CollectiveValues;
+                w.comm = m.comm;
+                w.sequence = m.sequence;
+                w.call = fmt::format("reading the result of collective {} on communicator {:#x}",
+                                     m.sequence, m.comm);
+                m_lanes.Block(ctx, std::move(w));
+            },
+            [&](const wire::Goodbye& m)
+            {
+                r.peakDeviceBytes = m.peakDeviceBytes;
+                r.saidGoodbye = true;
+                // The goodbye can arrive after the process was reaped.
+                if (r.phase != RankPhase::Exited)
+                {
+                    r.phase = RankPhase::Finished;
+                }
+            },
+        },
+        req.body);
+    if (r.phase == RankPhase::NotConnected)
+    {
+        r.phase = RankPhase::Running;
+    }
+}
+
+void SimulationEngine::OnHello(const RequestContext& ctx, const wire::Hello& m)
+{
+    RankState& r = m_lanes.Rank(ctx.rank);
+    r.pid = m.pid;
+    r.phase = RankPhase::Running;
+    const auto& gpu = m_scenario.gpu;
+    wire::Welcome w;
+    w.gpuName = "NVIDIA " + gpu.model;
+    w.gpuMemoryBytes = gpu.memoryBytes;
+    w.deviceCount = static_cast<int32_t>(m_scenario.topology.gpusPerNode);
+    w.localDevice = ctx.rank % w.deviceCount;
+    w.smCount = gpu.smCount;
+    w.ccMajor = gpu.ccMajor;
+    w.ccMinor = gpu.ccMinor;
+    w.cpuTimeScale = m_scenario.cpu.timeScale;
+    w.callOverheadNs = m_scenario.cpu.callOverheadNs;
+    w.queryOverheadNs = m_scenario.cpu.queryOverheadNs;
+    ctx.out.push_back({ctx.rank, {ctx.seq, w}, ctx.lane});
+}
+
+void SimulationEngine::OnMemcpy(const RequestContext& ctx, const wire::Memcpy& m)
+{
+    RankState& r = m_lanes.Rank(ctx.rank);
+    ++r.copies;
+    TimelineOf(ctx.rank).EnqueueTimed(
+        m.stream, ctx.nowNs,
+        m_kernels.Copy(m.kind, m.bytes, CopyDurationNs(m_scenario.gpu, m.kind, m.bytes)).ns, 0,
+        CopyLabel(m.kind, m.bytes));
+    if (m.blocking)
+    {
+        // cudaMemcpy: on the legacy default stream (ordered after the blocking
+        // streams' work by the timeline), and it returns when the copy is done.
+        PendingWait w;
+        w.kind = PendingWait::Kind::Stream;
+        w.stream = m.stream;
+        w.call = fmt::format("cudaMemcpy({} bytes)", m.bytes);
+        m_lanes.Block(ctx, std::move(w));
+    }
+}
+
+void SimulationEngine::OnCollective(const RequestContext& ctx, const wire::NcclCollective& m)
+{
+    RankState& r = m_lanes.Rank(ctx.rank);
+    ++r.collectives;
+    r.lastCall = fmt::format("{} of {} bytes", CollectiveName(m.op), m.bytes);
+    const Communicator& comm = m_comms.Get(m.comm);
+    const int member = m_comms.MemberIndex(comm, ctx.rank);
+    const uint64_t sequence = m_launch.NumberCollective(m.comm, ctx.rank);
+    if (m.hasValues)
+    {
+        m_values.Offer(m.comm, sequence, comm.ranks.size(), member, m);
+    }
+    m_launch.EnqueueCollective(ctx, comm, member, sequence, m, r.collectives);
+}
+
+void SimulationEngine::OnP2P(const RequestContext& ctx, const wire::NcclP2P& m)
+{
+    RankState& r = m_lanes.Rank(ctx.rank);
+    ++r.collectives;
+    const Communicator& comm = m_comms.Get(m.comm);
+    const int member = m_comms.MemberIndex(comm, ctx.rank);
+    CollectiveLaunch::P2PBatch batch = m_launch.NumberP2P(comm, member, m.ops);
+    r.lastCall = fmt::format("send/recv ({} ops, {} bytes)", m.ops.size(), batch.bytes);
+    m_launch.EnqueueP2P(ctx, comm, member, m.stream, std::move(batch));
+}
+
+void SimulationEngine::OnHostFunction(const RequestContext& ctx, const wire::HostFunction& m)
+{
+    const uint64_t ticket = m_launch.NextTicket();
+    m_holds.Hold(ctx.rank, m.id, ticket);
+    // Held like a collective: ops behind it wait until the host function returned.
+    TimelineOf(ctx.rank).EnqueueCollective(
+        m.stream, ctx.nowNs, ticket,
+        [this, rank = ctx.rank, id = m.id](int64_t readyNs) { m_holds.Ready(rank, id, readyNs); },
+        "host function");
+}
+
+void SimulationEngine::Progress(std::vector<OutgoingReply>& out)
+{
+    m_moreToDo = false;
+    for (;;)
+    {
+        const std::size_t answered = out.size();
+        m_waits.AnswerAll(out, QueryRule::KnownOnly);
+        if (m_commit.CommitOne())
+        {
+            continue;
+        }
+        if (out.size() > answered && m_commit.Optimistic() && m_network.CanAdvance())
+        {
+            // Released ranks first; the network runs ahead while they compute.
+            m_moreToDo = true;
+            return;
+        }
+        if (!m_network.Advance(m_commit.AdvanceLimit()))
+        {
+            // Last, once every other answer is given: queries nothing can complete by
+            // their caller's clock any more.  Earlier, a rank about to be answered could
+            // still have been about to start what completes them.
+            const std::size_t before = out.size();
+            m_waits.AnswerAll(out, QueryRule::SettleUnreachable);
+            if (out.size() == before)
+            {
+                break;
+            }
+        }
+    }
+    CheckDeadlock();
+}
+
+void SimulationEngine::RankExited(int rank)
+{
+    m_lanes.Rank(rank).phase = RankPhase::Exited;
+}
+
+bool SimulationEngine::AllDone() const
+{
+    const auto& ranks = m_lanes.Ranks();
+    return std::all_of(ranks.begin(), ranks.end(),
+                       [](const RankState& r) { return r.phase == RankPhase::Exited; });
+}
+
+void SimulationEngine::CheckDeadlock() const
+{
+    if (!EveryRankWaits(m_lanes.Ranks()) || m_network.Busy())
+    {
+        return;
+    }
+    std::vector<std::string> open = m_launch.Incomplete();
+    for (auto& s : m_comms.PendingInits())
+    {
+        open.push_back(std::move(s));
+    }
+    throw SimulationError(DeadlockReport(m_lanes.Ranks(), open));
+}
+
+} // namespace phantora
