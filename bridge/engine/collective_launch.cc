@@ -1,5 +1,6 @@
 #include "engine/collective_launch.h"
 
+#include "engine/collective_name.h"
 #include "engine/copies.h"
 
 #include <algorithm>

@@ -5,8 +5,10 @@
 // end releases the members' streams.
 #pragma once
 
-#include "communicators.h"
+#include "engine/collective_matcher.h"
+#include "engine/communicator_registry.h"
 #include "engine/nccl_settings.h"
+#include "engine/p2p_matcher.h"
 #include "engine/request_context.h"
 #include "gpu_timeline.h"
 #include "network_model.h"

@@ -3,7 +3,7 @@
 // with their own communicator (or none), its NCCL settings fixed.
 #pragma once
 
-#include "communicators.h"
+#include "engine/communicator_registry.h"
 #include "engine/lanes.h"
 #include "engine/nccl_settings.h"
 #include "engine/request_context.h"

@@ -3,7 +3,7 @@
 // creation, and needs them equal on every member).
 #pragma once
 
-#include "communicators.h"
+#include "engine/communicator_registry.h"
 #include "ns3/nccl-config.h"
 #include "protocol/messages.h"
 

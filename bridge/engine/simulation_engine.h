@@ -14,10 +14,10 @@
 // and that thread's clock; Progress() runs the commit loop over them.
 #pragma once
 
-#include "communicators.h"
 #include "engine/collective_launch.h"
 #include "engine/collective_value_store.h"
 #include "engine/commit_policy.h"
+#include "engine/communicator_registry.h"
 #include "engine/communicator_setup.h"
 #include "engine/host_function_holds.h"
 #include "engine/lanes.h"

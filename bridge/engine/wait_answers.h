@@ -3,10 +3,10 @@
 // a query, nothing can complete what it asks about by its caller's clock any more.
 #pragma once
 
-#include "communicators.h"
 #include "engine/collective_launch.h"
 #include "engine/collective_value_store.h"
 #include "engine/commit_policy.h"
+#include "engine/communicator_registry.h"
 #include "engine/lanes.h"
 #include "engine/request_context.h"
 #include "gpu_timeline.h"

@@ -1,4 +1,7 @@
-#include "communicators.h"
+#include "engine/collective_error.h"
+#include "engine/collective_matcher.h"
+#include "engine/communicator_registry.h"
+#include "engine/p2p_matcher.h"
 
 #include <functional>
 #include <gtest/gtest.h>
