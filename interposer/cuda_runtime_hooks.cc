@@ -6,12 +6,12 @@
 #include "hook_scope.h"
 #include "kernel_registry.h"
 #include "protocol/streams.h"
+#include "real_function.h"
 #include "value_shadow.h"
 
 #include <atomic>
 #include <cstring>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 using namespace phantora;
 using namespace phantora::interposer;
@@ -172,11 +172,6 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, s
     }
     scope.Client().Post(std::move(k));
     return cudaSuccess;
-}
-
-template <class Fn> Fn RealFunction(const char* name)
-{
-    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
 } // namespace
@@ -475,13 +470,13 @@ extern "C"
     // must be exactly what the program would print on a real machine.
     const char* cudaGetErrorString(cudaError_t error)
     {
-        static auto real = RealFunction<const char* (*)(cudaError_t)>("cudaGetErrorString");
+        static auto real = OptionalRealFunction<const char* (*)(cudaError_t)>("cudaGetErrorString");
         return real ? real(error) : "CUDA error (no runtime library loaded to describe it)";
     }
 
     const char* cudaGetErrorName(cudaError_t error)
     {
-        static auto real = RealFunction<const char* (*)(cudaError_t)>("cudaGetErrorName");
+        static auto real = OptionalRealFunction<const char* (*)(cudaError_t)>("cudaGetErrorName");
         return real ? real(error) : "cudaErrorUnknown";
     }
 

@@ -44,13 +44,13 @@
 #include "hook_scope.h"
 #include "rank_client.h"
 #include "real_clock.h"
+#include "real_function.h"
 #include "sim_clock.h"
 
 #include <cerrno>
 #include <cstdint>
 #include <ctime>
 #include <deque>
-#include <dlfcn.h>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,20 +66,6 @@ using namespace phantora::interposer;
 
 namespace
 {
-
-template <class Fn> Fn Real(const char* name, const char* version)
-{
-    void* f = version ? dlvsym(RTLD_NEXT, name, version) : nullptr;
-    if (!f)
-    {
-        f = dlsym(RTLD_NEXT, name);
-    }
-    if (!f)
-    {
-        Fatal(std::string("cannot find the real ") + name);
-    }
-    return reinterpret_cast<Fn>(f);
-}
 
 using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 using JoinFn = int (*)(pthread_t, void**);
@@ -103,7 +89,7 @@ using SleepFn = unsigned (*)(unsigned);
 #define PHANTORA_REAL(fn, type, name, version)                                                     \
     type fn()                                                                                      \
     {                                                                                              \
-        static const type f = Real<type>(name, version);                                           \
+        static const type f = RealFunction<type>(name, version);                                   \
         return f;                                                                                  \
     }
 PHANTORA_REAL(real_create, CreateFn, "pthread_create", "GLIBC_2.34")
