@@ -3,6 +3,7 @@
 // record that was current when they were called, as CUDA specifies.
 #include "cuda_state.h"
 #include "hook_scope.h"
+#include "id_allocator.h"
 
 #include <atomic>
 #include <cuda_runtime_api.h>
@@ -24,7 +25,6 @@ namespace
 
 std::mutex g_eventMutex;
 std::map<cudaEvent_t, std::unique_ptr<CUevent_st>> g_events;
-std::atomic<uint64_t> g_nextRecord{1};
 
 CUevent_st* Lookup(cudaEvent_t e)
 {
@@ -35,7 +35,7 @@ CUevent_st* Lookup(cudaEvent_t e)
 
 uint64_t NewRecord(const HookScope& scope, cudaStream_t stream)
 {
-    const uint64_t record = g_nextRecord.fetch_add(1);
+    const uint64_t record = NewId(IdKind::EventRecord);
     scope.Client().Post(wire::EventRecord{StreamId(stream), record});
     return record;
 }

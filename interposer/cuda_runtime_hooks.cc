@@ -4,12 +4,12 @@
 #include "cuda_state.h"
 #include "device_memory.h"
 #include "hook_scope.h"
+#include "id_allocator.h"
 #include "kernel_registry.h"
 #include "protocol/streams.h"
 #include "real_function.h"
 #include "value_shadow.h"
 
-#include <atomic>
 #include <cstring>
 #include <cuda_runtime_api.h>
 
@@ -30,8 +30,7 @@ uint64_t StreamId(cudaStream_t s)
     const auto v = reinterpret_cast<uintptr_t>(s);
     if (v == reinterpret_cast<uintptr_t>(cudaStreamPerThread))
     {
-        static std::atomic<uint64_t> next{wire::kFirstPerThreadStream};
-        thread_local const uint64_t mine = next.fetch_add(wire::kStreamStep);
+        thread_local const uint64_t mine = NewId(IdKind::PerThreadStream);
         return mine;
     }
     // 0 and cudaStreamLegacy are the legacy default stream
@@ -42,10 +41,6 @@ uint64_t StreamId(cudaStream_t s)
 
 namespace
 {
-
-// Stream handles are opaque to the program; ours are distinct small-step values
-// well away from the special handles 0, 1 and 2.
-std::atomic<uintptr_t> g_nextStream{wire::kFirstStream};
 
 wire::CopyKind CopyKindOf(const void* dst, const void* src, cudaMemcpyKind kind)
 {
@@ -420,7 +415,8 @@ extern "C"
         {
             return Status(cudaErrorInvalidValue);
         }
-        uintptr_t id = g_nextStream.fetch_add(wire::kStreamStep);
+        // Handles are opaque to the program: ours are the stream's id on the wire.
+        uintptr_t id = NewId(IdKind::Stream);
         if (flags & cudaStreamNonBlocking)
         {
             id |= wire::kNonBlockingBit;

@@ -13,8 +13,8 @@
 // them through a condition variable (thread_handoff.cc).
 #include "cuda_state.h"
 #include "hook_scope.h"
+#include "id_allocator.h"
 
-#include <atomic>
 #include <condition_variable>
 #include <cuda_runtime_api.h>
 #include <deque>
@@ -118,10 +118,6 @@ StreamRunner& RunnerFor(uint64_t stream)
     return *r;
 }
 
-std::atomic<uint64_t> g_nextId{1};
-/// Records for host functions, apart from cudaEventRecord's (top bit clear, bit 62 set).
-std::atomic<uint64_t> g_nextRecord{uint64_t{1} << 62};
-
 cudaError_t Launch(cudaStream_t stream, std::function<void()> fn)
 {
     // Connected first, so that the runner thread is announced to the bridge at its start.
@@ -130,8 +126,8 @@ cudaError_t Launch(cudaStream_t stream, std::function<void()> fn)
     StreamRunner& runner = RunnerFor(sid);
     Call c;
     c.fn = std::move(fn);
-    c.record = g_nextRecord.fetch_add(1);
-    c.id = g_nextId.fetch_add(1);
+    c.record = NewId(IdKind::HostFunctionRecord);
+    c.id = NewId(IdKind::HostFunction);
     {
         HookScope scope;
         scope.Client().Post(wire::EventRecord{sid, c.record});

@@ -5,6 +5,7 @@
 // cuMemCreate to cuMemRelease, as on the real device; address ranges cost nothing.
 #include "device_memory.h"
 #include "hook_scope.h"
+#include "id_allocator.h"
 #include "value_shadow.h"
 
 #include <cuda.h>
@@ -26,7 +27,6 @@ struct PhysicalChunk
 std::mutex g_mutex;
 std::map<CUmemGenericAllocationHandle, PhysicalChunk> g_chunks;
 std::map<CUdeviceptr, CUmemGenericAllocationHandle> g_mappings; ///< mapped address -> chunk
-CUmemGenericAllocationHandle g_nextHandle = 1;
 
 } // namespace
 
@@ -73,7 +73,7 @@ extern "C"
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
         std::lock_guard lock(g_mutex);
-        *handle = g_nextHandle++;
+        *handle = NewId(IdKind::PhysicalChunk);
         g_chunks[*handle] = {size, 1};
         return CUDA_SUCCESS;
     }
