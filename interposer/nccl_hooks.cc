@@ -1,6 +1,7 @@
 // NCCL as the program sees it.  Communicators are handles the bridge knows;
 // collectives become ops on the caller's stream whose end the network decides.
 #include "cuda_state.h"
+#include "handle_table.h"
 #include "hook_scope.h"
 #include "value_shadow.h"
 
@@ -8,9 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <nccl.h>
 #include <string>
 #include <sys/random.h>
@@ -34,14 +33,11 @@ struct ncclComm
 namespace
 {
 
-std::mutex g_commMutex;
-std::map<ncclComm_t, std::unique_ptr<ncclComm>> g_comms;
+constinit HandleTable<ncclComm_t, ncclComm> g_comms;
 
 ncclComm* Lookup(ncclComm_t comm)
 {
-    std::lock_guard lock(g_commMutex);
-    auto it = g_comms.find(comm);
-    return it == g_comms.end() ? nullptr : it->second.get();
+    return g_comms.Find(comm);
 }
 
 size_t TypeSize(ncclDataType_t t)
@@ -270,11 +266,8 @@ extern "C"
             return ncclInternalError;
         }
         SimClock::Get().AdvanceTo(ready->clockNs);
-        auto c = std::make_unique<ncclComm>(ready->comm, nranks, rank, ThreadState().device);
-        ncclComm_t handle = c.get();
-        std::lock_guard lock(g_commMutex);
-        g_comms.emplace(handle, std::move(c));
-        *comm = handle;
+        *comm = g_comms.Adopt(
+            std::make_unique<ncclComm>(ready->comm, nranks, rank, ThreadState().device));
         return ncclSuccess;
     }
 
@@ -322,12 +315,8 @@ extern "C"
         {
             return ncclSuccess; // NCCL_SPLIT_NOCOLOR
         }
-        auto c =
-            std::make_unique<ncclComm>(ready->comm, ready->nranks, ready->rank, parent->device);
-        ncclComm_t handle = c.get();
-        std::lock_guard lock(g_commMutex);
-        g_comms.emplace(handle, std::move(c));
-        *newcomm = handle;
+        *newcomm = g_comms.Adopt(
+            std::make_unique<ncclComm>(ready->comm, ready->nranks, ready->rank, parent->device));
         return ncclSuccess;
     }
 
@@ -442,16 +431,10 @@ extern "C"
     ncclResult_t ncclCommDestroy(ncclComm_t comm)
     {
         HookScope scope;
-        std::unique_ptr<ncclComm> owned;
+        std::unique_ptr<ncclComm> owned = g_comms.Take(comm);
+        if (!owned)
         {
-            std::lock_guard lock(g_commMutex);
-            auto it = g_comms.find(comm);
-            if (it == g_comms.end())
-            {
-                return ncclInvalidArgument;
-            }
-            owned = std::move(it->second);
-            g_comms.erase(it);
+            return ncclInvalidArgument;
         }
         scope.Client().Post(wire::NcclCommDestroy{owned->handle});
         return ncclSuccess;

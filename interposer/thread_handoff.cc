@@ -42,6 +42,7 @@
 // The interposer's own threads (ZeroMQ's, the host-function thread's waits inside
 // intercepted calls) are not the program's and are left alone.
 #include "hook_scope.h"
+#include "never_destroyed.h"
 #include "rank_client.h"
 #include "real_clock.h"
 #include "real_function.h"
@@ -137,10 +138,11 @@ struct Registry
 
 /// Never destroyed: threads (ZeroMQ's among them) are joined and woken while the
 /// process exits, after static objects are gone.
+constinit NeverDestroyed<Registry> g_registry;
+
 Registry& Reg()
 {
-    static auto* r = std::make_unique<Registry>().release();
-    return *r;
+    return *g_registry;
 }
 
 /// Whether the calling thread's host waits concern the simulation.
