@@ -3,6 +3,7 @@
 #include "cuda_state.h"
 #include "handle_table.h"
 #include "hook_scope.h"
+#include "nccl_group.h"
 #include "value_shadow.h"
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <memory>
 #include <nccl.h>
+#include <optional>
 #include <string>
 #include <sys/random.h>
 #include <unistd.h>
@@ -161,21 +163,6 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, const void* 
     return ncclSuccess;
 }
 
-/// Point-to-point operations issued inside ncclGroupStart/End, per thread (NCCL's
-/// groups are per thread too), batched by communicator and stream in the order
-/// they first appeared: each batch becomes one operation at the outermost GroupEnd.
-struct GroupState
-{
-    int depth{0};
-    std::vector<wire::NcclP2P> batches;
-};
-
-GroupState& Group()
-{
-    thread_local GroupState g;
-    return g;
-}
-
 ncclResult_t PostP2P(ncclComm_t comm, bool send, size_t count, ncclDataType_t datatype, int peer,
                      cudaStream_t stream)
 {
@@ -188,21 +175,13 @@ ncclResult_t PostP2P(ncclComm_t comm, bool send, size_t count, ncclDataType_t da
     }
     const wire::P2POp op{peer, count * elem, send};
     const uint64_t sid = StreamId(stream);
-    GroupState& g = Group();
-    if (g.depth == 0)
+    NcclGroup& group = NcclGroup::ThisThread();
+    if (group.Open())
     {
-        scope.Client().Post(wire::NcclP2P{c->handle, sid, {op}});
+        group.Add(c->handle, sid, op);
         return ncclSuccess;
     }
-    for (auto& b : g.batches)
-    {
-        if (b.comm == c->handle && b.stream == sid)
-        {
-            b.ops.push_back(op);
-            return ncclSuccess;
-        }
-    }
-    g.batches.push_back(wire::NcclP2P{c->handle, sid, {op}});
+    scope.Client().Post(wire::NcclP2P{c->handle, sid, {op}});
     return ncclSuccess;
 }
 
@@ -320,32 +299,30 @@ extern "C"
         return ncclSuccess;
     }
 
-    // Collectives inside a group reach the bridge as they are called (the bridge pairs
-    // them per communicator, in order); sends and receives wait for the group's end,
-    // where those on one communicator and stream become one operation, as in NCCL.
+    // Collectives inside a group reach the bridge as they are called; sends and receives
+    // wait for the group's end (nccl_group.h).
     ncclResult_t ncclGroupStart()
     {
-        ++Group().depth;
+        NcclGroup::ThisThread().Start();
         return ncclSuccess;
     }
 
     ncclResult_t ncclGroupEnd()
     {
-        GroupState& g = Group();
-        if (g.depth == 0)
+        std::optional<std::vector<wire::NcclP2P>> batches = NcclGroup::ThisThread().End();
+        if (!batches)
         {
             return ncclInvalidUsage;
         }
-        if (--g.depth > 0 || g.batches.empty())
+        if (batches->empty())
         {
             return ncclSuccess;
         }
         HookScope scope;
-        for (auto& b : g.batches)
+        for (auto& b : *batches)
         {
             scope.Client().Post(std::move(b));
         }
-        g.batches.clear();
         return ncclSuccess;
     }
 
