@@ -5,14 +5,13 @@
 // fails loudly (generated stubs).
 #include "cuda_state.h"
 #include "cuda_type_names.h"
+#include "handle_table.h"
 #include "hook_scope.h"
 
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
-#include <map>
 #include <memory>
-#include <mutex>
 
 using namespace phantora;
 using namespace phantora::interposer;
@@ -27,14 +26,11 @@ struct cublasContext
 namespace
 {
 
-std::mutex g_mutex;
-std::map<cublasHandle_t, std::unique_ptr<cublasContext>> g_handles;
+constinit HandleTable<cublasHandle_t, cublasContext> g_handles;
 
 cublasContext* Lookup(cublasHandle_t h)
 {
-    std::lock_guard lock(g_mutex);
-    auto it = g_handles.find(h);
-    return it == g_handles.end() ? nullptr : it->second.get();
+    return g_handles.Find(h);
 }
 
 const char* Op(cublasOperation_t op)
@@ -85,18 +81,14 @@ extern "C"
         {
             return CUBLAS_STATUS_INVALID_VALUE;
         }
-        auto ctx = std::make_unique<cublasContext>();
-        *handle = ctx.get();
-        std::lock_guard lock(g_mutex);
-        g_handles.emplace(*handle, std::move(ctx));
+        *handle = g_handles.Adopt(std::make_unique<cublasContext>());
         return CUBLAS_STATUS_SUCCESS;
     }
 
     cublasStatus_t cublasDestroy_v2(cublasHandle_t handle)
     {
         HookScope scope;
-        std::lock_guard lock(g_mutex);
-        return g_handles.erase(handle) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
+        return g_handles.Erase(handle) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
     }
 
     cublasStatus_t cublasGetVersion_v2(cublasHandle_t, int* version)

@@ -4,14 +4,14 @@
 // heuristic offers one algorithm with no workspace, which every caller accepts.
 #include "cuda_state.h"
 #include "cuda_type_names.h"
+#include "handle_table.h"
 #include "hook_scope.h"
+#include "opaque_table.h"
 
 #include <cstring>
 #include <cublasLt.h>
 #include <fmt/format.h>
-#include <map>
 #include <memory>
-#include <mutex>
 
 using namespace phantora;
 using namespace phantora::interposer;
@@ -38,47 +38,10 @@ struct Layout
     int32_t batch{1};
 };
 
-/// The library's opaque objects (the program may look at their size) with our
-/// reading of them beside.
-template <class Opaque, class State> class Registry
-{
-public:
-    Opaque* Create(State s)
-    {
-        auto o = std::make_unique<Opaque>();
-        std::memset(o.get(), 0, sizeof(Opaque));
-        Opaque* p = o.get();
-        std::lock_guard lock(m_mutex);
-        m_items.emplace(p, Item{std::move(o), s});
-        return p;
-    }
-    bool Destroy(Opaque* p)
-    {
-        std::lock_guard lock(m_mutex);
-        return m_items.erase(p) > 0;
-    }
-    State* Find(Opaque* p)
-    {
-        std::lock_guard lock(m_mutex);
-        auto it = m_items.find(p);
-        return it == m_items.end() ? nullptr : &it->second.state;
-    }
-
-private:
-    struct Item
-    {
-        std::unique_ptr<Opaque> opaque;
-        State state;
-    };
-    std::mutex m_mutex;
-    std::map<Opaque*, Item> m_items;
-};
-
-Registry<cublasLtMatmulDescOpaque_t, MatmulDesc> g_descs;
-Registry<cublasLtMatrixLayoutOpaque_t, Layout> g_layouts;
-Registry<cublasLtMatmulPreferenceOpaque_t, int> g_prefs;
-std::mutex g_handleMutex;
-std::map<cublasLtHandle_t, std::unique_ptr<cublasLtContext>> g_handles;
+constinit OpaqueTable<cublasLtMatmulDescOpaque_t, MatmulDesc> g_descs;
+constinit OpaqueTable<cublasLtMatrixLayoutOpaque_t, Layout> g_layouts;
+constinit OpaqueTable<cublasLtMatmulPreferenceOpaque_t, int> g_prefs;
+constinit HandleTable<cublasLtHandle_t, cublasLtContext> g_handles;
 
 template <class T> bool Read(const void* buf, size_t size, T& out)
 {
@@ -102,17 +65,13 @@ extern "C"
         {
             return CUBLAS_STATUS_INVALID_VALUE;
         }
-        auto h = std::make_unique<cublasLtContext>();
-        *handle = h.get();
-        std::lock_guard lock(g_handleMutex);
-        g_handles.emplace(*handle, std::move(h));
+        *handle = g_handles.Adopt(std::make_unique<cublasLtContext>());
         return CUBLAS_STATUS_SUCCESS;
     }
 
     cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle)
     {
-        std::lock_guard lock(g_handleMutex);
-        return g_handles.erase(handle) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
+        return g_handles.Erase(handle) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
     }
 
     size_t cublasLtGetVersion()

@@ -2,13 +2,13 @@
 // this rank; synchronising, querying, timing and cross-stream waits refer to the
 // record that was current when they were called, as CUDA specifies.
 #include "cuda_state.h"
+#include "handle_table.h"
 #include "hook_scope.h"
+#include "id_allocator.h"
 
 #include <atomic>
 #include <cuda_runtime_api.h>
-#include <map>
 #include <memory>
-#include <mutex>
 
 using namespace phantora;
 using namespace phantora::interposer;
@@ -22,20 +22,16 @@ struct CUevent_st
 namespace
 {
 
-std::mutex g_eventMutex;
-std::map<cudaEvent_t, std::unique_ptr<CUevent_st>> g_events;
-std::atomic<uint64_t> g_nextRecord{1};
+constinit HandleTable<cudaEvent_t, CUevent_st> g_events;
 
 CUevent_st* Lookup(cudaEvent_t e)
 {
-    std::lock_guard lock(g_eventMutex);
-    auto it = g_events.find(e);
-    return it == g_events.end() ? nullptr : it->second.get();
+    return g_events.Find(e);
 }
 
 uint64_t NewRecord(const HookScope& scope, cudaStream_t stream)
 {
-    const uint64_t record = g_nextRecord.fetch_add(1);
+    const uint64_t record = NewId(IdKind::EventRecord);
     scope.Client().Post(wire::EventRecord{StreamId(stream), record});
     return record;
 }
@@ -62,9 +58,7 @@ extern "C"
         }
         auto e = std::make_unique<CUevent_st>();
         e->flags = flags;
-        *event = e.get();
-        std::lock_guard lock(g_eventMutex);
-        g_events.emplace(*event, std::move(e));
+        *event = g_events.Adopt(std::move(e));
         return cudaSuccess;
     }
 
@@ -76,8 +70,7 @@ extern "C"
     cudaError_t cudaEventDestroy(cudaEvent_t event)
     {
         HookScope scope;
-        std::lock_guard lock(g_eventMutex);
-        return g_events.erase(event) ? cudaSuccess : Status(cudaErrorInvalidResourceHandle);
+        return g_events.Erase(event) ? cudaSuccess : Status(cudaErrorInvalidResourceHandle);
     }
 
     cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)

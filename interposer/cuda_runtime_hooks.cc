@@ -4,48 +4,20 @@
 #include "cuda_state.h"
 #include "device_memory.h"
 #include "hook_scope.h"
+#include "id_allocator.h"
 #include "kernel_registry.h"
 #include "protocol/streams.h"
+#include "real_function.h"
 #include "value_shadow.h"
 
-#include <atomic>
 #include <cstring>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 using namespace phantora;
 using namespace phantora::interposer;
 
-namespace phantora::interposer
-{
-
-CudaThreadState& ThreadState()
-{
-    thread_local CudaThreadState state;
-    return state;
-}
-
-uint64_t StreamId(cudaStream_t s)
-{
-    const auto v = reinterpret_cast<uintptr_t>(s);
-    if (v == reinterpret_cast<uintptr_t>(cudaStreamPerThread))
-    {
-        static std::atomic<uint64_t> next{wire::kFirstPerThreadStream};
-        thread_local const uint64_t mine = next.fetch_add(wire::kStreamStep);
-        return mine;
-    }
-    // 0 and cudaStreamLegacy are the legacy default stream
-    return v <= 1 ? wire::kLegacyStream : static_cast<uint64_t>(v);
-}
-
-} // namespace phantora::interposer
-
 namespace
 {
-
-// Stream handles are opaque to the program; ours are distinct small-step values
-// well away from the special handles 0, 1 and 2.
-std::atomic<uintptr_t> g_nextStream{wire::kFirstStream};
 
 wire::CopyKind CopyKindOf(const void* dst, const void* src, cudaMemcpyKind kind)
 {
@@ -172,11 +144,6 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, s
     }
     scope.Client().Post(std::move(k));
     return cudaSuccess;
-}
-
-template <class Fn> Fn RealFunction(const char* name)
-{
-    return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
 } // namespace
@@ -425,7 +392,8 @@ extern "C"
         {
             return Status(cudaErrorInvalidValue);
         }
-        uintptr_t id = g_nextStream.fetch_add(wire::kStreamStep);
+        // Handles are opaque to the program: ours are the stream's id on the wire.
+        uintptr_t id = NewId(IdKind::Stream);
         if (flags & cudaStreamNonBlocking)
         {
             id |= wire::kNonBlockingBit;
@@ -475,13 +443,13 @@ extern "C"
     // must be exactly what the program would print on a real machine.
     const char* cudaGetErrorString(cudaError_t error)
     {
-        static auto real = RealFunction<const char* (*)(cudaError_t)>("cudaGetErrorString");
+        static auto real = OptionalRealFunction<const char* (*)(cudaError_t)>("cudaGetErrorString");
         return real ? real(error) : "CUDA error (no runtime library loaded to describe it)";
     }
 
     const char* cudaGetErrorName(cudaError_t error)
     {
-        static auto real = RealFunction<const char* (*)(cudaError_t)>("cudaGetErrorName");
+        static auto real = OptionalRealFunction<const char* (*)(cudaError_t)>("cudaGetErrorName");
         return real ? real(error) : "cudaErrorUnknown";
     }
 

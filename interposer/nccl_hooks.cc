@@ -1,17 +1,18 @@
 // NCCL as the program sees it.  Communicators are handles the bridge knows;
 // collectives become ops on the caller's stream whose end the network decides.
 #include "cuda_state.h"
+#include "handle_table.h"
 #include "hook_scope.h"
+#include "nccl_group.h"
 #include "value_shadow.h"
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <nccl.h>
+#include <optional>
 #include <string>
 #include <sys/random.h>
 #include <unistd.h>
@@ -34,14 +35,11 @@ struct ncclComm
 namespace
 {
 
-std::mutex g_commMutex;
-std::map<ncclComm_t, std::unique_ptr<ncclComm>> g_comms;
+constinit HandleTable<ncclComm_t, ncclComm> g_comms;
 
 ncclComm* Lookup(ncclComm_t comm)
 {
-    std::lock_guard lock(g_commMutex);
-    auto it = g_comms.find(comm);
-    return it == g_comms.end() ? nullptr : it->second.get();
+    return g_comms.Find(comm);
 }
 
 size_t TypeSize(ncclDataType_t t)
@@ -165,21 +163,6 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, const void* 
     return ncclSuccess;
 }
 
-/// Point-to-point operations issued inside ncclGroupStart/End, per thread (NCCL's
-/// groups are per thread too), batched by communicator and stream in the order
-/// they first appeared: each batch becomes one operation at the outermost GroupEnd.
-struct GroupState
-{
-    int depth{0};
-    std::vector<wire::NcclP2P> batches;
-};
-
-GroupState& Group()
-{
-    thread_local GroupState g;
-    return g;
-}
-
 ncclResult_t PostP2P(ncclComm_t comm, bool send, size_t count, ncclDataType_t datatype, int peer,
                      cudaStream_t stream)
 {
@@ -192,21 +175,13 @@ ncclResult_t PostP2P(ncclComm_t comm, bool send, size_t count, ncclDataType_t da
     }
     const wire::P2POp op{peer, count * elem, send};
     const uint64_t sid = StreamId(stream);
-    GroupState& g = Group();
-    if (g.depth == 0)
+    NcclGroup& group = NcclGroup::ThisThread();
+    if (group.Open())
     {
-        scope.Client().Post(wire::NcclP2P{c->handle, sid, {op}});
+        group.Add(c->handle, sid, op);
         return ncclSuccess;
     }
-    for (auto& b : g.batches)
-    {
-        if (b.comm == c->handle && b.stream == sid)
-        {
-            b.ops.push_back(op);
-            return ncclSuccess;
-        }
-    }
-    g.batches.push_back(wire::NcclP2P{c->handle, sid, {op}});
+    scope.Client().Post(wire::NcclP2P{c->handle, sid, {op}});
     return ncclSuccess;
 }
 
@@ -270,11 +245,8 @@ extern "C"
             return ncclInternalError;
         }
         SimClock::Get().AdvanceTo(ready->clockNs);
-        auto c = std::make_unique<ncclComm>(ready->comm, nranks, rank, ThreadState().device);
-        ncclComm_t handle = c.get();
-        std::lock_guard lock(g_commMutex);
-        g_comms.emplace(handle, std::move(c));
-        *comm = handle;
+        *comm = g_comms.Adopt(
+            std::make_unique<ncclComm>(ready->comm, nranks, rank, ThreadState().device));
         return ncclSuccess;
     }
 
@@ -322,41 +294,35 @@ extern "C"
         {
             return ncclSuccess; // NCCL_SPLIT_NOCOLOR
         }
-        auto c =
-            std::make_unique<ncclComm>(ready->comm, ready->nranks, ready->rank, parent->device);
-        ncclComm_t handle = c.get();
-        std::lock_guard lock(g_commMutex);
-        g_comms.emplace(handle, std::move(c));
-        *newcomm = handle;
+        *newcomm = g_comms.Adopt(
+            std::make_unique<ncclComm>(ready->comm, ready->nranks, ready->rank, parent->device));
         return ncclSuccess;
     }
 
-    // Collectives inside a group reach the bridge as they are called (the bridge pairs
-    // them per communicator, in order); sends and receives wait for the group's end,
-    // where those on one communicator and stream become one operation, as in NCCL.
+    // Collectives inside a group reach the bridge as they are called; sends and receives
+    // wait for the group's end (nccl_group.h).
     ncclResult_t ncclGroupStart()
     {
-        ++Group().depth;
+        NcclGroup::ThisThread().Start();
         return ncclSuccess;
     }
 
     ncclResult_t ncclGroupEnd()
     {
-        GroupState& g = Group();
-        if (g.depth == 0)
+        std::optional<std::vector<wire::NcclP2P>> batches = NcclGroup::ThisThread().End();
+        if (!batches)
         {
             return ncclInvalidUsage;
         }
-        if (--g.depth > 0 || g.batches.empty())
+        if (batches->empty())
         {
             return ncclSuccess;
         }
         HookScope scope;
-        for (auto& b : g.batches)
+        for (auto& b : *batches)
         {
             scope.Client().Post(std::move(b));
         }
-        g.batches.clear();
         return ncclSuccess;
     }
 
@@ -442,16 +408,10 @@ extern "C"
     ncclResult_t ncclCommDestroy(ncclComm_t comm)
     {
         HookScope scope;
-        std::unique_ptr<ncclComm> owned;
+        std::unique_ptr<ncclComm> owned = g_comms.Take(comm);
+        if (!owned)
         {
-            std::lock_guard lock(g_commMutex);
-            auto it = g_comms.find(comm);
-            if (it == g_comms.end())
-            {
-                return ncclInvalidArgument;
-            }
-            owned = std::move(it->second);
-            g_comms.erase(it);
+            return ncclInvalidArgument;
         }
         scope.Client().Post(wire::NcclCommDestroy{owned->handle});
         return ncclSuccess;

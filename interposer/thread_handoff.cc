@@ -42,15 +42,16 @@
 // The interposer's own threads (ZeroMQ's, the host-function thread's waits inside
 // intercepted calls) are not the program's and are left alone.
 #include "hook_scope.h"
+#include "never_destroyed.h"
 #include "rank_client.h"
 #include "real_clock.h"
+#include "real_function.h"
 #include "sim_clock.h"
 
 #include <cerrno>
 #include <cstdint>
 #include <ctime>
 #include <deque>
-#include <dlfcn.h>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,20 +67,6 @@ using namespace phantora::interposer;
 
 namespace
 {
-
-template <class Fn> Fn Real(const char* name, const char* version)
-{
-    void* f = version ? dlvsym(RTLD_NEXT, name, version) : nullptr;
-    if (!f)
-    {
-        f = dlsym(RTLD_NEXT, name);
-    }
-    if (!f)
-    {
-        Fatal(std::string("cannot find the real ") + name);
-    }
-    return reinterpret_cast<Fn>(f);
-}
 
 using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 using JoinFn = int (*)(pthread_t, void**);
@@ -103,7 +90,7 @@ using SleepFn = unsigned (*)(unsigned);
 #define PHANTORA_REAL(fn, type, name, version)                                                     \
     type fn()                                                                                      \
     {                                                                                              \
-        static const type f = Real<type>(name, version);                                           \
+        static const type f = RealFunction<type>(name, version);                                   \
         return f;                                                                                  \
     }
 PHANTORA_REAL(real_create, CreateFn, "pthread_create", "GLIBC_2.34")
@@ -151,10 +138,11 @@ struct Registry
 
 /// Never destroyed: threads (ZeroMQ's among them) are joined and woken while the
 /// process exits, after static objects are gone.
+constinit NeverDestroyed<Registry> g_registry;
+
 Registry& Reg()
 {
-    static auto* r = std::make_unique<Registry>().release();
-    return *r;
+    return *g_registry;
 }
 
 /// Whether the calling thread's host waits concern the simulation.

@@ -1,5 +1,6 @@
 #include "value_shadow.h"
 
+#include "never_destroyed.h"
 #include "protocol/messages.h"
 #include "rank_client.h"
 
@@ -10,10 +11,14 @@
 namespace phantora::interposer
 {
 
+namespace
+{
+constinit NeverDestroyed<ValueShadow> g_shadow; // outlives static destructors
+} // namespace
+
 ValueShadow& ValueShadow::Get()
 {
-    static ValueShadow* shadow = new ValueShadow; // outlives static destructors
-    return *shadow;
+    return *g_shadow;
 }
 
 void ValueShadow::ForgetLocked(uint64_t dst, std::size_t n)

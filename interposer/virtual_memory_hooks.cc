@@ -2,33 +2,17 @@
 // with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: a large address range is
 // reserved once, and physical chunks are created and mapped into it as the segment
 // grows.  Physical chunks count against the GPU's memory (and its peak) from
-// cuMemCreate to cuMemRelease, as on the real device; address ranges cost nothing.
+// cuMemCreate to cuMemRelease, as on the real device (physical_memory.h); address
+// ranges cost nothing.
 #include "device_memory.h"
 #include "hook_scope.h"
+#include "physical_memory.h"
 #include "value_shadow.h"
 
 #include <cuda.h>
-#include <map>
-#include <mutex>
 
 using namespace phantora;
 using namespace phantora::interposer;
-
-namespace
-{
-
-struct PhysicalChunk
-{
-    std::size_t size;
-    int references; ///< cuMemCreate and each cuMemRetainAllocationHandle
-};
-
-std::mutex g_mutex;
-std::map<CUmemGenericAllocationHandle, PhysicalChunk> g_chunks;
-std::map<CUdeviceptr, CUmemGenericAllocationHandle> g_mappings; ///< mapped address -> chunk
-CUmemGenericAllocationHandle g_nextHandle = 1;
-
-} // namespace
 
 extern "C"
 {
@@ -72,49 +56,25 @@ extern "C"
         {
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
-        std::lock_guard lock(g_mutex);
-        *handle = g_nextHandle++;
-        g_chunks[*handle] = {size, 1};
+        *handle = PhysicalMemory::Get().Create(size);
         return CUDA_SUCCESS;
     }
 
     CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     {
         HookScope scope;
-        std::lock_guard lock(g_mutex);
-        auto it = g_chunks.find(handle);
-        if (it == g_chunks.end())
-        {
-            return CUDA_ERROR_INVALID_VALUE;
-        }
-        // The memory goes back once released and unmapped; a mapping keeps it alive.
-        if (--it->second.references == 0)
-        {
-            bool mapped = false;
-            for (const auto& [address, h] : g_mappings)
-            {
-                mapped = mapped || h == handle;
-            }
-            if (!mapped)
-            {
-                DeviceMemory::Get().UnchargePhysical(it->second.size);
-                g_chunks.erase(it);
-            }
-        }
-        return CUDA_SUCCESS;
+        return PhysicalMemory::Get().Release(handle) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     }
 
     CUresult cuMemMap(CUdeviceptr ptr, size_t, size_t offset, CUmemGenericAllocationHandle handle,
                       unsigned long long)
     {
         HookScope scope;
-        std::lock_guard lock(g_mutex);
-        if (offset != 0 || !g_chunks.count(handle) ||
-            !DeviceMemory::Get().Contains(reinterpret_cast<void*>(ptr)))
+        if (offset != 0 || !DeviceMemory::Get().Contains(reinterpret_cast<void*>(ptr)) ||
+            !PhysicalMemory::Get().Map(ptr, handle))
         {
             return CUDA_ERROR_INVALID_VALUE;
         }
-        g_mappings[ptr] = handle;
         return CUDA_SUCCESS;
     }
 
@@ -122,20 +82,7 @@ extern "C"
     {
         HookScope scope;
         ValueShadow::Get().Forget(ptr, size); // what is mapped here later starts unknown
-        std::lock_guard lock(g_mutex);
-        // Every chunk mapped inside [ptr, ptr + size) is unmapped.
-        for (auto it = g_mappings.lower_bound(ptr);
-             it != g_mappings.end() && it->first < ptr + size;)
-        {
-            const CUmemGenericAllocationHandle h = it->second;
-            it = g_mappings.erase(it);
-            auto chunk = g_chunks.find(h);
-            if (chunk != g_chunks.end() && chunk->second.references == 0)
-            {
-                DeviceMemory::Get().UnchargePhysical(chunk->second.size);
-                g_chunks.erase(chunk);
-            }
-        }
+        PhysicalMemory::Get().Unmap(ptr, size);
         return CUDA_SUCCESS;
     }
 
@@ -150,14 +97,16 @@ extern "C"
     CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr)
     {
         HookScope scope;
-        std::lock_guard lock(g_mutex);
-        auto it = g_mappings.find(reinterpret_cast<CUdeviceptr>(addr));
-        if (!handle || it == g_mappings.end())
+        if (!handle)
         {
             return CUDA_ERROR_INVALID_VALUE;
         }
-        ++g_chunks[it->second].references;
-        *handle = it->second;
+        const auto retained = PhysicalMemory::Get().Retain(reinterpret_cast<CUdeviceptr>(addr));
+        if (!retained)
+        {
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        *handle = *retained;
         return CUDA_SUCCESS;
     }
 
@@ -165,8 +114,7 @@ extern "C"
                                                     CUmemGenericAllocationHandle handle)
     {
         HookScope scope;
-        std::lock_guard lock(g_mutex);
-        if (!prop || !g_chunks.count(handle))
+        if (!prop || !PhysicalMemory::Get().Exists(handle))
         {
             return CUDA_ERROR_INVALID_VALUE;
         }
