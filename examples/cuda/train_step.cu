@@ -6,15 +6,14 @@
 //
 // Ranks find each other as torchrun-launched programs do: RANK, WORLD_SIZE and
 // LOCAL_RANK in the environment.  Rank 0 publishes the NCCL unique id through a
-// file (PHANTORA_EXAMPLE_ID_FILE, default /tmp/phantora-example-<user>.ncclid).
-#include <cuda_runtime.h>
-#include <nccl.h>
-
+// file (PHANTORA_EXAMPLE_ID_FILE, default /tmp/phantora-example-<user>-<MASTER_PORT>.ncclid).
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <cuda_runtime.h>
+#include <nccl.h>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -67,13 +66,17 @@ double nowSeconds()
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// One file per run: the launcher's rendezvous port tells runs apart (phantora-cluster and
+// torchrun both set it), so a run never reads the id another run, or an earlier one, left.
 std::string idFilePath()
 {
     if (const char* p = std::getenv("PHANTORA_EXAMPLE_ID_FILE"))
     {
         return p;
     }
-    return "/tmp/phantora-example-" + std::to_string(getuid()) + ".ncclid";
+    const char* port = std::getenv("MASTER_PORT");
+    return "/tmp/phantora-example-" + std::to_string(getuid()) +
+           (port ? std::string("-") + port : "") + ".ncclid";
 }
 
 bool readUniqueId(const std::string& path, ncclUniqueId& id)
@@ -112,9 +115,13 @@ ncclUniqueId shareUniqueId(int rank)
         if (!f || std::fwrite(&id, sizeof id, 1, f) != 1 || std::fclose(f) != 0 ||
             std::rename(tmp.c_str(), path.c_str()) != 0)
         {
-            std::fprintf(stderr, "rank 0: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+            std::fprintf(stderr, "rank 0: cannot write %s: %s\n", path.c_str(),
+                         std::strerror(errno));
             std::exit(1);
         }
+        // Every rank has read it once the communicator exists, long before rank 0 exits.
+        static const std::string written = path;
+        std::atexit([] { std::remove(written.c_str()); });
         return id;
     }
     for (int attempt = 0; attempt < 6000; ++attempt)
@@ -143,7 +150,8 @@ int main(int argc, char** argv)
     CHECK_CUDA(cudaGetDeviceCount(&devices));
     if (localRank >= devices)
     {
-        std::fprintf(stderr, "rank %d: LOCAL_RANK %d but only %d devices\n", rank, localRank, devices);
+        std::fprintf(stderr, "rank %d: LOCAL_RANK %d but only %d devices\n", rank, localRank,
+                     devices);
         return 1;
     }
     CHECK_CUDA(cudaSetDevice(localRank));
