@@ -1,0 +1,183 @@
+#include "host_gap_table.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+namespace phantora::host_time
+{
+
+namespace
+{
+
+constexpr char kMagic[4] = {'H', 'G', 'T', '1'};
+
+int64_t Median(std::vector<int64_t>& v)
+{
+    const std::size_t mid = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+    const int64_t upper = v[mid];
+    if (v.size() % 2 == 1)
+    {
+        return upper;
+    }
+    const int64_t lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+    return lower + (upper - lower) / 2;
+}
+
+template <class T> void Put(std::string& out, T v)
+{
+    char b[sizeof v];
+    std::memcpy(b, &v, sizeof v);
+    out.append(b, sizeof v);
+}
+
+template <class T> T Take(std::string_view& in)
+{
+    if (in.size() < sizeof(T))
+    {
+        throw std::invalid_argument("host-time table: truncated");
+    }
+    T v;
+    std::memcpy(&v, in.data(), sizeof v);
+    in.remove_prefix(sizeof v);
+    return v;
+}
+
+} // namespace
+
+const char* SourceName(Source s)
+{
+    switch (s)
+    {
+    case Source::Context:
+        return "context";
+    case Source::ModuleContext:
+        return "context (module)";
+    case Source::BareContext:
+        return "context (no site)";
+    case Source::Kind:
+        return "call kind";
+    case Source::Global:
+        return "recording median";
+    case Source::Measured:
+        return "measured here";
+    }
+    return "?";
+}
+
+void Context::Push(const HostLabel& label)
+{
+    m_ring[static_cast<std::size_t>(m_next)] = {label.full, label.module, label.bare, label.kind};
+    m_next = (m_next + 1) % kDepth;
+    m_count = std::min(m_count + 1, kDepth);
+}
+
+GapTable GapTable::Build(const std::vector<Sequence>& threads)
+{
+    // std::map: the samples of a key are gathered in a fixed order, whatever the hashes.
+    std::map<uint64_t, std::vector<int64_t>> samples;
+    std::vector<int64_t> all;
+    for (const Sequence& s : threads)
+    {
+        if (s.labels.size() != s.gapBeforeNs.size())
+        {
+            throw std::invalid_argument("host-time sequence: labels and gaps differ in length");
+        }
+        Context ctx;
+        for (std::size_t i = 0; i + 1 < s.labels.size(); ++i)
+        {
+            ctx.Push(HostLabel::FromText(s.labels[i]));
+            const int64_t gap = s.gapBeforeNs[i + 1];
+            if (gap < 0)
+            {
+                continue;
+            }
+            ctx.ForEachKey([&](uint64_t key, Source) { samples[key].push_back(gap); });
+            all.push_back(gap);
+        }
+    }
+    GapTable t;
+    t.m_ns.reserve(samples.size());
+    for (auto& [key, v] : samples)
+    {
+        t.m_ns.emplace(key, Median(v));
+    }
+    if (!all.empty())
+    {
+        t.m_global = Median(all);
+    }
+    return t;
+}
+
+std::optional<GapTable::Hit> GapTable::Lookup(const Context& context) const
+{
+    if (!m_global)
+    {
+        return std::nullopt;
+    }
+    std::optional<Hit> hit;
+    context.ForEachKey(
+        [&](uint64_t key, Source source)
+        {
+            if (!hit)
+            {
+                if (auto it = m_ns.find(key); it != m_ns.end())
+                {
+                    hit = Hit{it->second, source};
+                }
+            }
+        });
+    return hit ? hit : Hit{*m_global, Source::Global};
+}
+
+std::string GapTable::Serialize() const
+{
+    std::vector<std::pair<uint64_t, int64_t>> sorted(m_ns.begin(), m_ns.end());
+    std::sort(sorted.begin(), sorted.end());
+    std::string out(kMagic, sizeof kMagic);
+    Put<uint8_t>(out, m_global ? 1 : 0);
+    Put<int64_t>(out, m_global.value_or(0));
+    Put<uint64_t>(out, sorted.size());
+    for (const auto& [key, ns] : sorted)
+    {
+        Put(out, key);
+        Put(out, ns);
+    }
+    return out;
+}
+
+GapTable GapTable::Parse(std::string_view in)
+{
+    GapTable t;
+    if (in.empty())
+    {
+        return t;
+    }
+    if (in.size() < sizeof kMagic || std::memcmp(in.data(), kMagic, sizeof kMagic) != 0)
+    {
+        throw std::invalid_argument("host-time table: not a table");
+    }
+    in.remove_prefix(sizeof kMagic);
+    const bool hasGlobal = Take<uint8_t>(in) != 0;
+    const auto global = Take<int64_t>(in);
+    if (hasGlobal)
+    {
+        t.m_global = global;
+    }
+    const auto n = Take<uint64_t>(in);
+    if (n > in.size() / 16)
+    {
+        throw std::invalid_argument("host-time table: truncated");
+    }
+    t.m_ns.reserve(n);
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        const auto key = Take<uint64_t>(in);
+        t.m_ns.emplace(key, Take<int64_t>(in));
+    }
+    return t;
+}
+
+} // namespace phantora::host_time

@@ -1,0 +1,125 @@
+// The host-time profile: how long a thread of the recorded program spent on the host
+// (thread CPU time on the recording machine) between one boundary call and the next,
+// keyed by the calls that came before (host_label.h).  The simulation charges these
+// recorded times instead of measuring its own CPU, so a simulated step no longer depends
+// on how fast, or how loaded, the simulating machine is.
+//
+// A gap is keyed by the thread's last boundaries, most specific first:
+//   the last 8..1 labels with their call sites             (Source::Context)
+//   the same with each site reduced to its module          (Source::ModuleContext)
+//   the same with no sites                                 (Source::BareContext)
+//   the kind of the last call (launch, event, nccl, ...)   (Source::Kind)
+//   every gap of the recording                             (Source::Global)
+// and takes the median of the recorded gaps with that key.  A program runs the same
+// code whatever the number of ranks, so a one-GPU recording's contexts cover most of an
+// N-rank run's; where N ranks add calls (collectives), the shorter keys still match.
+// The key is what came *before* the gap, so a thread knows its whole budget when the
+// gap starts (host_time.h in the interposer says why that matters).
+#pragma once
+
+#include "host_label.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace phantora::host_time
+{
+
+inline constexpr int kDepth = 8;
+
+enum class Source : uint8_t
+{
+    Context,
+    ModuleContext,
+    BareContext,
+    Kind,
+    Global,
+    Measured, ///< not from the profile: this machine's CPU time, scaled (see host_time.h)
+};
+inline constexpr int kSources = 6;
+const char* SourceName(Source s);
+
+/// One recorded thread: its boundaries in order, and the host time before each.
+struct Sequence
+{
+    std::vector<std::string> labels;
+    std::vector<int64_t> gapBeforeNs; ///< [i]: between boundary i-1 and i ([0] unused)
+};
+
+/// The last kDepth boundaries of one thread.
+class Context
+{
+public:
+    void Push(const HostLabel& label);
+    bool Empty() const { return m_count == 0; }
+    /// The keys to look up, most specific first, with the source each stands for.
+    template <class F> void ForEachKey(F&& f) const;
+
+private:
+    struct Entry
+    {
+        uint64_t full, module, bare, kind;
+    };
+    std::array<Entry, kDepth> m_ring{}; ///< m_ring[(m_next - 1) % kDepth] is the latest
+    int m_next{0};
+    int m_count{0};
+};
+
+class GapTable
+{
+public:
+    struct Hit
+    {
+        int64_t ns;
+        Source source;
+    };
+
+    static GapTable Build(const std::vector<Sequence>& threads);
+
+    /// The recorded host time that follows \p context; nullopt if the table is empty.
+    std::optional<Hit> Lookup(const Context& context) const;
+    bool Empty() const { return !m_global; }
+    std::size_t Keys() const { return m_ns.size(); }
+
+    /// A compact, deterministic encoding (sorted by key) for the wire.
+    std::string Serialize() const;
+    /// Throws std::invalid_argument on bytes Serialize did not write.
+    static GapTable Parse(std::string_view bytes);
+
+private:
+    std::unordered_map<uint64_t, int64_t> m_ns; ///< key -> median ns
+    std::optional<int64_t> m_global;
+};
+
+template <class F> void Context::ForEachKey(F&& f) const
+{
+    static constexpr Source kLevels[] = {Source::Context, Source::ModuleContext,
+                                         Source::BareContext};
+    for (int level = 0; level < 3; ++level)
+    {
+        for (int depth = std::min(m_count, kDepth); depth >= 1; --depth)
+        {
+            uint64_t key = Combine(0x51ed270b27f6fa5bull + static_cast<uint64_t>(level),
+                                   static_cast<uint64_t>(depth));
+            for (int back = 1; back <= depth; ++back)
+            {
+                const Entry& e = m_ring[static_cast<std::size_t>((m_next - back + kDepth) % kDepth)];
+                key = Combine(key, level == 0 ? e.full : level == 1 ? e.module : e.bare);
+            }
+            f(key, kLevels[level]);
+        }
+    }
+    if (m_count > 0)
+    {
+        const Entry& last = m_ring[static_cast<std::size_t>((m_next - 1 + kDepth) % kDepth)];
+        f(Combine(0x2545f4914f6cdd1dull, last.kind), Source::Kind);
+    }
+}
+
+} // namespace phantora::host_time

@@ -1,0 +1,130 @@
+// The host-time profile's lookups: what a recorded gap is keyed by and how a lookup
+// falls back when the simulated program's calls were not all recorded.
+#include "host_gap_table.h"
+#include "host_speed.h"
+
+#include <gtest/gtest.h>
+
+using namespace phantora::host_time;
+
+namespace
+{
+
+/// A thread that calls \p labels in a loop \p rounds times, spending gaps[i] after labels[i].
+Sequence Loop(const std::vector<std::string>& labels, const std::vector<int64_t>& gaps, int rounds)
+{
+    Sequence s;
+    int64_t pending = -1;
+    for (int r = 0; r < rounds; ++r)
+    {
+        for (std::size_t i = 0; i < labels.size(); ++i)
+        {
+            s.labels.push_back(labels[i]);
+            s.gapBeforeNs.push_back(pending);
+            pending = gaps[i];
+        }
+    }
+    return s;
+}
+
+Context After(const std::vector<std::string>& labels)
+{
+    Context c;
+    for (const auto& l : labels)
+    {
+        c.Push(HostLabel::FromText(l));
+    }
+    return c;
+}
+
+} // namespace
+
+TEST(HostLabel, SitesAreComparedWholeThenByModuleThenNotAtAll)
+{
+    const HostLabel a = HostLabel::FromText("event:record@libtorch_cuda.so+0x10");
+    const HostLabel b = HostLabel::FromText("event:record@libtorch_cuda.so+0x20");
+    const HostLabel c = HostLabel::FromText("event:record@libtorch_python.so+0x10");
+    EXPECT_NE(a.full, b.full);
+    EXPECT_EQ(a.module, b.module);
+    EXPECT_NE(a.module, c.module);
+    EXPECT_EQ(a.bare, c.bare);
+    EXPECT_EQ(a.kind, HostLabel::FromText("event:query@x.so+0x1").kind);
+    EXPECT_NE(a.kind, HostLabel::FromText("launch:k@x.so+0x1").kind);
+    EXPECT_EQ(a.text, "event:record@libtorch_cuda.so+0x10");
+}
+
+TEST(HostGapTable, EachGapIsTheMedianOfWhatFollowedTheSameCalls)
+{
+    // The same kernel launched from two places, followed by different host work.
+    const std::vector<std::string> calls = {"launch:k@lib.so+0x1", "launch:k@lib.so+0x2",
+                                            "sync:device@lib.so+0x3"};
+    Sequence s = Loop(calls, {100, 2000, 50}, 5);
+    s.gapBeforeNs[4] = 999999; // one disturbed sample: the median ignores it
+    const GapTable t = GapTable::Build({s});
+    auto first = t.Lookup(After({"sync:device@lib.so+0x3", "launch:k@lib.so+0x1"}));
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->ns, 100);
+    EXPECT_EQ(first->source, Source::Context);
+    auto second = t.Lookup(After({"launch:k@lib.so+0x1", "launch:k@lib.so+0x2"}));
+    ASSERT_TRUE(second);
+    EXPECT_EQ(second->ns, 2000);
+}
+
+TEST(HostGapTable, UnrecordedCallsFallBackToShorterAndCoarserKeys)
+{
+    const GapTable t = GapTable::Build(
+        {Loop({"launch:a@lib.so+0x1", "event:record@lib.so+0x2", "launch:b@lib.so+0x3"},
+              {10, 20, 300}, 4)});
+    // Another build of lib.so: the offset moved, the module and the call did not.
+    auto moved = t.Lookup(After({"launch:a@lib.so+0x9"}));
+    ASSERT_TRUE(moved);
+    EXPECT_EQ(moved->source, Source::ModuleContext);
+    EXPECT_EQ(moved->ns, 10);
+    // From another library altogether: the call alone.
+    auto other = t.Lookup(After({"launch:b@other.so+0x3"}));
+    ASSERT_TRUE(other);
+    EXPECT_EQ(other->source, Source::BareContext);
+    EXPECT_EQ(other->ns, 300);
+    // A kernel never recorded: other launches' gaps.
+    auto kind = t.Lookup(After({"launch:never@lib.so+0x1"}));
+    ASSERT_TRUE(kind);
+    EXPECT_EQ(kind->source, Source::Kind);
+    EXPECT_EQ(kind->ns, 10); // median of launch a's four 10s and launch b's three 300s
+    // A call of a kind never recorded: the whole recording's median.
+    auto none = t.Lookup(After({"nccl:all_reduce@lib.so+0x1"}));
+    ASSERT_TRUE(none);
+    EXPECT_EQ(none->source, Source::Global);
+    EXPECT_EQ(none->ns, 20);
+    // A longer matching context beats a shorter one.
+    auto deep = t.Lookup(After({"launch:b@lib.so+0x3", "launch:a@lib.so+0x1",
+                                "event:record@lib.so+0x2"}));
+    ASSERT_TRUE(deep);
+    EXPECT_EQ(deep->ns, 20);
+    EXPECT_EQ(deep->source, Source::Context);
+}
+
+TEST(HostGapTable, AnEmptyTableAnswersNothingAndTheWireFormatRoundTrips)
+{
+    EXPECT_FALSE(GapTable{}.Lookup(After({"launch:a@x+0x1"})));
+    EXPECT_TRUE(GapTable::Parse("").Empty());
+    const GapTable t = GapTable::Build(
+        {Loop({"launch:a@lib.so+0x1", "copy:async@lib.so+0x2"}, {7, 11}, 3)});
+    const std::string bytes = t.Serialize();
+    EXPECT_EQ(bytes, GapTable::Parse(bytes).Serialize());
+    const GapTable back = GapTable::Parse(bytes);
+    for (const auto& ctx : {After({"launch:a@lib.so+0x1"}), After({"copy:async@lib.so+0x2"}),
+                            After({"memset@q.so+0x0"})})
+    {
+        EXPECT_EQ(t.Lookup(ctx)->ns, back.Lookup(ctx)->ns);
+        EXPECT_EQ(t.Lookup(ctx)->source, back.Lookup(ctx)->source);
+    }
+    EXPECT_THROW(GapTable::Parse("HGT1\x01"), std::invalid_argument);
+    EXPECT_THROW(GapTable::Parse("nope"), std::invalid_argument);
+}
+
+TEST(HostSpeed, MeasuresAPositiveTimePerRound)
+{
+    const double ns = MeasureHostSpeedNs();
+    EXPECT_GT(ns, 1.0);
+    EXPECT_LT(ns, 1e6);
+}
