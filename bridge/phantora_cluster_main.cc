@@ -102,6 +102,8 @@ int main(int argc, char** argv)
                                 sync == "optimistic" ? SyncMode::Optimistic
                                                      : SyncMode::Conservative);
         engine.PreferProfileProgram(profile::ProgramName(command));
+        engine.SetHostTime(
+            HostTimeProfile::Prepare(engine.Kernels().Profile(), command, scenario.cpu));
         ServerOptions options;
         options.bindAddress = bindAddress;
         options.token = RandomToken();

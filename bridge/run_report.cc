@@ -1,8 +1,10 @@
 #include "run_report.h"
 
+#include "host_gap_table.h"
 #include "kernel_cost_report.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
@@ -76,6 +78,94 @@ TimeShares SharesOf(const RankState& r, const DeviceTimeline& tl)
     return t;
 }
 
+/// Host time charged between GPU calls over all ranks, by host_time::Source.
+struct HostTotals
+{
+    std::array<int64_t, host_time::kSources> ns{};
+    std::array<uint64_t, host_time::kSources> gaps{};
+    int64_t allNs{0};
+};
+
+HostTotals SumHostTime(const SimulationEngine& engine)
+{
+    HostTotals t;
+    for (const RankState& r : engine.Ranks())
+    {
+        for (std::size_t i = 0; i < t.ns.size(); ++i)
+        {
+            t.ns[i] += r.hostTimeNs[i];
+            t.gaps[i] += r.hostTimeGaps[i];
+            t.allNs += r.hostTimeNs[i];
+        }
+    }
+    return t;
+}
+
+/// One line: where the host time between GPU calls came from.
+void PrintHostTime(const SimulationEngine& engine)
+{
+    const HostTimeProfile& p = engine.HostTime();
+    const HostTotals t = SumHostTime(engine);
+    std::string line = "host time: ";
+    if (p.table.empty())
+    {
+        line += "measured on this machine (the profile holds no recording of this program)";
+    }
+    else
+    {
+        line += fmt::format("recorded ({} run{}{}, {} gaps);", p.runs.size(),
+                            p.runs.size() == 1 ? "" : "s",
+                            p.sameArguments ? " with the same arguments" : " of this program",
+                            p.gaps);
+        for (std::size_t i = 0; i < t.ns.size(); ++i)
+        {
+            if (t.gaps[i] == 0)
+            {
+                continue;
+            }
+            line += fmt::format(" {:.1f}% {}",
+                                t.allNs > 0 ? 100.0 * static_cast<double>(t.ns[i]) /
+                                                  static_cast<double>(t.allNs)
+                                            : 0.0,
+                                host_time::SourceName(static_cast<host_time::Source>(i)));
+            line += ",";
+        }
+        line.pop_back();
+    }
+    line += fmt::format("; this machine's CPU time x {:.3f}", p.localScale);
+    if (p.localScaleSource == "measured")
+    {
+        line += fmt::format(" (host speed: recording host {:.0f} ns, here {:.0f} ns)",
+                            p.recordingHostNs, p.localHostNs);
+    }
+    else if (p.localScaleSource == "scenario")
+    {
+        line += " ([cpu] local_scale)";
+    }
+    std::printf("%s\n", line.c_str());
+}
+
+nlohmann::json HostTimeJson(const SimulationEngine& engine)
+{
+    const HostTimeProfile& p = engine.HostTime();
+    const HostTotals t = SumHostTime(engine);
+    nlohmann::json sources = nlohmann::json::object();
+    for (std::size_t i = 0; i < t.ns.size(); ++i)
+    {
+        sources[host_time::SourceName(static_cast<host_time::Source>(i))] = {
+            {"ns", t.ns[i]}, {"gaps", t.gaps[i]}};
+    }
+    return {{"recorded_runs", p.runs},
+            {"same_arguments", p.sameArguments},
+            {"recorded_gaps", p.gaps},
+            {"table_keys", p.keys},
+            {"local_scale", p.localScale},
+            {"local_scale_source", p.localScaleSource},
+            {"recording_host_speed_ns", p.recordingHostNs},
+            {"local_host_speed_ns", p.localHostNs},
+            {"by_source", sources}};
+}
+
 } // namespace
 
 void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
@@ -99,6 +189,7 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
                     100.0 * t.Share(t.idleNs));
     }
     PrintKernelCosts(stdout, engine.Kernels());
+    PrintHostTime(engine);
     std::printf("network: %s-level, simulated up to %.6f ms\n", engine.Network().TransportName(),
                 static_cast<double>(engine.Network().NowNs()) / 1e6);
     const auto& sync = engine.Network().Stats();
@@ -136,6 +227,7 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
                             {"replayed_collectives", sync.replayedCollectives},
                             {"discarded_completions", sync.discardedCompletions}};
     j["kernels"] = KernelCostJson(engine.Kernels());
+    j["host_time"] = HostTimeJson(engine);
     nlohmann::json ranks = nlohmann::json::array();
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {

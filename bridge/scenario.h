@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,12 @@ struct CpuSpec
     /// event records, stream waits): tens of nanoseconds on a real GPU, but PyTorch
     /// makes ~15 of them per GPU op.
     int64_t queryOverheadNs{0};
+    /// This machine's CPU ns -> the recording host's, for host time the profile does not
+    /// hold; unset: measured at start-up (host_time_profile.h).
+    std::optional<double> localScale;
+    /// Charge the host time the profile recorded for the program between its GPU calls
+    /// (interposer/host_time.h); false: measure it on this machine, as if none were recorded.
+    bool recordedHostTime{true};
 };
 
 /// One full-duplex link of a "custom" topology, as written in [[topology.links]].

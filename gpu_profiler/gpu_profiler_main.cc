@@ -1,10 +1,12 @@
 // gpu_profiler: fills the profile cache on one real GPU.
-//   record [--raw F] [--db F] -- CMD ARGS   run CMD under the CUPTI recorder
+//   record [--raw F] [--db F] -- CMD ARGS   run CMD under the CUPTI recorder, then again
+//                                            for its host time (--no-host-time: not)
 //   replay --missing F [--raw F] [--db F]   measure the GEMMs a simulation missed
 //   import --db F RAW...                     merge raw logs into a profile database
 //   label-runs --db F RAW...                 name the programs of runs merged before
 //   info --db F                              what a profile holds
 //   kernel-params FILE [--kernel TEXT]       the parameter layouts a binary's kernels have
+#include "host_speed.h"
 #include "kernel_params.h"
 #include "profile_reader.h"
 #include "profile_writer.h"
@@ -70,8 +72,9 @@ int RunChild(const std::vector<std::string>& argv,
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/// The program under the recorder, then the device facts appended to the same raw log.
-int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::string& source)
+/// Runs \p cmd under the recorder into \p raw (its processes' parts joined); 0 on success.
+int RecordPass(const std::vector<std::string>& cmd, const fs::path& raw,
+               std::vector<std::pair<std::string, std::string>> env)
 {
     const fs::path recorder = SelfDir() / "libphantora_recorder.so";
     std::string preload = recorder.string();
@@ -83,11 +86,9 @@ int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::
     {
         fs::remove(stale);
     }
-    const int rc = RunChild(cmd,
-                            {{"LD_PRELOAD", preload},
-                             {"PHANTORA_RECORD_OUT", raw.string()},
-                             {"PHANTORA_RECORD_SOURCE", source}},
-                            nullptr);
+    env.emplace_back("LD_PRELOAD", preload);
+    env.emplace_back("PHANTORA_RECORD_OUT", raw.string());
+    const int rc = RunChild(cmd, env, nullptr);
     if (rc != 0)
     {
         std::fprintf(stderr, "gpu_profiler: %s exited with status %d\n", cmd[0].c_str(), rc);
@@ -107,6 +108,46 @@ int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::
     {
         fs::remove(part);
     }
+    return 0;
+}
+
+/// The host-time pass (recorder_host_gaps.h): the program again, with CUPTI off, and the
+/// host's speed before and after; its gap lines and the speed go into \p raw.
+int RecordHostTime(const std::vector<std::string>& cmd, const fs::path& raw)
+{
+    const double before = phantora::host_time::MeasureHostSpeedNs();
+    fs::path pass = raw;
+    pass += ".host";
+    if (const int rc = RecordPass(cmd, pass, {{"PHANTORA_RECORD_HOST_ONLY", "1"}}); rc != 0)
+    {
+        return rc;
+    }
+    const double after = phantora::host_time::MeasureHostSpeedNs();
+    std::ofstream out(raw, std::ios::app);
+    out << fmt::format("meta\thost_speed_ns\t{:.3f}\n", std::min(before, after));
+    std::ifstream in(pass);
+    for (std::string line; std::getline(in, line);)
+    {
+        if (line.rfind("gap\t", 0) == 0)
+        {
+            out << line << '\n';
+        }
+    }
+    fs::remove(pass);
+    std::printf("gpu_profiler: host-time pass done (host speed %.1f ns per round before, %.1f "
+                "after)\n",
+                before, after);
+    return 0;
+}
+
+/// The program under the recorder, then the device facts appended to the same raw log.
+int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::string& source,
+           bool hostTime)
+{
+    if (const int rc = RecordPass(cmd, raw, {{"PHANTORA_RECORD_SOURCE", source}}); rc != 0)
+    {
+        return rc;
+    }
     {
         std::ofstream(raw, std::ios::app)
             << fmt::format("meta\tcommand\t{}\n", fmt::join(cmd, " "));
@@ -117,7 +158,7 @@ int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::
         std::fprintf(stderr, "gpu_profiler: gpu_profiler_gpu device-info failed (%d)\n", info);
         return info;
     }
-    return 0;
+    return hostTime ? RecordHostTime(cmd, raw) : 0;
 }
 
 /// The runs table's row for one raw log: the program it measured, from its command;
@@ -155,23 +196,40 @@ void Import(const fs::path& db, const std::vector<fs::path>& raws)
         const RawLog log = RawLog::Read(raw);
         for (const auto& [k, v] : log.metadata)
         {
-            if (k != "command" && k != "source" && k != "dropped_records" && k != "processes")
+            if (k != "command" && k != "source" && k != "dropped_records" && k != "processes" &&
+                k != "host_speed_ns")
             {
                 w.SetMetadata(k, v);
             }
         }
-        NameRun(w, raw, log);
+        const std::string run = raw.filename().string();
+        if (NameRun(w, raw, log))
+        {
+            if (auto speed = log.metadata.find("host_speed_ns"); speed != log.metadata.end())
+            {
+                w.SetRunHostSpeed(run, std::stod(speed->second));
+            }
+            if (!log.hostThreads.empty())
+            {
+                w.SetHostGaps(run, log.hostThreads);
+            }
+        }
         auto src = log.metadata.find("source");
         const std::string source = src == log.metadata.end() ? "record" : src->second;
-        const std::string run = raw.filename().string();
         size_t samples = 0;
         for (const auto& [key, durations] : log.samples)
         {
             w.AddSamples(key, durations, run, source, log.sampleArgs.at(key));
             samples += durations.size();
         }
-        std::printf("%s: %zu ops, %zu samples merged into %s\n", raw.c_str(), log.samples.size(),
-                    samples, db.c_str());
+        size_t gaps = 0;
+        for (const auto& [thread, seq] : log.hostThreads)
+        {
+            gaps += seq.labels.size();
+        }
+        std::printf("%s: %zu ops, %zu samples, %zu host-time gaps in %zu threads merged into %s\n",
+                    raw.c_str(), log.samples.size(), samples, gaps, log.hostThreads.size(),
+                    db.c_str());
     }
     w.Commit();
 }
@@ -242,10 +300,15 @@ int main(int argc, char** argv)
     std::vector<std::string> cmd;
     std::vector<fs::path> raws;
     int warmup = 5, iterations = 20;
+    bool noHostTime = false;
 
     auto* record = app.add_subcommand("record", "run a program on the GPU, recording every op");
     record->add_option("--raw", raw, "raw log to write (default: <db>.<time>.tsv)");
     record->add_option("--db", db, "profile database to merge the measurements into");
+    record->add_flag("--no-host-time", noHostTime,
+                     "skip the second run that records the host time between GPU calls "
+                     "(interposer/host_time.h); simulations of the program then measure it on "
+                     "their own CPU");
     record->add_option("command", cmd, "the program and its arguments (after --)")->required();
 
     auto* replay = app.add_subcommand("replay", "measure the GEMMs a simulation reported missing");
@@ -316,14 +379,14 @@ int main(int argc, char** argv)
         int rc = 0;
         if (*record)
         {
-            rc = Record(cmd, raw, "record");
+            rc = Record(cmd, raw, "record", !noHostTime);
         }
         else
         {
             rc = Record({(SelfDir() / "gpu_profiler_gpu").string(), "replay", missing.string(),
                          "--warmup", std::to_string(warmup), "--iterations",
                          std::to_string(iterations)},
-                        raw, "replay");
+                        raw, "replay", false);
         }
         if (rc == 0 && !db.empty())
         {

@@ -75,6 +75,41 @@ ProfileReader::ProfileReader(const std::filesystem::path& file) : m_file(file)
     }
 }
 
+std::vector<host_time::Sequence>
+ProfileReader::HostSequences(const std::vector<std::string>& runs) const
+{
+    SqliteDb db(m_file, true);
+    {
+        SqliteStatement has(
+            db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'host_gaps'");
+        if (!has.Step())
+        {
+            return {}; // written before host time was recorded
+        }
+    }
+    std::vector<host_time::Sequence> out;
+    SqliteStatement q(db, "SELECT g.thread, l.text, g.gap_ns FROM host_gaps g"
+                          " JOIN host_labels l ON l.id = g.label WHERE g.run = ?1"
+                          " ORDER BY g.thread, g.seq");
+    for (const std::string& run : runs)
+    {
+        q.Reset();
+        q.Bind(1, run);
+        std::string thread;
+        while (q.Step())
+        {
+            if (out.empty() || q.Text(0) != thread)
+            {
+                thread = q.Text(0);
+                out.emplace_back();
+            }
+            out.back().labels.push_back(q.Text(1));
+            out.back().gapBeforeNs.push_back(q.Int(2));
+        }
+    }
+    return out;
+}
+
 void ProfileReader::ReadProgramMedians(SqliteDb& db,
                                        const std::unordered_map<int64_t, OpStats*>& byId)
 {
@@ -87,10 +122,24 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
         }
     }
     {
-        SqliteStatement runs(db, "SELECT run, program FROM runs");
+        bool hasSpeed = false;
+        SqliteStatement cols(db, "SELECT name FROM pragma_table_info('runs')");
+        while (cols.Step())
+        {
+            hasSpeed = hasSpeed || cols.Text(0) == "host_speed_ns";
+        }
+        SqliteStatement runs(db, hasSpeed ? "SELECT run, program, command, host_speed_ns FROM runs"
+                                          : "SELECT run, program, command, NULL FROM runs");
         while (runs.Step())
         {
             m_runPrograms[runs.Text(0)] = runs.Text(1);
+            Run& r = m_runs[runs.Text(0)];
+            r.program = runs.Text(1);
+            r.command = runs.Text(2);
+            if (!runs.IsNull(3))
+            {
+                r.hostSpeedNs = runs.Real(3);
+            }
         }
     }
     std::map<std::pair<int64_t, std::string>, std::vector<int64_t>> samples;

@@ -3,12 +3,14 @@
 // (and their ranks) may open one profile at once.
 #pragma once
 
+#include "host_gap_table.h"
 #include "op_key.h"
 #include "op_stats.h"
 #include "sqlite_handle.h"
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,6 +38,18 @@ public:
     /// run (raw log name) -> the program it measured; empty for files without a runs table.
     const std::map<std::string, std::string>& RunPrograms() const { return m_runPrograms; }
 
+    struct Run
+    {
+        std::string program;
+        std::string command;
+        std::optional<double> hostSpeedNs; ///< the recording host's (host_speed.h)
+    };
+    /// Every run the runs table names.
+    const std::map<std::string, Run>& Runs() const { return m_runs; }
+    /// The host-time sequences recorded by \p runs (host_gap_table.h), read from the file
+    /// on demand: only a simulation of a recorded program needs them.
+    std::vector<host_time::Sequence> HostSequences(const std::vector<std::string>& runs) const;
+
 private:
     void ReadProgramMedians(SqliteDb& db, const std::unordered_map<int64_t, OpStats*>& byId);
     static void ReadArgsMedians(SqliteDb& db, const std::unordered_map<int64_t, OpStats*>& byId);
@@ -44,6 +58,7 @@ private:
     std::map<std::string, std::string> m_metadata;
     std::map<OpKey, OpStats> m_ops;
     std::map<std::string, std::string> m_runPrograms;
+    std::map<std::string, Run> m_runs;
     std::multimap<std::pair<OpKind, std::string>, const std::pair<const OpKey, OpStats>*> m_byName;
 };
 

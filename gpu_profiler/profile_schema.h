@@ -4,8 +4,8 @@
 namespace phantora::profile
 {
 
-// Version 1 files written before the runs table, or before samples.args, existed still
-// read (without them); a writer adds samples.args to such a file.
+// Version 1 files written before the runs table, samples.args, runs.host_speed_ns or the
+// host-time tables existed still read (without them); a writer adds what is missing.
 inline constexpr int kSchemaVersion = 1;
 
 inline constexpr const char* kSchemaSql = R"sql(
@@ -41,7 +41,18 @@ CREATE INDEX IF NOT EXISTS samples_by_op ON samples(op_id);
 CREATE TABLE IF NOT EXISTS runs(
     run     TEXT PRIMARY KEY NOT NULL,
     program TEXT NOT NULL,
-    command TEXT NOT NULL);
+    command TEXT NOT NULL,
+    host_speed_ns REAL);
+CREATE TABLE IF NOT EXISTS host_labels(
+    id   INTEGER PRIMARY KEY,
+    text TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS host_gaps(
+    run    TEXT NOT NULL,
+    thread TEXT NOT NULL,
+    seq    INTEGER NOT NULL,
+    label  INTEGER NOT NULL REFERENCES host_labels(id),
+    gap_ns INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS host_gaps_by_run ON host_gaps(run, thread, seq);
 )sql";
 
 } // namespace phantora::profile

@@ -11,17 +11,26 @@ namespace phantora::profile
 ProfileWriter::ProfileWriter(const std::filesystem::path& file) : m_db(file, false)
 {
     m_db.Exec(kSchemaSql);
-    bool hasArgs = false;
+    // Columns added since version 1 files were first written.
+    auto hasColumn = [this](const char* table, const std::string& column)
     {
-        SqliteStatement cols(m_db, "SELECT name FROM pragma_table_info('samples')");
+        SqliteStatement cols(m_db, fmt::format("SELECT name FROM pragma_table_info('{}')", table));
         while (cols.Step())
         {
-            hasArgs = hasArgs || cols.Text(0) == "args";
+            if (cols.Text(0) == column)
+            {
+                return true;
+            }
         }
-    }
-    if (!hasArgs)
+        return false;
+    };
+    if (!hasColumn("samples", "args"))
     {
         m_db.Exec("ALTER TABLE samples ADD COLUMN args TEXT NOT NULL DEFAULT ''");
+    }
+    if (!hasColumn("runs", "host_speed_ns"))
+    {
+        m_db.Exec("ALTER TABLE runs ADD COLUMN host_speed_ns REAL");
     }
     m_db.Exec("BEGIN IMMEDIATE");
     m_open = true;
@@ -153,6 +162,51 @@ void ProfileWriter::AddRun(const std::string& run, const std::string& program,
     s.Bind(2, program);
     s.Bind(3, command);
     s.Step();
+}
+
+void ProfileWriter::SetRunHostSpeed(const std::string& run, double nsPerRound)
+{
+    SqliteStatement s(m_db, "UPDATE runs SET host_speed_ns = ?2 WHERE run = ?1");
+    s.Bind(1, run);
+    s.Bind(2, nsPerRound);
+    s.Step();
+}
+
+void ProfileWriter::SetHostGaps(const std::string& run,
+                                const std::map<std::string, host_time::Sequence>& threads)
+{
+    {
+        SqliteStatement del(m_db, "DELETE FROM host_gaps WHERE run = ?1");
+        del.Bind(1, run);
+        del.Step();
+    }
+    SqliteStatement label(m_db, "INSERT INTO host_labels(text) VALUES(?1)"
+                                " ON CONFLICT(text) DO UPDATE SET text = excluded.text"
+                                " RETURNING id");
+    SqliteStatement gap(
+        m_db, "INSERT INTO host_gaps(run, thread, seq, label, gap_ns) VALUES(?1, ?2, ?3, ?4, ?5)");
+    std::map<std::string, int64_t> ids;
+    for (const auto& [thread, seq] : threads)
+    {
+        for (std::size_t i = 0; i < seq.labels.size(); ++i)
+        {
+            auto [it, fresh] = ids.try_emplace(seq.labels[i], 0);
+            if (fresh)
+            {
+                label.Reset();
+                label.Bind(1, seq.labels[i]);
+                label.Step();
+                it->second = label.Int(0);
+            }
+            gap.Reset();
+            gap.Bind(1, run);
+            gap.Bind(2, thread);
+            gap.Bind(3, static_cast<int64_t>(i));
+            gap.Bind(4, it->second);
+            gap.Bind(5, seq.gapBeforeNs[i]);
+            gap.Step();
+        }
+    }
 }
 
 void ProfileWriter::Commit()

@@ -2,10 +2,13 @@
 // one op from several recordings and replays merge into one set of statistics.
 #pragma once
 
+#include "host_gap_table.h"
 #include "op_key.h"
 #include "sqlite_handle.h"
 
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +34,11 @@ public:
     /// Names the program that \p run measured (program_name.h), so that a simulation of
     /// that program can prefer its samples; \p command is kept for the record.
     void AddRun(const std::string& run, const std::string& program, const std::string& command);
+    /// The recording host's speed (host_speed.h) for \p run, added with AddRun.
+    void SetRunHostSpeed(const std::string& run, double nsPerRound);
+    /// \p run's host-time sequences (host_gap_table.h), replacing any it had.
+    void SetHostGaps(const std::string& run,
+                     const std::map<std::string, host_time::Sequence>& threads);
     /// Makes everything added so far visible to readers at once.
     void Commit();
 

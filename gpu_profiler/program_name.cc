@@ -100,7 +100,9 @@ std::string ProgramName(const std::vector<std::string>& argv)
     return Base(argv[0]);
 }
 
-std::string ProgramName(const std::string& commandLine)
+namespace
+{
+std::vector<std::string> Words(const std::string& commandLine)
 {
     std::istringstream in(commandLine);
     std::vector<std::string> words;
@@ -108,7 +110,39 @@ std::string ProgramName(const std::string& commandLine)
     {
         words.push_back(w);
     }
-    return ProgramName(words);
+    return words;
+}
+} // namespace
+
+std::string ProgramName(const std::string& commandLine)
+{
+    return ProgramName(Words(commandLine));
+}
+
+std::string ProgramArguments(const std::vector<std::string>& argv)
+{
+    const std::string program = ProgramName(argv);
+    std::string out;
+    bool after = false;
+    for (std::size_t i = 0; i < argv.size(); ++i)
+    {
+        if (after)
+        {
+            out += out.empty() ? "" : " ";
+            out += argv[i];
+        }
+        else if (!program.empty() && (Base(argv[i]) == program ||
+                                      (i > 0 && argv[i - 1] == "-m" && argv[i] == program)))
+        {
+            after = true;
+        }
+    }
+    return out;
+}
+
+std::string ProgramArguments(const std::string& commandLine)
+{
+    return ProgramArguments(Words(commandLine));
 }
 
 } // namespace phantora::profile

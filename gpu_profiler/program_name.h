@@ -19,4 +19,11 @@ std::string ProgramName(const std::vector<std::string>& argv);
 /// The same for a command kept as one line (words separated by spaces).
 std::string ProgramName(const std::string& commandLine);
 
+/// What the program was given: the words after the one that names it (ProgramName), joined
+/// by spaces; "--mode fsdp --layers 12" for `torchrun --nproc_per_node 1 gpt.py --mode fsdp
+/// --layers 12`.  A recording of the same program with the same arguments runs the same
+/// code as the simulation, whatever the launcher or the number of ranks.
+std::string ProgramArguments(const std::vector<std::string>& argv);
+std::string ProgramArguments(const std::string& commandLine);
+
 } // namespace phantora::profile

@@ -57,9 +57,23 @@ RawLog RawLog::Read(const std::filesystem::path& file)
             log.metadata[std::string(f[1])] = std::string(f[2]);
             continue;
         }
+        if (f[0] == "gap")
+        {
+            int64_t gap = 0;
+            auto [p, ec] = f.size() == 4 ? std::from_chars(f[2].data(), f[2].data() + f[2].size(), gap)
+                                         : std::from_chars_result{nullptr, std::errc::invalid_argument};
+            if (ec != std::errc{} || p != f[2].data() + f[2].size() || gap < -1 || f[3].empty())
+            {
+                fail("expected \"gap<TAB>thread<TAB>nanoseconds (-1 or more)<TAB>label\"");
+            }
+            host_time::Sequence& t = log.hostThreads[std::string(f[1])];
+            t.labels.emplace_back(f[3]);
+            t.gapBeforeNs.push_back(gap);
+            continue;
+        }
         if (f[0] != "op" || (f.size() != 12 && f.size() != 13))
         {
-            fail("expected \"meta\" with 3 fields or \"op\" with 12 or 13");
+            fail("expected \"meta\" with 3 fields, \"op\" with 12 or 13, or \"gap\" with 4");
         }
         OpKey k;
         auto kind = ParseOpKind(f[1]);

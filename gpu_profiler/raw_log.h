@@ -3,9 +3,14 @@
 //   meta  KEY  VALUE
 //   op    KIND NAME GRID_X GRID_Y GRID_Z BLOCK_X BLOCK_Y BLOCK_Z SHARED_MEM BYTES DURATION_NS
 //   [ARGS]
+//   gap   THREAD GAP_NS LABEL
 // ARGS (kernels; kernel_params.h ArgFacts) is absent in logs recorded before it existed.
+// A gap line is one boundary call of a program thread (host_label.h LABEL) and the host
+// time the thread spent since its previous one (-1 for its first), in call order per
+// THREAD ("pid.tid"); "meta host_speed_ns" is the recording host's speed (host_speed.h).
 #pragma once
 
+#include "host_gap_table.h"
 #include "op_key.h"
 
 #include <cstdint>
@@ -24,6 +29,8 @@ struct RawLog
     /// Each sample's launch arguments (ArgFacts), in the order of samples[key]; "" where
     /// the recorder did not know the kernel's parameters.
     std::map<OpKey, std::vector<std::string>> sampleArgs;
+    /// The host-time profile's sequences, by thread (empty in older logs).
+    std::map<std::string, host_time::Sequence> hostThreads;
 
     /// Throws ProfileError naming the file and line of anything malformed.
     static RawLog Read(const std::filesystem::path& file);

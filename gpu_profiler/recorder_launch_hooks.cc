@@ -3,7 +3,9 @@
 // parameter layout is, a launch is tagged with its argument facts (recorder_launch_args.h).
 // A program linked with the static runtime (nvcc's default) calls none of these: its
 // kernels are keyed by launch shape alone, as before.
+#include "host_boundary.h"
 #include "kernel_params.h"
+#include "recorder_host_gaps.h"
 #include "recorder_launch_args.h"
 #include "recorder_real_symbol.h"
 
@@ -50,6 +52,10 @@ class ArgsTag
 public:
     ArgsTag(const void* hostFun, void** args)
     {
+        if (phantora::recorder::HostOnly())
+        {
+            return; // no CUPTI in the host-time pass
+        }
         LaunchTags& t = T();
         std::string facts = t.params.Facts(hostFun, args);
         if (facts.empty())
@@ -95,7 +101,10 @@ const void* HostOfKernel(cudaKernel_t kernel)
 cudaError_t TaggedLaunch(KernelLaunchFn real, cudaKernel_t kernel, dim3 grid, dim3 block,
                          void** args, size_t sharedMem, cudaStream_t stream)
 {
-    ArgsTag tag(HostOfKernel(kernel), args);
+    const void* hostFun = HostOfKernel(kernel);
+    phantora::recorder::HostBoundary boundary(
+        [hostFun] { return phantora::host_time::boundary::Launch(phantora::recorder::KernelName(hostFun)); });
+    ArgsTag tag(hostFun, args);
     return real(kernel, grid, block, args, sharedMem, stream);
 }
 
@@ -134,6 +143,7 @@ extern "C"
                             dim3*, int*);
         static auto real = RealCudart<Fn>("__cudaRegisterFunction");
         real(handle, hostFun, deviceFun, deviceName, threadLimit, tid, bid, bDim, gDim, wSize);
+        phantora::recorder::RememberKernelName(hostFun, deviceFun);
         LaunchTags& t = T();
         const void* fatbin = nullptr;
         {
@@ -162,6 +172,8 @@ extern "C"
                                  size_t sharedMem, cudaStream_t stream)
     {
         static auto real = RealCudart<decltype(&cudaLaunchKernel)>("cudaLaunchKernel");
+        phantora::recorder::HostBoundary boundary(
+            [func] { return phantora::host_time::boundary::Launch(phantora::recorder::KernelName(func)); });
         ArgsTag tag(func, args);
         return real(func, grid, block, args, sharedMem, stream);
     }

@@ -6,6 +6,8 @@
 // their argument facts (recorder_launch_hooks.cc).  At exit one line per op goes to
 // $PHANTORA_RECORD_OUT (raw_log.h describes the format).
 #include "../interposer/cuda_type_names.h"
+#include "host_boundary.h"
+#include "recorder_host_gaps.h"
 #include "recorder_launch_args.h"
 #include "recorder_real_symbol.h"
 
@@ -176,6 +178,29 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
     std::free(buffer);
 }
 
+/// The host-time pass's part: its gap lines (recorder_host_gaps.h), if the process made
+/// any boundary call.
+void WriteHostPart(const char* out)
+{
+    const std::string path = std::string(out) + "." + std::to_string(getpid()) + ".part";
+    std::unique_ptr<FILE, decltype(&std::fclose)> f(std::fopen(path.c_str(), "w"), &std::fclose);
+    if (!f)
+    {
+        std::fprintf(stderr, "phantora recorder: cannot write %s: %s\n", path.c_str(),
+                     std::strerror(errno));
+        return;
+    }
+    std::fprintf(f.get(), "meta\tsource\thost-time\n");
+    const std::size_t n = phantora::recorder::WriteHostGaps(f.get());
+    f.reset();
+    if (n == 0)
+    {
+        std::remove(path.c_str()); // a launcher: nothing of the program ran here
+        return;
+    }
+    std::fprintf(stderr, "phantora recorder: %zu host-time gaps written to %s\n", n, path.c_str());
+}
+
 /// Writes the log once: at the first context teardown or at exit, whichever comes first.
 void WriteLog()
 {
@@ -184,15 +209,23 @@ void WriteLog()
         return;
     }
     State& s = S();
-    cuptiActivityFlushAll(1);
     if (s.written.exchange(true))
     {
         return;
+    }
+    if (!phantora::recorder::HostOnly())
+    {
+        cuptiActivityFlushAll(1);
     }
     const char* out = std::getenv("PHANTORA_RECORD_OUT");
     if (!out)
     {
         std::fprintf(stderr, "phantora recorder: PHANTORA_RECORD_OUT is not set; nothing saved\n");
+        return;
+    }
+    if (phantora::recorder::HostOnly())
+    {
+        WriteHostPart(out);
         return;
     }
     std::lock_guard lock(s.mutex);
@@ -282,6 +315,13 @@ void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id
 
 __attribute__((constructor)) void Start()
 {
+    if (phantora::recorder::HostOnly())
+    {
+        // The host-time pass: CUPTI would make every CUDA call dearer (recorder_host_gaps.h).
+        std::atexit(WriteLog);
+        pthread_atfork(nullptr, nullptr, [] { g_forkedChild = true; });
+        return;
+    }
     Check(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted), "register buffers");
     Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enable kernels");
     Check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "enable memcpy");
@@ -311,7 +351,9 @@ template <class F> F Real(const char* name, const char* soname)
 class GemmScope
 {
 public:
-    explicit GemmScope(const std::string& name) : m_outer(t_gemmDepth++ == 0)
+    explicit GemmScope(const std::string& name)
+        : m_outer(t_gemmDepth++ == 0 && !phantora::recorder::HostOnly()),
+          m_boundary(phantora::host_time::boundary::Library(name))
     {
         if (m_outer)
         {
@@ -339,6 +381,7 @@ public:
 private:
     bool m_outer;
     uint64_t m_id{0};
+    phantora::recorder::HostBoundary m_boundary;
 };
 
 const char* Op(cublasOperation_t op)

@@ -104,7 +104,8 @@ bool Simulated(clockid_t id)
 
 int64_t SimulatedNs(clockid_t id)
 {
-    const int64_t now = SimClock::Get().Charge();
+    SimClock::Get().Charge();
+    const int64_t now = SimClock::Get().Expose();
     const bool wall = id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE;
     return now + (wall ? RealtimeBaseNs() : kMonotonicBaseNs);
 }

@@ -5,6 +5,7 @@
 #include "handle_table.h"
 #include "hook_scope.h"
 #include "id_allocator.h"
+#include "host_boundary.h"
 
 #include <atomic>
 #include <cuda_runtime_api.h>
@@ -166,6 +167,7 @@ extern "C"
     {
         // Whether the stream's work so far is done: a record at its tail, queried.
         HookScope scope;
+        SimClock::Get().Advance(HostTime::Get().OnBoundary(host_time::boundary::kStreamQuery));
         return Done(scope, NewRecord(scope, stream)) ? cudaSuccess : cudaErrorNotReady;
     }
 

@@ -4,9 +4,12 @@
 // The real runtime's own host time for the call is charged as the scenario says: a
 // call that submits GPU work costs `call_overhead` (microseconds: a launch), charged
 // before the work is stamped with the rank's clock (SubmitsWork); any other call
-// costs `query_overhead` (tens of nanoseconds: cudaGetDevice), charged on exit.
+// costs `query_overhead` (tens of nanoseconds: cudaGetDevice), charged on exit, unless
+// a recorded host time stands for the gap the call sits in (host_time.h: the recording
+// measured the real call's cost as part of the gap).
 #pragma once
 
+#include "host_time.h"
 #include "rank_client.h"
 #include "sim_clock.h"
 
@@ -31,10 +34,11 @@ public:
     {
         if (--t_depth == 0)
         {
-            if (!t_charged)
+            if (!t_charged && HostTime::Get().ChargesCallCost())
             {
                 SimClock::Get().Advance(RankClient::Get().Welcome().queryOverheadNs);
             }
+            HostTime::Get().OnCallEnd();
             SimClock::Get().Rebase();
         }
     }

@@ -1,6 +1,7 @@
 #include "host_function_runner.h"
 
 #include "hook_scope.h"
+#include "host_time.h"
 #include "never_destroyed.h"
 
 #include <map>
@@ -64,6 +65,9 @@ void* HostFunctionRunner::Main(void* self)
 
 void HostFunctionRunner::Run()
 {
+    // The runtime's thread, not one of the program's: the host functions it runs are
+    // timed by this machine's CPU (a recording never saw this thread's calls).
+    HostTime::Get().MeasureThisThread();
     for (;;)
     {
         Call c;

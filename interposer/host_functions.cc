@@ -14,6 +14,7 @@
 // holds the per-stream threads.
 #include "cuda_state.h"
 #include "hook_scope.h"
+#include "host_boundary.h"
 #include "host_function_runner.h"
 #include "id_allocator.h"
 
@@ -38,6 +39,8 @@ cudaError_t Launch(cudaStream_t stream, std::function<void()> fn)
     c.id = NewId(IdKind::HostFunction);
     {
         HookScope scope;
+        // One boundary, as the recorder sees the call (not the record it is made of).
+        SimClock::Get().Advance(HostTime::Get().OnBoundary(host_time::boundary::kHostFunction));
         scope.Client().Post(wire::EventRecord{sid, c.record});
         scope.Client().Post(wire::HostFunction{sid, c.id});
     }

@@ -2,7 +2,9 @@
 
 #include "device_memory.h"
 #include "hook_scope.h"
+#include "host_time.h"
 #include "protocol/codec.h"
+#include "request_boundary.h"
 #include "sim_clock.h"
 
 #include <cerrno>
@@ -106,7 +108,17 @@ RankClient::RankClient() : m_context(1), m_farewellContext(1)
     m_farewellSocket = zmq::socket_t(m_farewellContext, zmq::socket_type::dealer);
     m_farewellSocket.set(zmq::sockopt::linger, kLingerMs);
     m_farewellSocket.connect(m_endpoint);
-    SimClock::Get().SetScale(m_welcome.cpuTimeScale);
+    // This machine's CPU time, where it has to be measured, stands for the recording
+    // host's at the ratio of their speeds, then for the target's at [cpu] time_scale.
+    SimClock::Get().SetScale(m_welcome.cpuTimeScale * m_welcome.localCpuScale);
+    try
+    {
+        HostTime::Get().Load(m_welcome.hostTimeTable, m_welcome.cpuTimeScale);
+    }
+    catch (const std::exception& e)
+    {
+        Fatal(std::string("the bridge sent an unreadable host-time table: ") + e.what());
+    }
     DeviceMemory::Get().SetCapacity(m_welcome.gpuMemoryBytes);
     s_connected.store(this, std::memory_order_release);
     // A forked child (a data-loader worker) shares nothing with the bridge: its waits,
@@ -181,6 +193,17 @@ void RankClient::CloseLane()
 
 void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
 {
+    // A boundary of the host-time profile ends the gap before it, and any request shows
+    // the clock to the bridge: the gap's recorded host time is charged before the request
+    // is stamped with the clock (host_time.h).
+    if (HostTime::Get().Active())
+    {
+        if (auto what = BoundaryOf(body))
+        {
+            SimClock::Get().Advance(HostTime::Get().OnBoundary(*what));
+        }
+        SimClock::Get().Expose();
+    }
     if (std::holds_alternative<wire::KernelLaunch>(body) ||
         std::holds_alternative<wire::Memcpy>(body) ||
         std::holds_alternative<wire::NcclCollective>(body) ||
@@ -297,7 +320,11 @@ void RankClient::Goodbye(uint64_t peakDeviceBytes)
     }
     {
         std::lock_guard lock(m_sendMutex);
-        Send(farewell, farewell.nextSeq++, wire::Goodbye{peakDeviceBytes});
+        wire::Goodbye bye{peakDeviceBytes, {}};
+        const HostTime::Totals host = HostTime::Get().Charged();
+        bye.hostTime.ns = host.ns;
+        bye.hostTime.gaps = host.gaps;
+        Send(farewell, farewell.nextSeq++, std::move(bye));
     }
     // The rank's clock is final: its threads' host waits no longer concern the bridge
     // (and closing the context joins ZeroMQ's threads, which must not tell it either).

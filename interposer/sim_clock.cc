@@ -1,5 +1,6 @@
 #include "sim_clock.h"
 
+#include "host_time.h"
 #include "real_clock.h"
 
 #include <algorithm>
@@ -51,9 +52,15 @@ int64_t SimClock::Charge()
     {
         const double scaled = static_cast<double>(cpu - t_lastCpuNs - readingNs) *
                               m_scale.load(std::memory_order_relaxed);
-        t_nowNs += std::llround(scaled);
+        t_nowNs += HostTime::Get().OnLocalCpu(std::llround(scaled));
     }
     t_lastCpuNs = cpu;
+    return t_nowNs;
+}
+
+int64_t SimClock::Expose()
+{
+    t_nowNs += HostTime::Get().OnExpose();
     return t_nowNs;
 }
 

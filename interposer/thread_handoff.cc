@@ -155,14 +155,17 @@ RankClient* Tracked()
     return RankClient::IfConnected();
 }
 
-/// Brackets a hook: charges the thread's CPU time so far to its clock, and keeps
-/// the interposer's own work (and anything it calls) out of it.
+/// Brackets a hook: charges the thread's CPU time so far to its clock (a hand-over
+/// shows the clock to another thread or the bridge: the gap's recorded host time is
+/// charged, host_time.h), and keeps the interposer's own work (and anything it calls)
+/// out of it.
 class Internal
 {
 public:
     Internal()
     {
         SimClock::Get().Charge();
+        SimClock::Get().Expose();
         ++t_internal;
     }
     ~Internal()

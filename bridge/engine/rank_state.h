@@ -1,6 +1,7 @@
 // What the bridge knows about one rank.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -76,6 +77,10 @@ struct RankState
     uint64_t copies{0};
     uint64_t collectives{0};
     uint64_t peakDeviceBytes{0};
+    /// Host time its threads were charged between GPU calls, by host_time::Source (from
+    /// its goodbye).
+    std::array<int64_t, 6> hostTimeNs{};
+    std::array<uint64_t, 6> hostTimeGaps{};
     bool saidGoodbye{false};
 };
 

@@ -125,6 +125,8 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
             [&](const wire::Goodbye& m)
             {
                 r.peakDeviceBytes = m.peakDeviceBytes;
+                r.hostTimeNs = m.hostTime.ns;
+                r.hostTimeGaps = m.hostTime.gaps;
                 r.saidGoodbye = true;
                 // The goodbye can arrive after the process was reaped.
                 if (r.phase != RankPhase::Exited)
@@ -157,6 +159,12 @@ void SimulationEngine::OnHello(const RequestContext& ctx, const wire::Hello& m)
     w.cpuTimeScale = m_scenario.cpu.timeScale;
     w.callOverheadNs = m_scenario.cpu.callOverheadNs;
     w.queryOverheadNs = m_scenario.cpu.queryOverheadNs;
+    w.localCpuScale = m_hostTime.localScale;
+    if (ctx.lane == 0)
+    {
+        // The rank's first thread loads the table; its other threads' hellos need no copy.
+        w.hostTimeTable = m_hostTime.table;
+    }
     ctx.out.push_back({ctx.rank, {ctx.seq, w}, ctx.lane});
 }
 

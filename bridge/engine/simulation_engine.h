@@ -27,6 +27,7 @@
 #include "engine/simulation_error.h"
 #include "engine/wait_answers.h"
 #include "gpu_timeline.h"
+#include "host_time_profile.h"
 #include "kernel_cost_table.h"
 #include "network_model.h"
 #include "protocol/messages.h"
@@ -77,6 +78,9 @@ public:
     /// preferred where the profile holds several programs' (KernelCostTable::PreferProgram).
     void PreferProfileProgram(std::string program) { m_kernels.PreferProgram(std::move(program)); }
     const NetworkModel& Network() const { return m_network; }
+    /// The recorded host time and local CPU scale every rank is told at its hello.
+    void SetHostTime(HostTimeProfile hostTime) { m_hostTime = std::move(hostTime); }
+    const HostTimeProfile& HostTime() const { return m_hostTime; }
     int WorldSize() const { return m_lanes.WorldSize(); }
 
 private:
@@ -93,6 +97,7 @@ private:
     // Declared in construction order: each part is given the ones above it.
     const Scenario& m_scenario;
     TraceRecorder* m_trace;
+    HostTimeProfile m_hostTime;
     NetworkModel m_network;
     KernelCostTable m_kernels;
     Lanes m_lanes;

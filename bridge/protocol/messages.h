@@ -19,7 +19,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 5;
+inline constexpr uint16_t kVersion = 6;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -61,6 +61,9 @@ struct BoundedString
         ar(cereal::binary_data(value.data(), n));
     }
 };
+
+/// Most bytes of a host-time table (one Welcome per rank carries it).
+inline constexpr uint32_t kMaxHostTableBytes = 256u << 20;
 
 /// Most bytes of device data a message may carry (a small buffer's real contents,
 /// see NcclCollective::values); bigger buffers travel as sizes only.
@@ -370,10 +373,21 @@ struct HostFunctionDone
     template <class A> void serialize(A& ar) { ar(id); }
 };
 
+/// Host time charged between GPU calls, by where it came from (host_time::Source order:
+/// recorded context, context by module, context without sites, call kind, recording
+/// median, measured here).
+struct HostTimeTotals
+{
+    std::array<int64_t, 6> ns{};
+    std::array<uint64_t, 6> gaps{};
+    template <class A> void serialize(A& ar) { ar(ns, gaps); }
+};
+
 struct Goodbye
 {
     uint64_t peakDeviceBytes{0};
-    template <class A> void serialize(A& ar) { ar(peakDeviceBytes); }
+    HostTimeTotals hostTime;
+    template <class A> void serialize(A& ar) { ar(peakDeviceBytes, hostTime); }
 };
 
 using Request = std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
@@ -405,10 +419,17 @@ struct Welcome
     double cpuTimeScale{1.0};
     int64_t callOverheadNs{0};  ///< per call that submits GPU work (see CpuSpec)
     int64_t queryOverheadNs{0}; ///< per other call
+    /// This machine's CPU time -> the recording host's (their host_speed ratio), for the
+    /// host time the profile does not hold.
+    double localCpuScale{1.0};
+    /// The program's recorded host time between GPU calls (host_time::GapTable bytes);
+    /// empty: none recorded, measure it here.
+    std::string hostTimeTable;
     template <class A> void serialize(A& ar)
     {
         ar(BoundedString{gpuName}, gpuMemoryBytes, deviceCount, localDevice, smCount, ccMajor,
-           ccMinor, cpuTimeScale, callOverheadNs, queryOverheadNs);
+           ccMinor, cpuTimeScale, callOverheadNs, queryOverheadNs, localCpuScale,
+           BoundedString{hostTimeTable, kMaxHostTableBytes});
     }
 };
 

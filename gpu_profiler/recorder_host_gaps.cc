@@ -1,0 +1,411 @@
+#include "recorder_host_gaps.h"
+
+#include "host_boundary.h"
+#include "host_call_site.h"
+#include "host_label.h"
+#include "recorder_real_symbol.h"
+
+#include <cuda_runtime_api.h>
+#include <cxxabi.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nccl.h>
+#include <string>
+#include <time.h>
+#include <unistd.h>
+#include <unordered_map>
+#include <vector>
+
+namespace phantora::recorder
+{
+
+namespace
+{
+
+namespace b = host_time::boundary;
+
+int64_t ThreadCpuNs()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+struct ThreadGaps
+{
+    std::vector<std::string> labels;
+    std::vector<int64_t> gapBeforeNs;
+};
+
+struct Gaps
+{
+    std::mutex mutex;
+    std::map<std::string, std::unique_ptr<ThreadGaps>> threads; ///< "pid.tid" -> its calls
+    std::unordered_map<const void*, std::string> kernelNames;
+};
+
+Gaps& G()
+{
+    static auto* g = new Gaps; // never destroyed: threads make calls during exit
+    return *g;
+}
+
+struct ThreadState
+{
+    int depth{0};
+    int64_t lastExitCpuNs{-1}; ///< -1: no boundary yet
+    ThreadGaps* gaps{nullptr};
+    int ncclGroupDepth{0};
+    bool ncclGroupHasP2P{false};
+};
+
+thread_local ThreadState t_state;
+
+ThreadGaps& Mine()
+{
+    ThreadState& t = t_state;
+    if (!t.gaps)
+    {
+        const std::string key =
+            std::to_string(getpid()) + "." + std::to_string(static_cast<long>(gettid()));
+        Gaps& g = G();
+        std::lock_guard lock(g.mutex);
+        auto& slot = g.threads[key];
+        if (!slot)
+        {
+            slot = std::make_unique<ThreadGaps>();
+        }
+        t.gaps = slot.get();
+    }
+    return *t.gaps;
+}
+
+template <class F> F Cudart(const char* name)
+{
+    return RealSymbol<F>(name, {"libcudart.so.13", "libcudart.so.12", "libcudart.so"});
+}
+
+template <class F> F Nccl(const char* name)
+{
+    return RealSymbol<F>(name, {"libnccl.so.2", "libnccl.so"});
+}
+
+} // namespace
+
+bool HostOnly()
+{
+    static const bool on = std::getenv("PHANTORA_RECORD_HOST_ONLY") != nullptr;
+    return on;
+}
+
+bool HostBoundary::Begin()
+{
+    if (!HostOnly())
+    {
+        return false; // the CUPTI pass: its gaps would be CUPTI's as much as the program's
+    }
+    m_enterCpuNs = ThreadCpuNs();
+    m_outer = t_state.depth++ == 0;
+    return m_outer;
+}
+
+void HostBoundary::Record(std::string_view what)
+{
+    ThreadState& t = t_state;
+    const int64_t gap = t.lastExitCpuNs < 0 ? -1 : m_enterCpuNs - t.lastExitCpuNs;
+    static const void* self = reinterpret_cast<const void*>(&HostOnly);
+    std::string label = host_time::HostLabel::Make(what, host_time::CallSiteOutside(self)).text;
+    ThreadGaps& mine = Mine();
+    // Only this thread appends to its sequence; the lock orders it against the writer.
+    std::lock_guard lock(G().mutex);
+    mine.labels.push_back(std::move(label));
+    mine.gapBeforeNs.push_back(gap);
+}
+
+HostBoundary::~HostBoundary()
+{
+    if (!HostOnly())
+    {
+        return;
+    }
+    --t_state.depth;
+    if (m_outer)
+    {
+        t_state.lastExitCpuNs = ThreadCpuNs();
+    }
+}
+
+void RememberKernelName(const void* hostFun, const char* deviceName)
+{
+    std::string name = deviceName ? deviceName : "";
+    int status = 0;
+    std::unique_ptr<char, decltype(&std::free)> d(
+        abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
+    if (status == 0 && d)
+    {
+        name = d.get();
+    }
+    Gaps& g = G();
+    std::lock_guard lock(g.mutex);
+    g.kernelNames[hostFun] = std::move(name);
+}
+
+std::string KernelName(const void* hostFun)
+{
+    Gaps& g = G();
+    std::lock_guard lock(g.mutex);
+    auto it = g.kernelNames.find(hostFun);
+    if (it != g.kernelNames.end())
+    {
+        return it->second;
+    }
+    // As the interposer names a kernel it never saw registered (kernel_registry.cc).
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "unregistered_kernel@%p", hostFun);
+    return buf;
+}
+
+std::size_t WriteHostGaps(std::FILE* out)
+{
+    Gaps& g = G();
+    std::lock_guard lock(g.mutex);
+    std::size_t n = 0;
+    for (const auto& [thread, gaps] : g.threads)
+    {
+        for (std::size_t i = 0; i < gaps->labels.size(); ++i)
+        {
+            std::fprintf(out, "gap\t%s\t%lld\t%s\n", thread.c_str(),
+                         static_cast<long long>(gaps->gapBeforeNs[i]), gaps->labels[i].c_str());
+            ++n;
+        }
+    }
+    return n;
+}
+
+} // namespace phantora::recorder
+
+using phantora::recorder::Cudart;
+using phantora::recorder::HostBoundary;
+using phantora::recorder::Nccl;
+namespace b = phantora::host_time::boundary;
+
+// The boundary calls the launch and GEMM hooks do not already stand in front of
+// (recorder_launch_hooks.cc, recorder_preload.cc).  Each forwards to the real call.
+#define PHANTORA_FORWARD(lib, name, what, ...)                                                     \
+    static auto real = lib<decltype(&name)>(#name);                                                \
+    HostBoundary boundary(what);                                                                   \
+    return real(__VA_ARGS__)
+
+extern "C"
+{
+
+    cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind)
+    {
+        PHANTORA_FORWARD(Cudart, cudaMemcpy, b::kCopySync, dst, src, count, kind);
+    }
+    cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                                cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Cudart, cudaMemcpyAsync, b::kCopyAsync, dst, src, count, kind, stream);
+    }
+    cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch,
+                             size_t width, size_t height, cudaMemcpyKind kind)
+    {
+        PHANTORA_FORWARD(Cudart, cudaMemcpy2D, b::kCopySync, dst, dpitch, src, spitch, width,
+                         height, kind);
+    }
+    cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                  size_t width, size_t height, cudaMemcpyKind kind,
+                                  cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Cudart, cudaMemcpy2DAsync, b::kCopyAsync, dst, dpitch, src, spitch,
+                         width, height, kind, stream);
+    }
+    cudaError_t cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice,
+                               size_t count)
+    {
+        PHANTORA_FORWARD(Cudart, cudaMemcpyPeer, b::kCopySync, dst, dstDevice, src, srcDevice,
+                         count);
+    }
+    cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
+                                    size_t count, cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Cudart, cudaMemcpyPeerAsync, b::kCopyAsync, dst, dstDevice, src,
+                         srcDevice, count, stream);
+    }
+    cudaError_t cudaMemset(void* ptr, int value, size_t count)
+    {
+        PHANTORA_FORWARD(Cudart, cudaMemset, b::kMemset, ptr, value, count);
+    }
+    cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Cudart, cudaMemsetAsync, b::kMemset, ptr, value, count, stream);
+    }
+    cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Cudart, cudaEventRecord, b::kEventRecord, event, stream);
+    }
+    cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                         unsigned int flags)
+    {
+        PHANTORA_FORWARD(Cudart, cudaEventRecordWithFlags, b::kEventRecord, event, stream, flags);
+    }
+    cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+    {
+        PHANTORA_FORWARD(Cudart, cudaStreamWaitEvent, b::kStreamWaitEvent, stream, event, flags);
+    }
+    cudaError_t cudaEventQuery(cudaEvent_t event)
+    {
+        PHANTORA_FORWARD(Cudart, cudaEventQuery, b::kEventQuery, event);
+    }
+    cudaError_t cudaEventSynchronize(cudaEvent_t event)
+    {
+        PHANTORA_FORWARD(Cudart, cudaEventSynchronize, b::kEventSync, event);
+    }
+    cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end)
+    {
+        PHANTORA_FORWARD(Cudart, cudaEventElapsedTime, b::kEventElapsed, ms, start, end);
+    }
+    cudaError_t cudaStreamQuery(cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Cudart, cudaStreamQuery, b::kStreamQuery, stream);
+    }
+    cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Cudart, cudaStreamSynchronize, b::kStreamSync, stream);
+    }
+    cudaError_t cudaDeviceSynchronize()
+    {
+        PHANTORA_FORWARD(Cudart, cudaDeviceSynchronize, b::kDeviceSync);
+    }
+    cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData)
+    {
+        PHANTORA_FORWARD(Cudart, cudaLaunchHostFunc, b::kHostFunction, stream, fn, userData);
+    }
+    cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+                                      void* userData, unsigned int flags)
+    {
+        PHANTORA_FORWARD(Cudart, cudaStreamAddCallback, b::kHostFunction, stream, callback,
+                         userData, flags);
+    }
+
+    ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                               cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Nccl, ncclAllReduce, b::Collective("AllReduce"), sendbuff, recvbuff,
+                         count, datatype, op, comm, stream);
+    }
+    ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                               ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Nccl, ncclAllGather, b::Collective("AllGather"), sendbuff, recvbuff,
+                         sendcount, datatype, comm, stream);
+    }
+    ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                   ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                   cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Nccl, ncclReduceScatter, b::Collective("ReduceScatter"), sendbuff,
+                         recvbuff, recvcount, datatype, op, comm, stream);
+    }
+    ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                               ncclDataType_t datatype, int root, ncclComm_t comm,
+                               cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Nccl, ncclBroadcast, b::Collective("Broadcast"), sendbuff, recvbuff,
+                         count, datatype, root, comm, stream);
+    }
+    ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root,
+                           ncclComm_t comm, cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Nccl, ncclBcast, b::Collective("Broadcast"), buff, count, datatype, root,
+                         comm, stream);
+    }
+    ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count,
+                            ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
+                            cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Nccl, ncclReduce, b::Collective("Reduce"), sendbuff, recvbuff, count,
+                         datatype, op, root, comm, stream);
+    }
+    ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                              ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Nccl, ncclAlltoAll, b::Collective("AlltoAll"), sendbuff, recvbuff,
+                         count, datatype, comm, stream);
+    }
+    ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank)
+    {
+        PHANTORA_FORWARD(Nccl, ncclCommInitRank, b::kCommInit, comm, nranks, commId, rank);
+    }
+    ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId,
+                                        int rank, ncclConfig_t* config)
+    {
+        PHANTORA_FORWARD(Nccl, ncclCommInitRankConfig, b::kCommInit, comm, nranks, commId, rank,
+                         config);
+    }
+    ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                               ncclConfig_t* config)
+    {
+        PHANTORA_FORWARD(Nccl, ncclCommSplit, b::kCommSplit, comm, color, key, newcomm, config);
+    }
+    ncclResult_t ncclCommDestroy(ncclComm_t comm)
+    {
+        PHANTORA_FORWARD(Nccl, ncclCommDestroy, b::kCommDestroy, comm);
+    }
+    ncclResult_t ncclCommAbort(ncclComm_t comm)
+    {
+        PHANTORA_FORWARD(Nccl, ncclCommAbort, b::kCommDestroy, comm);
+    }
+
+    // Sends and receives inside a group are one boundary, at the group's end, as the
+    // interposer makes them one operation there (interposer/nccl_hooks.cc).
+    ncclResult_t ncclGroupStart()
+    {
+        static auto real = Nccl<decltype(&ncclGroupStart)>("ncclGroupStart");
+        ++phantora::recorder::t_state.ncclGroupDepth;
+        return real();
+    }
+    ncclResult_t ncclGroupEnd()
+    {
+        static auto real = Nccl<decltype(&ncclGroupEnd)>("ncclGroupEnd");
+        auto& t = phantora::recorder::t_state;
+        const bool last = t.ncclGroupDepth > 0 && --t.ncclGroupDepth == 0;
+        if (!last || !t.ncclGroupHasP2P)
+        {
+            return real();
+        }
+        t.ncclGroupHasP2P = false;
+        HostBoundary boundary(b::kSendRecv);
+        return real();
+    }
+    ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
+                          ncclComm_t comm, cudaStream_t stream)
+    {
+        static auto real = Nccl<decltype(&ncclSend)>("ncclSend");
+        auto& t = phantora::recorder::t_state;
+        if (t.ncclGroupDepth > 0)
+        {
+            t.ncclGroupHasP2P = true;
+            return real(sendbuff, count, datatype, peer, comm, stream);
+        }
+        HostBoundary boundary(b::kSendRecv);
+        return real(sendbuff, count, datatype, peer, comm, stream);
+    }
+    ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
+                          ncclComm_t comm, cudaStream_t stream)
+    {
+        static auto real = Nccl<decltype(&ncclRecv)>("ncclRecv");
+        auto& t = phantora::recorder::t_state;
+        if (t.ncclGroupDepth > 0)
+        {
+            t.ncclGroupHasP2P = true;
+            return real(recvbuff, count, datatype, peer, comm, stream);
+        }
+        HostBoundary boundary(b::kSendRecv);
+        return real(recvbuff, count, datatype, peer, comm, stream);
+    }
+
+} // extern "C"

@@ -1,0 +1,76 @@
+// The host time a rank's threads are charged between their GPU calls, when the profile
+// holds a recording of the program (gpu_profiler/host_gap_table.h).
+//
+// Each program thread's calls are cut into gaps at *boundaries* (the calls that put work
+// on the GPU, wait for it or order it: gpu_profiler/host_label.h).  When a gap starts,
+// the thread looks up the recorded host time that followed its last boundaries on the
+// real machine: that is the gap's *budget*, and the thread's own CPU time no longer moves
+// its clock.  The budget is charged, whole, at the first moment anything outside the
+// thread can see its clock: the next boundary, a clock read, or a hand-over to another
+// thread (thread_handoff.cc).  So every instant the simulation or the program observes
+// is a sum of recorded times and answers from the bridge: the same on a quiet or a busy
+// machine, on any host.  Charging the budget early, at the first observation, rather than
+// spreading it by this machine's progress through the gap, is what keeps it so; the cost
+// is that an observation in the middle of a gap sees the gap's end.
+//
+// Where the profile has no recording of the program (an empty table), or before a
+// thread's first boundary, the thread's CPU time is measured as before and scaled to the
+// recording host's speed (sim_clock.h).  A gap that runs far past its budget (a thread
+// that spins reading the clock until time passes) is measured too, so it cannot spin
+// forever.  How much host time came from where is counted per source and reported.
+#pragma once
+
+#include "host_gap_table.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+namespace phantora::interposer
+{
+
+class HostTime
+{
+public:
+    static HostTime& Get();
+
+    /// The table from the Welcome (empty: measure everything) and [cpu] time_scale.
+    void Load(std::string_view tableBytes, double timeScale);
+    bool Active() const { return !m_table.Empty(); }
+
+    /// The calling thread used \p localNs of CPU (already scaled): how far its clock moves.
+    int64_t OnLocalCpu(int64_t localNs);
+    /// The calling thread's clock is about to be seen: what it owes of its budget.
+    int64_t OnExpose();
+    /// The calling thread makes boundary call \p what (host_label.h's "what"); what it
+    /// owes.  Only the first of an intercepted call counts (one API call, one boundary).
+    int64_t OnBoundary(std::string_view what);
+    /// The outermost intercepted call returns: a boundary's next gap starts here.
+    void OnCallEnd();
+    /// The calling thread is the interposer's own (it runs host functions for the
+    /// runtime): its calls are no boundaries, its time is always measured.
+    void MeasureThisThread();
+    /// Whether the calling thread's current intercepted call is charged its own host cost
+    /// (query_overhead): not while a budget stands for the gap it sits in.
+    bool ChargesCallCost() const;
+
+    /// Host time charged so far, per host_time::Source, and the number of gaps.
+    struct Totals
+    {
+        std::array<int64_t, host_time::kSources> ns{};
+        std::array<uint64_t, host_time::kSources> gaps{};
+    };
+    Totals Charged() const;
+
+private:
+    /// Ends the calling thread's current gap: counts it under its source.
+    void CloseGap();
+
+    host_time::GapTable m_table;
+    double m_timeScale{1.0};
+    std::array<std::atomic<int64_t>, host_time::kSources> m_ns{};
+    std::array<std::atomic<uint64_t>, host_time::kSources> m_gaps{};
+};
+
+} // namespace phantora::interposer
