@@ -47,10 +47,12 @@ void PrintKernelCosts(std::FILE* out, const KernelCostTable& k, std::size_t top)
     auto ops = [&](CostSource s) { return static_cast<unsigned long long>(by[size_t(s)].ops); };
     std::fprintf(out,
                  "GPU op durations: %llu from the scenario table, %llu measured (profile), %llu "
-                 "scaled from other shapes, %llu roofline/bandwidth model, %llu defaulted; "
-                 "%.1f%% of the GPU time measured or given\n",
+                 "scaled from other shapes, %llu from the bytes they copy, %llu from the same "
+                 "kernel template, %llu roofline/bandwidth model, %llu defaulted; %.1f%% of the "
+                 "GPU time measured or given\n",
                  ops(CostSource::Table), ops(CostSource::Measured), ops(CostSource::ShapeScaled),
-                 ops(CostSource::Roofline), ops(CostSource::Default), 100.0 * k.MeasuredShare());
+                 ops(CostSource::Bytes), ops(CostSource::Family), ops(CostSource::Roofline),
+                 ops(CostSource::Default), 100.0 * k.MeasuredShare());
     if (k.FromArgs() > 0)
     {
         std::fprintf(out,

@@ -13,8 +13,9 @@ using profile::OpKind;
 
 const char* CostSourceName(CostSource s)
 {
-    static constexpr const char* kNames[] = {"table", "measured", "shape_scaled", "roofline",
-                                             "default"};
+    static constexpr const char* kNames[] = {"table",  "measured", "shape_scaled", "bytes",
+                                             "family", "roofline", "default"};
+    static_assert(std::size(kNames) == kCostSources);
     return kNames[static_cast<int>(s)];
 }
 
@@ -114,6 +115,14 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
     else if ((v = m_estimator.ShapeScaled(key, modelNs)))
     {
         c = {*v, CostSource::ShapeScaled};
+    }
+    else if ((v = m_estimator.FromBytes(key, args)))
+    {
+        c = {*v, CostSource::Bytes};
+    }
+    else if ((v = m_estimator.FamilyScaled(key)))
+    {
+        c = {*v, CostSource::Family};
     }
     else if ((v = m_estimator.Roofline(key)))
     {

@@ -1,7 +1,8 @@
 // Durations of the GPU ops on the timeline: kernels, GEMMs, copies and memsets.
 // In order: the scenario's [kernels.durations] (the user's word wins), the measured
 // profile ([kernels] profile, gpu_profiler/), an estimate (op_estimator.h: the same
-// op at other shapes, then the GPU's roofline), the scenario's default.  A miss is
+// op at other shapes, a copy kernel's bytes, the same template's other kernels, then the
+// GPU's roofline), the scenario's default.  A miss is
 // never fatal; every op is counted by where its duration came from, so the report can
 // say what share of the simulated GPU time was measured.
 #pragma once
@@ -28,10 +29,12 @@ enum class CostSource : uint8_t
     Table,       ///< [kernels.durations]
     Measured,    ///< the profile, this exact op
     ShapeScaled, ///< the profile, the same op at other shapes
+    Bytes,       ///< a data-movement kernel's bytes at the measured copy bandwidth
+    Family,      ///< the profile, the same kernel template with other template arguments
     Roofline,    ///< the GPU's peak flops / bandwidth (copies: the scenario's link model)
     Default,     ///< [kernels] default
 };
-inline constexpr std::size_t kCostSources = 5;
+inline constexpr std::size_t kCostSources = 7;
 const char* CostSourceName(CostSource s);
 
 struct OpCost

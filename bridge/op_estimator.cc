@@ -1,5 +1,6 @@
 #include "op_estimator.h"
 
+#include "copy_kernel_bytes.h"
 #include "gemm_signature.h"
 
 #include <algorithm>
@@ -22,8 +23,79 @@ double LogRatio(double a, double b)
 } // namespace
 
 OpEstimator::OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu)
-    : m_profile(profile), m_gpu(gpu)
+    : m_profile(profile), m_gpu(gpu), m_copyBytesPerSecond(gpu.hbmBitsPerSecond / 8.0)
 {
+    if (!m_profile)
+    {
+        return;
+    }
+    uint64_t largestCopy = 0;
+    for (const auto& entry : m_profile->Ops())
+    {
+        const auto& [key, stats] = entry;
+        if (key.kind == OpKind::Memcpy && key.name == "DtoD" && key.bytes > largestCopy &&
+            stats.medianNs > 0)
+        {
+            largestCopy = key.bytes;
+            m_copyBytesPerSecond = 2.0 * static_cast<double>(key.bytes) / stats.medianNs * 1e9;
+        }
+        if (key.kind == OpKind::Kernel)
+        {
+            m_families.emplace(std::string(KernelBaseName(key.name)), &entry);
+            if (m_kernelFloorNs == 0 || stats.medianNs < m_kernelFloorNs)
+            {
+                m_kernelFloorNs = stats.medianNs;
+            }
+        }
+    }
+}
+
+std::optional<int64_t> OpEstimator::FromBytes(const OpKey& key, const std::string& argFacts) const
+{
+    if (key.kind != OpKind::Kernel || m_copyBytesPerSecond <= 0)
+    {
+        return std::nullopt;
+    }
+    const auto bytes = CopyKernelBytes(key.name, key.grid, argFacts);
+    if (!bytes)
+    {
+        return std::nullopt;
+    }
+    return std::llround(m_kernelFloorNs + static_cast<double>(*bytes) / m_copyBytesPerSecond * 1e9);
+}
+
+// Like ScaledKernel, over the other instantiations of the kernel's template.
+std::optional<int64_t> OpEstimator::FamilyScaled(const OpKey& key) const
+{
+    if (key.kind != OpKind::Kernel)
+    {
+        return std::nullopt;
+    }
+    const auto [first, last] = m_families.equal_range(std::string(KernelBaseName(key.name)));
+    const std::pair<const OpKey, profile::OpStats>* best = nullptr;
+    double bestDist = std::numeric_limits<double>::infinity();
+    for (auto it = first; it != last; ++it)
+    {
+        const auto* e = it->second;
+        if (e->first.name == key.name)
+        {
+            continue; // the same kernel: ShapeScaled's case
+        }
+        // The same block size first (the same tiling), then the nearest thread count.
+        const double d = LogRatio(key.Threads(), e->first.Threads()) +
+                         (e->first.block == key.block ? 0.0 : 10.0);
+        if (d < bestDist)
+        {
+            bestDist = d;
+            best = e;
+        }
+    }
+    if (!best)
+    {
+        return std::nullopt;
+    }
+    return std::llround(best->second.medianNs * key.Threads() /
+                        std::max(best->first.Threads(), 1.0));
 }
 
 std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key, int64_t modelNs) const

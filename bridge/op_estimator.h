@@ -2,6 +2,10 @@
 // back to the scenario's default when neither estimate applies.
 //   ShapeScaled: the same kernel (or a GEMM of the same family, or a copy of the same
 //                direction) measured at other shapes, scaled by the work;
+//   Bytes:       a data-movement kernel whose launch says how many bytes it moves
+//                (copy_kernel_bytes.h), at the copy bandwidth the profile measured;
+//   Family:      another instantiation of the same kernel template (other element types
+//                or functors) measured at the nearest launch shape, scaled by the threads;
 //   Roofline:    a GEMM's flops at the GPU's peak for its data type, or its bytes at the
 //                HBM bandwidth, whichever takes longer.
 #pragma once
@@ -10,7 +14,9 @@
 #include "scenario.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 
 namespace phantora
 {
@@ -27,6 +33,11 @@ public:
     /// get without its measurement (how the estimator's accuracy is checked).
     std::optional<int64_t> ShapeScaled(const profile::OpKey& key, int64_t modelNs = -1) const;
     std::optional<int64_t> Roofline(const profile::OpKey& key) const;
+    std::optional<int64_t> FromBytes(const profile::OpKey& key, const std::string& argFacts) const;
+    std::optional<int64_t> FamilyScaled(const profile::OpKey& key) const;
+    /// Bytes per second a device-to-device copy reaches (read plus write): the profile's
+    /// largest measured DtoD memcpy, else the scenario's HBM bandwidth.
+    double CopyBytesPerSecond() const { return m_copyBytesPerSecond; }
 
 private:
     std::optional<int64_t> ScaledKernel(const profile::OpKey& key) const;
@@ -35,6 +46,11 @@ private:
 
     const profile::ProfileReader* m_profile;
     const GpuSpec& m_gpu;
+    double m_copyBytesPerSecond{0};
+    /// The cheapest measured kernel: what a launch costs however little it moves.
+    double m_kernelFloorNs{0};
+    /// Measured kernels by template (KernelBaseName).
+    std::multimap<std::string, const std::pair<const profile::OpKey, profile::OpStats>*> m_families;
 };
 
 } // namespace phantora
