@@ -5,12 +5,53 @@
 #include "program_name.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
 
 namespace phantora
 {
 
 namespace
 {
+
+/// The program's arguments as a set of "--flag=value" items (a flag with the value after
+/// it) and lone words.
+std::set<std::string> ArgumentItems(const std::string& arguments)
+{
+    std::istringstream in(arguments);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;)
+    {
+        words.push_back(w);
+    }
+    std::set<std::string> items;
+    for (std::size_t i = 0; i < words.size(); ++i)
+    {
+        const bool flag = words[i].rfind('-', 0) == 0;
+        if (flag && words[i].find('=') == std::string::npos && i + 1 < words.size() &&
+            words[i + 1].rfind('-', 0) != 0)
+        {
+            items.insert(words[i] + "=" + words[i + 1]);
+            ++i;
+        }
+        else
+        {
+            items.insert(words[i]);
+        }
+    }
+    return items;
+}
+
+std::size_t Shared(const std::set<std::string>& a, const std::set<std::string>& b)
+{
+    std::size_t n = 0;
+    for (const auto& x : a)
+    {
+        n += b.count(x);
+    }
+    return n;
+}
 
 double Median(std::vector<double> v)
 {
@@ -29,43 +70,41 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
     std::vector<double> speeds;
     if (profile)
     {
-        // The program's own recordings; of those, the ones given the same arguments run
-        // the same code as the simulation (a one-GPU recording of the same script and
-        // flags), so they are preferred over the program's other modes or sizes.
+        // The program's own recordings that hold host time; of those, the ones given the
+        // arguments most like the simulated command's run the code most like it (a one-GPU
+        // recording of the same script, mode and sizes; the step count may differ), so only
+        // they make the table.
         const std::string program = profile::ProgramName(command);
-        const std::string arguments = profile::ProgramArguments(command);
-        std::vector<std::string> same, other;
+        const auto wanted = ArgumentItems(profile::ProgramArguments(command));
+        std::map<std::size_t, std::vector<std::string>> bySimilarity;
         for (const auto& [run, r] : profile->Runs())
         {
             if (r.program != program || program.empty())
             {
                 continue;
             }
-            (profile::ProgramArguments(r.command) == arguments ? same : other).push_back(run);
             if (r.hostSpeedNs)
             {
                 speeds.push_back(*r.hostSpeedNs);
             }
-        }
-        if (cpu.recordedHostTime)
-        {
-            for (const auto* runs : {&same, &other})
+            if (cpu.recordedHostTime && r.hostGaps)
             {
-                auto sequences = profile->HostSequences(*runs);
-                if (sequences.empty())
-                {
-                    continue;
-                }
-                const auto table = host_time::GapTable::Build(sequences);
-                p.table = table.Serialize();
-                p.keys = table.Keys();
-                p.runs = *runs;
-                p.sameArguments = runs == &same;
-                for (const auto& s : sequences)
-                {
-                    p.gaps += s.labels.size();
-                }
-                break;
+                const auto items = ArgumentItems(profile::ProgramArguments(r.command));
+                bySimilarity[Shared(items, wanted)].push_back(run);
+            }
+        }
+        if (!bySimilarity.empty())
+        {
+            const auto& [shared, runs] = *bySimilarity.rbegin();
+            const auto sequences = profile->HostSequences(runs);
+            const auto table = host_time::GapTable::Build(sequences);
+            p.table = table.Serialize();
+            p.keys = table.Keys();
+            p.runs = runs;
+            p.sameArguments = shared == wanted.size();
+            for (const auto& s : sequences)
+            {
+                p.gaps += s.labels.size();
             }
         }
         if (speeds.empty())

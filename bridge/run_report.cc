@@ -115,7 +115,7 @@ void PrintHostTime(const SimulationEngine& engine)
     {
         line += fmt::format("recorded ({} run{}{}, {} gaps);", p.runs.size(),
                             p.runs.size() == 1 ? "" : "s",
-                            p.sameArguments ? " with the same arguments" : " of this program",
+                            p.sameArguments ? " with the same arguments" : " with the arguments most like these",
                             p.gaps);
         for (std::size_t i = 0; i < t.ns.size(); ++i)
         {

@@ -142,6 +142,19 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
             }
         }
     }
+    SqliteStatement hasGaps(
+        db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'host_gaps'");
+    if (hasGaps.Step())
+    {
+        SqliteStatement gaps(db, "SELECT DISTINCT run FROM host_gaps");
+        while (gaps.Step())
+        {
+            if (auto it = m_runs.find(gaps.Text(0)); it != m_runs.end())
+            {
+                it->second.hostGaps = true;
+            }
+        }
+    }
     std::map<std::pair<int64_t, std::string>, std::vector<int64_t>> samples;
     SqliteStatement q(db, "SELECT s.op_id, r.program, s.duration_ns FROM samples s"
                           " JOIN runs r ON r.run = s.run");

@@ -43,6 +43,7 @@ public:
         std::string program;
         std::string command;
         std::optional<double> hostSpeedNs; ///< the recording host's (host_speed.h)
+        bool hostGaps{false};              ///< it recorded host time (HostSequences)
     };
     /// Every run the runs table names.
     const std::map<std::string, Run>& Runs() const { return m_runs; }
