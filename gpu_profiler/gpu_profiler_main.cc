@@ -183,13 +183,13 @@ int Info(const fs::path& db)
     {
         std::printf("%-22s %s\n", k.c_str(), v.c_str());
     }
-    size_t byKind[4] = {};
+    size_t byKind[phantora::profile::kOpKinds] = {};
     for (const auto& [key, st] : r.Ops())
     {
         ++byKind[static_cast<int>(key.kind)];
     }
-    std::printf("ops: %zu kernels, %zu GEMMs, %zu memcpys, %zu memsets\n", byKind[0], byKind[1],
-                byKind[2], byKind[3]);
+    std::printf("ops: %zu kernels, %zu GEMMs, %zu memcpys, %zu memsets, %zu cuDNN calls\n",
+                byKind[0], byKind[1], byKind[2], byKind[3], byKind[4]);
     return 0;
 }
 

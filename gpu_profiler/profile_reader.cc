@@ -36,7 +36,7 @@ ProfileReader::ProfileReader(const std::filesystem::path& file) : m_file(file)
         if (!kind)
         {
             throw ProfileError(fmt::format(
-                "profile {}: ops row {} has kind \"{}\", expected kernel, gemm, memcpy or memset",
+                "profile {}: ops row {} has kind \"{}\", expected kernel, gemm, memcpy, memset or cudnn",
                 file.string(), ops.Int(17), ops.Text(0)));
         }
         k.kind = *kind;
