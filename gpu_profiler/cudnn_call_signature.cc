@@ -246,7 +246,6 @@ GraphSignature AttentionSignature(bool backward, const AttentionShape& s, bool c
     }
     GraphSignature g;
     g.name = sig.Name();
-    g.workspaceBytes = backward ? 4 * s.b * s.h * s.sQ * s.dQk : 0;
     return g;
 }
 

@@ -27,9 +27,11 @@ struct GraphSignature
     std::string name;        ///< the op's signature; empty when not simulated
     std::string unsupported; ///< otherwise, what the graph holds that is not simulated
     /// The workspace the plan asks for (CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE), a
-    /// deterministic model: attention backward keeps a float32 dQ accumulator
-    /// (4*b*h*s_q*d_qk bytes), as cuDNN's flash kernels do; attention forward and
-    /// convolutions none (the implicit-GEMM engines Hopper's heuristics rank first).
+    /// deterministic model: none.  Attention's scratch memory is in the graph already:
+    /// cudnn-frontend (9.x) makes the backward pass's float32 dQ accumulator and softmax
+    /// row sums graph tensors in its own share of the workspace, which the program adds
+    /// to this one; convolutions get the implicit-GEMM engines Hopper's heuristics rank
+    /// first, which need none.  The recorder prints the real size per signature.
     int64_t workspaceBytes{0};
 };
 
