@@ -69,7 +69,8 @@ std::optional<int64_t> KernelCostTable::FromTable(std::string_view name) const
     if (it == m_spec.durationsNs.end())
     {
         // "void ns::name<T>(args)": compare on the bare name, the way a user writes it;
-        // a GEMM signature "cublasGemmEx(m=...)" matches "cublasGemmEx".
+        // a GEMM signature "cublasGemmEx(m=...)" matches "cublasGemmEx", a cuDNN one
+        // "cudnnSdpaFprop(b=...)" matches "cudnnSdpaFprop".
         std::string_view bare = name.substr(0, name.find('('));
         if (auto space = bare.rfind(' '); space != std::string_view::npos)
         {
@@ -88,7 +89,7 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
 {
     OpCost c;
     std::optional<int64_t> v;
-    if (key.kind == OpKind::Kernel || key.kind == OpKind::Gemm)
+    if (key.kind == OpKind::Kernel || key.kind == OpKind::Gemm || key.kind == OpKind::Cudnn)
     {
         v = FromTable(key.name);
     }

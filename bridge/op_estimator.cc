@@ -1,6 +1,7 @@
 #include "op_estimator.h"
 
 #include "copy_kernel_bytes.h"
+#include "cudnn_signature.h"
 #include "gemm_signature.h"
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 namespace phantora
 {
 
+using profile::CudnnOpClass;
+using profile::CudnnSignature;
 using profile::GemmSignature;
 using profile::OpKey;
 using profile::OpKind;
@@ -19,6 +22,13 @@ namespace
 double LogRatio(double a, double b)
 {
     return std::abs(std::log(std::max(a, 1.0) / std::max(b, 1.0)));
+}
+
+/// What a cuDNN op's time scales with: its flops, or for memory-bound normalisation its
+/// bytes.
+double CudnnWork(const CudnnSignature& s)
+{
+    return s.Class() == CudnnOpClass::Normalization ? s.Bytes() : s.Flops();
 }
 } // namespace
 
@@ -110,6 +120,8 @@ std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key, int64_t modelN
         return ScaledKernel(key);
     case OpKind::Gemm:
         return ScaledGemm(key);
+    case OpKind::Cudnn:
+        return ScaledCudnn(key);
     case OpKind::Memcpy:
     case OpKind::Memset:
         return ScaledCopy(key, modelNs);
@@ -196,6 +208,62 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
     return std::llround(t);
 }
 
+// The nearest measured cuDNN op of the same API and data type, preferring its family
+// (every field but the shape: layout, causal mask, epilogue...), its time scaled by the
+// work (flops; bytes for normalisation); never faster than the roofline.
+std::optional<int64_t> OpEstimator::ScaledCudnn(const OpKey& key) const
+{
+    const auto s = CudnnSignature::Parse(key.name);
+    if (!s)
+    {
+        return std::nullopt;
+    }
+    const std::string family = s->Family();
+    const std::vector<double> shape = s->Shape();
+    std::optional<CudnnSignature> best;
+    double bestMedian = 0;
+    double bestDist = std::numeric_limits<double>::infinity();
+    for (const auto& [k, stats] : m_profile->Ops())
+    {
+        if (k.kind != OpKind::Cudnn || k == key)
+        {
+            continue;
+        }
+        auto other = CudnnSignature::Parse(k.name);
+        if (!other || other->api != s->api || other->Type() != s->Type())
+        {
+            continue;
+        }
+        const std::vector<double> otherShape = other->Shape();
+        if (otherShape.size() != shape.size())
+        {
+            continue; // another rank of convolution: nothing to scale by
+        }
+        // Another family is a last resort, as for GEMMs.
+        double d = other->Family() == family ? 0.0 : 3.0 * std::log(1000.0);
+        for (std::size_t i = 0; i < shape.size(); ++i)
+        {
+            d += LogRatio(shape[i], otherShape[i]);
+        }
+        if (d < bestDist)
+        {
+            bestDist = d;
+            best = std::move(other);
+            bestMedian = stats.medianNs;
+        }
+    }
+    if (!best)
+    {
+        return std::nullopt;
+    }
+    double t = bestMedian * CudnnWork(*s) / std::max(CudnnWork(*best), 1.0);
+    if (auto roof = Roofline(key))
+    {
+        t = std::max(t, static_cast<double>(*roof));
+    }
+    return std::llround(t);
+}
+
 // Copies: linear between the two measured sizes around this one; past the largest, its
 // time plus the extra bytes at the scenario's bandwidth (a small measured copy is mostly
 // latency, so its own rate would make a large one far too slow); below the smallest,
@@ -239,6 +307,10 @@ std::optional<int64_t> OpEstimator::ScaledCopy(const OpKey& key, int64_t modelNs
 
 std::optional<int64_t> OpEstimator::Roofline(const OpKey& key) const
 {
+    if (key.kind == OpKind::Cudnn)
+    {
+        return CudnnRoofline(key);
+    }
     if (key.kind != OpKind::Gemm)
     {
         return std::nullopt;
@@ -256,6 +328,35 @@ std::optional<int64_t> OpEstimator::Roofline(const OpKey& key) const
     const double computeNs = g->Flops() / (peak->second * 1e12) * 1e9;
     const double memoryNs =
         m_gpu.hbmBitsPerSecond > 0 ? g->Bytes() * 8.0 / m_gpu.hbmBitsPerSecond * 1e9 : 0.0;
+    return std::llround(std::max(computeNs, memoryNs));
+}
+
+// Attention and convolutions: their flops at the GPU's peak for the operand type (the
+// tensor cores' rate: cuDNN's kernels use them), or their bytes at the HBM bandwidth,
+// whichever takes longer; batch norm by its bytes alone.
+std::optional<int64_t> OpEstimator::CudnnRoofline(const OpKey& key) const
+{
+    const auto s = CudnnSignature::Parse(key.name);
+    if (!s)
+    {
+        return std::nullopt;
+    }
+    double computeNs = 0;
+    if (s->Flops() > 0)
+    {
+        auto peak = m_gpu.peakTflops.find(s->Type());
+        if (peak == m_gpu.peakTflops.end() || peak->second <= 0)
+        {
+            return std::nullopt;
+        }
+        computeNs = s->Flops() / (peak->second * 1e12) * 1e9;
+    }
+    const double memoryNs =
+        m_gpu.hbmBitsPerSecond > 0 ? s->Bytes() * 8.0 / m_gpu.hbmBitsPerSecond * 1e9 : 0.0;
+    if (computeNs <= 0 && memoryNs <= 0)
+    {
+        return std::nullopt;
+    }
     return std::llround(std::max(computeNs, memoryNs));
 }
 

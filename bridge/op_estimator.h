@@ -1,13 +1,13 @@
 // Durations for ops the profile has not measured.  Never fails: the caller falls
 // back to the scenario's default when neither estimate applies.
-//   ShapeScaled: the same kernel (or a GEMM of the same family, or a copy of the same
-//                direction) measured at other shapes, scaled by the work;
+//   ShapeScaled: the same kernel (or a GEMM or cuDNN op of the same family, or a copy of
+//                the same direction) measured at other shapes, scaled by the work;
 //   Bytes:       a data-movement kernel whose launch says how many bytes it moves
 //                (copy_kernel_bytes.h), at the copy bandwidth the profile measured;
 //   Family:      another instantiation of the same kernel template (other element types
 //                or functors) measured at the nearest launch shape, scaled by the threads;
-//   Roofline:    a GEMM's flops at the GPU's peak for its data type, or its bytes at the
-//                HBM bandwidth, whichever takes longer.
+//   Roofline:    a GEMM's or cuDNN op's flops at the GPU's peak for its data type, or its
+//                bytes at the HBM bandwidth, whichever takes longer (batch norm: bytes).
 #pragma once
 
 #include "profile_reader.h"
@@ -42,6 +42,8 @@ public:
 private:
     std::optional<int64_t> ScaledKernel(const profile::OpKey& key) const;
     std::optional<int64_t> ScaledGemm(const profile::OpKey& key) const;
+    std::optional<int64_t> ScaledCudnn(const profile::OpKey& key) const;
+    std::optional<int64_t> CudnnRoofline(const profile::OpKey& key) const;
     std::optional<int64_t> ScaledCopy(const profile::OpKey& key, int64_t modelNs) const;
 
     const profile::ProfileReader* m_profile;

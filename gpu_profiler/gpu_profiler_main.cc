@@ -1,7 +1,8 @@
 // gpu_profiler: fills the profile cache on one real GPU.
 //   record [--raw F] [--db F] -- CMD ARGS   run CMD under the CUPTI recorder, then again
 //                                            for its host time (--no-host-time: not)
-//   replay --missing F [--raw F] [--db F]   measure the GEMMs a simulation missed
+//   replay --missing F [--raw F] [--db F]   measure the GEMMs, copies and cuDNN ops a
+//          [--python PY]                    simulation missed
 //   import --db F RAW...                     merge raw logs into a profile database
 //   label-runs --db F RAW...                 name the programs of runs merged before
 //   info --db F                              what a profile holds
@@ -19,7 +20,9 @@
 #include <cxxabi.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -161,6 +164,72 @@ int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::
     return hostTime ? RecordHostTime(cmd, raw) : 0;
 }
 
+/// The kinds of op a missing-ops file lists.
+std::set<std::string> KindsIn(const fs::path& missing)
+{
+    std::ifstream in(missing);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    std::set<std::string> kinds;
+    for (const auto& op : j.at("ops"))
+    {
+        kinds.insert(op.at("kind").get<std::string>());
+    }
+    return kinds;
+}
+
+/// Replays a missing-ops file: GEMMs and copies by gpu_profiler_gpu into \p raw, cuDNN ops
+/// through PyTorch (replay_cudnn.py, beside this program, run by \p python) into
+/// <raw>.cudnn.tsv; the raw logs written, or an exit status.
+int Replay(const fs::path& missing, const fs::path& raw, const std::string& python, int warmup,
+           int iterations, std::vector<fs::path>& written)
+{
+    const std::set<std::string> kinds = KindsIn(missing);
+    const std::vector<std::string> counts = {"--warmup", std::to_string(warmup), "--iterations",
+                                             std::to_string(iterations)};
+    if (kinds.count("gemm") || kinds.count("memcpy") || kinds.count("memset"))
+    {
+        std::vector<std::string> cmd = {(SelfDir() / "gpu_profiler_gpu").string(), "replay",
+                                        missing.string()};
+        cmd.insert(cmd.end(), counts.begin(), counts.end());
+        if (const int rc = Record(cmd, raw, "replay", false); rc != 0)
+        {
+            return rc;
+        }
+        written.push_back(raw);
+    }
+    if (kinds.count("cudnn"))
+    {
+        const fs::path script = SelfDir() / "replay_cudnn.py";
+        if (!fs::is_regular_file(script))
+        {
+            std::fprintf(stderr,
+                         "gpu_profiler: %s is missing; copy gpu_profiler/replay_cudnn.py "
+                         "beside gpu_profiler to replay cuDNN ops\n",
+                         script.c_str());
+            return 1;
+        }
+        fs::path cudnnRaw = raw;
+        cudnnRaw.replace_extension(".cudnn.tsv");
+        fs::remove(cudnnRaw);
+        std::vector<std::string> cmd = {python, script.string(), missing.string()};
+        cmd.insert(cmd.end(), counts.begin(), counts.end());
+        if (const int rc = Record(cmd, cudnnRaw, "replay", false); rc != 0)
+        {
+            return rc;
+        }
+        written.push_back(cudnnRaw);
+    }
+    if (written.empty())
+    {
+        std::fprintf(stderr,
+                     "gpu_profiler: %s lists nothing replayable (kernels cannot be "
+                     "replayed: record their program instead)\n",
+                     missing.c_str());
+        return 1;
+    }
+    return 0;
+}
+
 /// The runs table's row for one raw log: the program it measured, from its command;
 /// the program, or nothing when the log kept no command.
 std::optional<std::string> NameRun(ProfileWriter& w, const fs::path& raw, const RawLog& log)
@@ -241,13 +310,13 @@ int Info(const fs::path& db)
     {
         std::printf("%-22s %s\n", k.c_str(), v.c_str());
     }
-    size_t byKind[4] = {};
+    size_t byKind[phantora::profile::kOpKinds] = {};
     for (const auto& [key, st] : r.Ops())
     {
         ++byKind[static_cast<int>(key.kind)];
     }
-    std::printf("ops: %zu kernels, %zu GEMMs, %zu memcpys, %zu memsets\n", byKind[0], byKind[1],
-                byKind[2], byKind[3]);
+    std::printf("ops: %zu kernels, %zu GEMMs, %zu memcpys, %zu memsets, %zu cuDNN calls\n",
+                byKind[0], byKind[1], byKind[2], byKind[3], byKind[4]);
     return 0;
 }
 
@@ -311,7 +380,9 @@ int main(int argc, char** argv)
                      "their own CPU");
     record->add_option("command", cmd, "the program and its arguments (after --)")->required();
 
-    auto* replay = app.add_subcommand("replay", "measure the GEMMs a simulation reported missing");
+    std::string python = "python3";
+    auto* replay = app.add_subcommand(
+        "replay", "measure the GEMMs, copies and cuDNN ops a simulation reported missing");
     replay->add_option("--missing", missing, "missing-ops JSON (phantora-cluster --missing)")
         ->required()
         ->check(CLI::ExistingFile);
@@ -320,6 +391,11 @@ int main(int argc, char** argv)
     replay->add_option("--warmup", warmup, "unmeasured runs of each op first")
         ->capture_default_str();
     replay->add_option("--iterations", iterations, "measured runs of each op")
+        ->capture_default_str();
+    replay
+        ->add_option("--python", python,
+                     "Python with PyTorch, to replay cuDNN ops (replay_cudnn.py; their "
+                     "raw log is <raw>.cudnn.tsv)")
         ->capture_default_str();
 
     auto* import = app.add_subcommand("import", "merge raw logs into a profile database");
@@ -377,20 +453,19 @@ int main(int argc, char** argv)
         }
         fs::remove(raw);
         int rc = 0;
+        std::vector<fs::path> written;
         if (*record)
         {
             rc = Record(cmd, raw, "record", !noHostTime);
+            written.push_back(raw);
         }
         else
         {
-            rc = Record({(SelfDir() / "gpu_profiler_gpu").string(), "replay", missing.string(),
-                         "--warmup", std::to_string(warmup), "--iterations",
-                         std::to_string(iterations)},
-                        raw, "replay", false);
+            rc = Replay(missing, raw, python, warmup, iterations, written);
         }
         if (rc == 0 && !db.empty())
         {
-            Import(db, {raw});
+            Import(db, written);
         }
         return rc;
     }

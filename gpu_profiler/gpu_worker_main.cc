@@ -401,6 +401,10 @@ int Replay(const std::string& file, int warmup, int iterations)
             }
             continue;
         }
+        if (kind == "cudnn")
+        {
+            continue; // gpu_profiler runs replay_cudnn.py for these
+        }
         if (kind != "gemm")
         {
             ++skipped;

@@ -7,7 +7,7 @@ namespace phantora::profile
 
 namespace
 {
-constexpr const char* kKindNames[] = {"kernel", "gemm", "memcpy", "memset"};
+constexpr const char* kKindNames[kOpKinds] = {"kernel", "gemm", "memcpy", "memset", "cudnn"};
 }
 
 const char* OpKindName(OpKind kind)
@@ -17,7 +17,7 @@ const char* OpKindName(OpKind kind)
 
 std::optional<OpKind> ParseOpKind(std::string_view text)
 {
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < kOpKinds; ++i)
     {
         if (text == kKindNames[i])
         {
@@ -45,6 +45,7 @@ std::string OpKey::Describe() const
         return fmt::format("{} grid=({},{},{}) block=({},{},{}) smem={}", name, grid[0], grid[1],
                            grid[2], block[0], block[1], block[2], sharedMem);
     case OpKind::Gemm:
+    case OpKind::Cudnn:
         return name;
     case OpKind::Memcpy:
         return fmt::format("memcpy {} {} B", name, bytes);
@@ -63,6 +64,12 @@ OpKey KeyForLaunch(std::string_view name, const std::array<uint32_t, 3>& grid,
     {
         // cuBLAS picks its own kernels and launch shapes: the signature is the key.
         k.kind = OpKind::Gemm;
+        return k;
+    }
+    if (name.starts_with("cudnn") && name.find('(') != std::string_view::npos)
+    {
+        // cuDNN picks its own kernels too: its call's signature is the key.
+        k.kind = OpKind::Cudnn;
         return k;
     }
     k.kind = OpKind::Kernel;

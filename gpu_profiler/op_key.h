@@ -18,7 +18,9 @@ enum class OpKind : uint8_t
     Gemm,   ///< a cuBLAS/cuBLASLt call, named by its exact signature (interposer's naming)
     Memcpy, ///< name is the direction: "HtoD", "DtoH", "DtoD", "HtoH"
     Memset,
+    Cudnn, ///< a cuDNN execute or compute call, named by its signature (cudnn_signature.h)
 };
+inline constexpr int kOpKinds = 5;
 
 const char* OpKindName(OpKind kind);
 std::optional<OpKind> ParseOpKind(std::string_view text);
@@ -40,7 +42,8 @@ struct OpKey
     std::string Describe() const;
 };
 
-/// A kernel launch as the interposer names it: GEMMs arrive as "cublas...(m=...)" ops.
+/// A kernel launch as the interposer names it: GEMMs arrive as "cublas...(m=...)" ops,
+/// cuDNN calls as "cudnn...(...)" ops.
 OpKey KeyForLaunch(std::string_view name, const std::array<uint32_t, 3>& grid,
                    const std::array<uint32_t, 3>& block, uint32_t sharedMem);
 

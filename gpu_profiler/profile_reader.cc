@@ -35,9 +35,9 @@ ProfileReader::ProfileReader(const std::filesystem::path& file) : m_file(file)
         auto kind = ParseOpKind(ops.Text(0));
         if (!kind)
         {
-            throw ProfileError(fmt::format(
-                "profile {}: ops row {} has kind \"{}\", expected kernel, gemm, memcpy or memset",
-                file.string(), ops.Int(17), ops.Text(0)));
+            throw ProfileError(fmt::format("profile {}: ops row {} has kind \"{}\", expected "
+                                           "kernel, gemm, memcpy, memset or cudnn",
+                                           file.string(), ops.Int(17), ops.Text(0)));
         }
         k.kind = *kind;
         k.name = ops.Text(1);

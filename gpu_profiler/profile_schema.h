@@ -1,6 +1,9 @@
 // The profile database's tables (profiles/README.md documents them for readers).
 #pragma once
 
+#include <string>
+#include <string_view>
+
 namespace phantora::profile
 {
 
@@ -8,13 +11,12 @@ namespace phantora::profile
 // host-time tables existed still read (without them); a writer adds what is missing.
 inline constexpr int kSchemaVersion = 1;
 
-inline constexpr const char* kSchemaSql = R"sql(
-CREATE TABLE IF NOT EXISTS metadata(
-    key   TEXT PRIMARY KEY NOT NULL,
-    value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS ops(
+/// The ops table's columns and constraints.  Files written before cuDNN ops existed
+/// check kind against the first four kinds only: a writer rebuilds their ops table with
+/// these (profile_writer.cc), keeping every row and id.
+inline constexpr std::string_view kOpsColumnsSql = R"sql((
     id         INTEGER PRIMARY KEY,
-    kind       TEXT NOT NULL CHECK(kind IN ('kernel','gemm','memcpy','memset')),
+    kind       TEXT NOT NULL CHECK(kind IN ('kernel','gemm','memcpy','memset','cudnn')),
     name       TEXT NOT NULL,
     grid_x     INTEGER NOT NULL DEFAULT 0,
     grid_y     INTEGER NOT NULL DEFAULT 0,
@@ -31,7 +33,16 @@ CREATE TABLE IF NOT EXISTS ops(
     mean_ns    REAL NOT NULL,
     stddev_ns  REAL NOT NULL,
     source     TEXT NOT NULL,
-    UNIQUE(kind, name, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, bytes));
+    UNIQUE(kind, name, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, bytes)))sql";
+
+inline std::string SchemaSql()
+{
+    return std::string(R"sql(
+CREATE TABLE IF NOT EXISTS metadata(
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ops)sql") +
+           std::string(kOpsColumnsSql) + R"sql(;
 CREATE TABLE IF NOT EXISTS samples(
     op_id       INTEGER NOT NULL REFERENCES ops(id),
     duration_ns INTEGER NOT NULL,
@@ -54,5 +65,6 @@ CREATE TABLE IF NOT EXISTS host_gaps(
     gap_ns INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS host_gaps_by_run ON host_gaps(run, thread, seq);
 )sql";
+}
 
 } // namespace phantora::profile

@@ -10,7 +10,24 @@ namespace phantora::profile
 
 ProfileWriter::ProfileWriter(const std::filesystem::path& file) : m_db(file, false)
 {
-    m_db.Exec(kSchemaSql);
+    m_db.Exec(SchemaSql());
+    bool allowsCudnn = false;
+    {
+        SqliteStatement q(m_db,
+                          "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'ops'");
+        allowsCudnn = q.Step() && q.Text(0).find("'cudnn'") != std::string::npos;
+    }
+    if (!allowsCudnn)
+    {
+        // SQLite cannot change a CHECK constraint in place: a new table, the rows, the
+        // name (samples refer to "ops" by name, so they follow).
+        m_db.Exec("BEGIN IMMEDIATE");
+        m_db.Exec("CREATE TABLE ops_with_cudnn" + std::string(kOpsColumnsSql));
+        m_db.Exec("INSERT INTO ops_with_cudnn SELECT * FROM ops");
+        m_db.Exec("DROP TABLE ops");
+        m_db.Exec("ALTER TABLE ops_with_cudnn RENAME TO ops");
+        m_db.Exec("COMMIT");
+    }
     // Columns added since version 1 files were first written.
     auto hasColumn = [this](const char* table, const std::string& column)
     {

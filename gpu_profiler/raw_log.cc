@@ -79,7 +79,7 @@ RawLog RawLog::Read(const std::filesystem::path& file)
         auto kind = ParseOpKind(f[1]);
         if (!kind)
         {
-            fail(fmt::format("kind \"{}\": expected kernel, gemm, memcpy or memset", f[1]));
+            fail(fmt::format("kind \"{}\": expected kernel, gemm, memcpy, memset or cudnn", f[1]));
         }
         k.kind = *kind;
         k.name = std::string(f[2]);

@@ -2,12 +2,14 @@
 // CUPTI's activity records give every kernel's, copy's and memset's GPU start and
 // end; the cuBLAS/cuBLASLt entry points are interposed here so the kernels a GEMM
 // launches are tagged (CUPTI external correlation) with the GEMM's signature, named
-// exactly as the simulation's interposer names it; kernel launches are tagged with
-// their argument facts (recorder_launch_hooks.cc).  At exit one line per op goes to
+// exactly as the simulation's interposer names it; cuDNN executes are tagged the same
+// way (recorder_cudnn_hooks.cc); kernel launches are tagged with their argument facts
+// (recorder_launch_hooks.cc).  At exit one line per op goes to
 // $PHANTORA_RECORD_OUT (raw_log.h describes the format).
 #include "../interposer/cuda_type_names.h"
 #include "host_boundary.h"
 #include "recorder_host_gaps.h"
+#include "recorder_call_scope.h"
 #include "recorder_launch_args.h"
 #include "recorder_real_symbol.h"
 
@@ -28,6 +30,8 @@
 #include <unistd.h>
 #include <vector>
 
+using phantora::recorder::LibraryCallScope;
+
 namespace
 {
 
@@ -46,10 +50,10 @@ struct State
 {
     std::mutex mutex;
     std::vector<DeviceOp> ops;
-    std::map<uint32_t, uint64_t> external;    ///< CUPTI correlation id -> our GEMM call id
+    std::map<uint32_t, uint64_t> external;    ///< CUPTI correlation id -> our library call id
     std::map<uint32_t, uint64_t> launchArgs;  ///< CUPTI correlation id -> argument facts' id
-    std::map<uint64_t, std::string> gemmName; ///< GEMM call id -> signature
-    std::atomic<uint64_t> nextGemm{1};
+    std::map<uint64_t, std::string> callName; ///< library call id -> signature
+    std::atomic<uint64_t> nextCall{1};
     std::atomic<bool> written{false};
     uint64_t dropped{0};
 };
@@ -60,7 +64,7 @@ State& S()
     return *s;
 }
 
-thread_local int t_gemmDepth = 0;
+thread_local int t_callDepth = 0;
 std::atomic<bool> g_discard{false}; ///< warm-up calls of the replay tool: run, never saved
 /// Set in a child forked from the recorded process: CUPTI's threads were not forked, so a
 /// flush would wait for them forever, and the ops are the parent's to write.
@@ -251,20 +255,21 @@ void WriteLog()
     }
     std::fprintf(f.get(), "meta\tdropped_records\t%llu\n",
                  static_cast<unsigned long long>(s.dropped));
-    // A GEMM is one op on the simulated stream: from its first kernel's start to its
-    // last one's end, gaps between its kernels included, as the stream sees it.
+    // A library call (GEMM, cuDNN execute) is one op on the simulated stream: from its
+    // first kernel's start to its last one's end, gaps between its kernels included, as
+    // the stream sees it.
     struct Span
     {
         uint64_t start{~0ull}, end{0};
     };
-    std::map<uint64_t, Span> gemms;
+    std::map<uint64_t, Span> calls;
     uint64_t kernels = 0, withArgs = 0;
     for (const DeviceOp& op : s.ops)
     {
         auto ext = s.external.find(op.correlation);
-        if (ext != s.external.end() && s.gemmName.count(ext->second))
+        if (ext != s.external.end() && s.callName.count(ext->second))
         {
-            Span& sp = gemms[ext->second];
+            Span& sp = calls[ext->second];
             sp.start = std::min(sp.start, op.start);
             sp.end = std::max(sp.end, op.end);
             continue;
@@ -289,20 +294,25 @@ void WriteLog()
                          static_cast<unsigned long long>(op.bytes), d);
         }
     }
-    for (const auto& [id, sp] : gemms)
+    size_t gemms = 0, cudnn = 0;
+    for (const auto& [id, sp] : calls)
     {
-        if (s.gemmName[id].empty())
+        const std::string& name = s.callName[id];
+        if (name.empty())
         {
             continue; // a warm-up
         }
-        std::fprintf(f.get(), "op\tgemm\t%s\t0\t0\t0\t0\t0\t0\t0\t0\t%llu\n",
-                     s.gemmName[id].c_str(), static_cast<unsigned long long>(sp.end - sp.start));
+        const bool isCudnn = name.starts_with("cudnn");
+        ++(isCudnn ? cudnn : gemms);
+        std::fprintf(f.get(), "op\t%s\t%s\t0\t0\t0\t0\t0\t0\t0\t0\t%llu\n",
+                     isCudnn ? "cudnn" : "gemm", name.c_str(),
+                     static_cast<unsigned long long>(sp.end - sp.start));
     }
     std::fprintf(stderr,
-                 "phantora recorder: %zu GPU activities (%llu kernels outside GEMMs, %llu of them "
-                 "with argument facts, %zu GEMM calls) written to %s\n",
+                 "phantora recorder: %zu GPU activities (%llu kernels outside library calls, %llu "
+                 "of them with argument facts, %zu GEMM calls, %zu cuDNN calls) written to %s\n",
                  s.ops.size(), static_cast<unsigned long long>(kernels),
-                 static_cast<unsigned long long>(withArgs), gemms.size(), path.c_str());
+                 static_cast<unsigned long long>(withArgs), gemms, cudnn, path.c_str());
 }
 
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*)
@@ -346,44 +356,6 @@ template <class F> F Real(const char* name, const char* soname)
     return phantora::recorder::RealSymbol<F>(name, {soname});
 }
 
-/// Tags every GPU activity the call launches with the GEMM's name (outermost call only:
-/// cuBLAS calls cuBLASLt inside).
-class GemmScope
-{
-public:
-    explicit GemmScope(const std::string& name)
-        : m_outer(t_gemmDepth++ == 0 && !phantora::recorder::HostOnly()),
-          m_boundary(phantora::host_time::boundary::Library(name))
-    {
-        if (m_outer)
-        {
-            State& s = S();
-            m_id = s.nextGemm++;
-            {
-                std::lock_guard lock(s.mutex);
-                s.gemmName[m_id] = g_discard ? std::string() : name;
-            }
-            cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, m_id);
-        }
-    }
-    ~GemmScope()
-    {
-        --t_gemmDepth;
-        if (m_outer)
-        {
-            uint64_t id = 0;
-            cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
-        }
-    }
-    GemmScope(const GemmScope&) = delete;
-    GemmScope& operator=(const GemmScope&) = delete;
-
-private:
-    bool m_outer;
-    uint64_t m_id{0};
-    phantora::recorder::HostBoundary m_boundary;
-};
-
 const char* Op(cublasOperation_t op)
 {
     return op == CUBLAS_OP_N ? "N" : "T";
@@ -404,6 +376,37 @@ std::string GemmName(const char* api, cublasOperation_t ta, cublasOperation_t tb
 
 } // namespace
 
+namespace phantora::recorder
+{
+
+LibraryCallScope::LibraryCallScope(const std::string& name)
+    : m_boundary(host_time::boundary::Library(name)),
+      m_outer(t_callDepth++ == 0 && !HostOnly())
+{
+    if (m_outer)
+    {
+        State& s = S();
+        m_id = s.nextCall++;
+        {
+            std::lock_guard lock(s.mutex);
+            s.callName[m_id] = g_discard ? std::string() : name;
+        }
+        cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, m_id);
+    }
+}
+
+LibraryCallScope::~LibraryCallScope()
+{
+    --t_callDepth;
+    if (m_outer)
+    {
+        uint64_t id = 0;
+        cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
+    }
+}
+
+} // namespace phantora::recorder
+
 extern "C"
 {
 
@@ -415,10 +418,10 @@ extern "C"
         State& s = S();
         if (on && !g_discard.exchange(true))
         {
-            const uint64_t id = s.nextGemm++;
+            const uint64_t id = s.nextCall++;
             {
                 std::lock_guard lock(s.mutex);
-                s.gemmName[id] = std::string();
+                s.callName[id] = std::string();
             }
             cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
         }
@@ -441,7 +444,8 @@ extern "C"
                                       const void*, cudaDataType, int, const void*, void*,
                                       cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
         static auto real = Real<Fn>("cublasGemmEx", "libcublas.so.13");
-        GemmScope scope(GemmName("cublasGemmEx", transa, transb, m, n, k, Atype, Btype, Ctype, 1));
+        LibraryCallScope scope(
+            GemmName("cublasGemmEx", transa, transb, m, n, k, Atype, Btype, Ctype, 1));
         return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
                     Ctype, ldc, computeType, algo);
     }
@@ -459,8 +463,8 @@ extern "C"
                                       const void*, void*, cudaDataType, int, long long int, int,
                                       cublasComputeType_t, cublasGemmAlgo_t);
         static auto real = Real<Fn>("cublasGemmStridedBatchedEx", "libcublas.so.13");
-        GemmScope scope(GemmName("cublasGemmStridedBatchedEx", transa, transb, m, n, k, Atype,
-                                 Btype, Ctype, batchCount));
+        LibraryCallScope scope(GemmName("cublasGemmStridedBatchedEx", transa, transb, m, n, k,
+                                        Atype, Btype, Ctype, batchCount));
         return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
                     strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     }
@@ -471,8 +475,8 @@ extern "C"
                                   const float* beta, float* C, int ldc)
     {
         static auto real = Real<decltype(&cublasSgemm_v2)>("cublasSgemm_v2", "libcublas.so.13");
-        GemmScope scope(GemmName("cublasSgemm", transa, transb, m, n, k, CUDA_R_32F, CUDA_R_32F,
-                                 CUDA_R_32F, 1));
+        LibraryCallScope scope(GemmName("cublasSgemm", transa, transb, m, n, k, CUDA_R_32F,
+                                        CUDA_R_32F, CUDA_R_32F, 1));
         return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     }
 
@@ -485,8 +489,8 @@ extern "C"
     {
         static auto real = Real<decltype(&cublasSgemmStridedBatched)>("cublasSgemmStridedBatched",
                                                                       "libcublas.so.13");
-        GemmScope scope(GemmName("cublasSgemmStridedBatched", transa, transb, m, n, k, CUDA_R_32F,
-                                 CUDA_R_32F, CUDA_R_32F, batchCount));
+        LibraryCallScope scope(GemmName("cublasSgemmStridedBatched", transa, transb, m, n, k,
+                                        CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, batchCount));
         return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,
                     C, ldc, strideC, batchCount);
     }
@@ -536,7 +540,7 @@ extern "C"
                       DataTypeName(static_cast<cudaDataType>(a.type)),
                       DataTypeName(static_cast<cudaDataType>(b.type)),
                       DataTypeName(static_cast<cudaDataType>(d.type)), d.batch, epilogue);
-        GemmScope scope(name);
+        LibraryCallScope scope(name);
         return real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
                     algo, workspace, workspaceSizeInBytes, stream);
     }

@@ -39,8 +39,8 @@ def parse_args(argv=None):
                    help="autocast dtype of the forward and backward (parameters stay fp32)")
     p.add_argument("--attention", choices=["flash", "efficient", "cudnn", "math", "auto"],
                    default="flash",
-                   help="SDPA backend; 'auto' lets torch choose (cuDNN attention on Hopper, which "
-                        "the simulator does not model yet: it stops at cudnnCreate)")
+                   help="SDPA backend; 'auto' lets torch choose (cuDNN's fused attention on "
+                        "Hopper)")
     p.add_argument("--fail-at-step", type=int, default=-1,
                    help="raise an exception at this step (to test failure reporting)")
     p.add_argument("--fail-rank", type=int, default=0, help="the rank that raises")

@@ -210,6 +210,49 @@ TEST(ProfileCache, AProfileWithoutLaunchArgumentsReadsAndIsExtended)
     EXPECT_DOUBLE_EQ(*r.Find(k)->ArgsMedian("1=7"), 950.0);
 }
 
+// A profile written before cuDNN ops existed refuses kind 'cudnn' in its ops table's
+// CHECK: a writer rebuilds the table, keeping every op, id and sample.
+TEST(ProfileCache, AProfileFromBeforeCudnnOpsIsRebuiltToHoldThem)
+{
+    const fs::path db = Scratch("no-cudnn.sqlite");
+    const OpKey k = Kernel("k(float*, int)", 64, 64);
+    {
+        ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddSamples(k, {100, 200, 300}, "r.tsv", "record");
+        w.Commit();
+    }
+    {
+        SqliteDb raw(db, false);
+        std::string old(kOpsColumnsSql);
+        old.replace(old.find(",'cudnn'"), 8, "");
+        raw.Exec("CREATE TABLE ops_old" + old);
+        raw.Exec("INSERT INTO ops_old SELECT * FROM ops");
+        raw.Exec("DROP TABLE ops");
+        raw.Exec("ALTER TABLE ops_old RENAME TO ops");
+        raw.Exec("PRAGMA ignore_check_constraints = OFF");
+        EXPECT_THROW(raw.Exec("INSERT INTO ops(kind, name, samples, median_ns, p10_ns, p90_ns, "
+                              "mean_ns, stddev_ns, source) VALUES('cudnn', 'x', 1, 1, 1, 1, 1, 0, "
+                              "'record')"),
+                     ProfileError);
+    }
+    OpKey sdpa;
+    sdpa.kind = OpKind::Cudnn;
+    sdpa.name = "cudnnSdpaFprop(b=1,h=1,h_kv=1,s_q=1,s_kv=1,d_qk=1,d_v=1,type=bf16)";
+    {
+        ProfileWriter w(db);
+        w.AddSamples(sdpa, {5000, 7000}, "s.tsv", "record");
+        w.AddSamples(k, {400}, "s.tsv", "record");
+        w.Commit();
+    }
+    ProfileReader r(db);
+    ASSERT_NE(r.Find(sdpa), nullptr);
+    EXPECT_DOUBLE_EQ(r.Find(sdpa)->medianNs, 6000.0);
+    ASSERT_NE(r.Find(k), nullptr);
+    EXPECT_EQ(r.Find(k)->samples, 4);
+    EXPECT_DOUBLE_EQ(r.Find(k)->medianNs, 250.0);
+}
+
 // Profiles written before the runs table existed read as before: pooled medians only.
 TEST(ProfileCache, AProfileWithoutARunsTableHasPooledMediansOnly)
 {
