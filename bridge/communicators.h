@@ -201,6 +201,4 @@ private:
     std::map<std::tuple<uint64_t, int, int, bool>, uint64_t> m_counts;
 };
 
-const char* CollectiveName(wire::CollectiveOp op);
-
 } // namespace phantora

@@ -3,7 +3,7 @@
 // reports.
 #pragma once
 
-#include "ns3/nccl-config.h"
+#include "nccl/config.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -126,7 +126,7 @@ struct Scenario
     TopologySpec topology;
     NetworkSpec network;
     KernelSpec kernels;
-    ns3::NcclConfig nccl; ///< the [nccl] table; NCCL's own orders of magnitude when absent
+    nccl::Config nccl; ///< the [nccl] table; NCCL's own orders of magnitude when absent
 };
 
 /// Reads and validates \p file; throws ScenarioError.

@@ -381,23 +381,22 @@ void SimulationEngine::StartTransfer(const P2PMatcher::Transfer& t,
     // network.  A lone pair gets the channels and protocol NCCL picks for its size; pairs
     // of a group those NCCL picks for the group (as for an all-to-all of its bytes).
     const uint32_t perNode = std::max(m_scenario.topology.gpusPerNode, 1U);
-    ns3::NcclCommShape pair;
+    nccl::CommShape pair;
     pair.nRanks = 2;
     pair.ranksPerNode = src / perNode == dst / perNode ? 2 : 1;
-    ns3::NcclPlan plan;
+    nccl::Plan plan;
     if (t.groupOps > 1)
     {
-        ns3::NcclCommShape group;
+        nccl::CommShape group;
         group.nRanks = static_cast<uint32_t>(t.comm->ranks.size());
         group.ranksPerNode = std::min(group.nRanks, perNode);
-        plan = ns3::MakeNcclPlan(ns3::NcclCollectiveKind::SendRecv, pair, t.bytes, NcclFor(*t.comm),
-                                 ns3::ChooseNccl(ns3::NcclCollectiveKind::AllToAll, group,
-                                                 t.groupBytes, NcclFor(*t.comm)));
+        plan = nccl::MakePlan(
+            nccl::CollectiveKind::SendRecv, pair, t.bytes, NcclFor(*t.comm),
+            nccl::Choose(nccl::CollectiveKind::AllToAll, group, t.groupBytes, NcclFor(*t.comm)));
     }
     else
     {
-        plan =
-            ns3::MakeNcclPlan(ns3::NcclCollectiveKind::SendRecv, pair, t.bytes, NcclFor(*t.comm));
+        plan = nccl::MakePlan(nccl::CollectiveKind::SendRecv, pair, t.bytes, NcclFor(*t.comm));
     }
     // Ordered among same-instant starts by who sends what, never by arrival.
     const NetworkModel::OrderKey order{src, (uint64_t{1} << 63) | (uint64_t{dst} << 44) |
@@ -488,42 +487,20 @@ void SimulationEngine::SettleNcclConfig(
     }
 }
 
-const ns3::NcclConfig& SimulationEngine::NcclFor(const Communicator& comm) const
+const nccl::Config& SimulationEngine::NcclFor(const Communicator& comm) const
 {
     auto it = m_commNccl.find(comm.handle);
     return it == m_commNccl.end() ? m_scenario.nccl : it->second;
 }
 
-ns3::NcclPlan SimulationEngine::PlanFor(wire::CollectiveOp op, const Communicator& comm,
-                                        uint64_t bytes) const
+nccl::Plan SimulationEngine::PlanFor(wire::CollectiveOp op, const Communicator& comm,
+                                     uint64_t bytes) const
 {
     const auto nRanks = static_cast<uint32_t>(comm.ranks.size());
-    ns3::NcclCollectiveKind kind = ns3::NcclCollectiveKind::AllReduce;
-    switch (op)
-    {
-    case wire::CollectiveOp::AllReduce:
-        kind = ns3::NcclCollectiveKind::AllReduce;
-        break;
-    case wire::CollectiveOp::AllGather:
-        kind = ns3::NcclCollectiveKind::AllGather;
-        break;
-    case wire::CollectiveOp::ReduceScatter:
-        kind = ns3::NcclCollectiveKind::ReduceScatter;
-        break;
-    case wire::CollectiveOp::Broadcast:
-        kind = ns3::NcclCollectiveKind::Broadcast;
-        break;
-    case wire::CollectiveOp::Reduce:
-        kind = ns3::NcclCollectiveKind::Reduce;
-        break;
-    case wire::CollectiveOp::AllToAll:
-        kind = ns3::NcclCollectiveKind::AllToAll;
-        break;
-    }
-    ns3::NcclCommShape shape;
+    nccl::CommShape shape;
     shape.nRanks = nRanks;
     shape.ranksPerNode = std::min(nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
-    return ns3::MakeNcclPlan(kind, shape, bytes, NcclFor(comm));
+    return nccl::MakePlan(op, shape, bytes, NcclFor(comm));
 }
 
 void SimulationEngine::StartMatched(const MatchedCollective& c)

@@ -114,12 +114,12 @@ private:
     void MaybeEndHostFunction(std::pair<int, uint64_t> key);
     void StartMatched(const MatchedCollective& c);
     /// The NCCL plan the scenario's [nccl] table gives \p op over \p bytes on \p nRanks ranks.
-    ns3::NcclPlan PlanFor(wire::CollectiveOp op, const Communicator& comm, uint64_t bytes) const;
+    nccl::Plan PlanFor(wire::CollectiveOp op, const Communicator& comm, uint64_t bytes) const;
     /// Fixes the NCCL settings of each communicator among \p members from the tuning
     /// variables its ranks had at creation (they must agree, as NCCL requires).
     void SettleNcclConfig(const std::vector<std::pair<int, const Communicator*>>& members);
     /// The scenario's [nccl] table with the communicator's NCCL_* variables applied.
-    const ns3::NcclConfig& NcclFor(const Communicator& comm) const;
+    const nccl::Config& NcclFor(const Communicator& comm) const;
     /// The thread whose request is being handled blocks until the bridge answers.
     void Block(int rank, PendingWait wait);
     /// The thread leaves its blocking call at \p atNs: its CPU track gets the span.
@@ -157,7 +157,7 @@ private:
     };
     std::map<std::pair<int, uint64_t>, HostFunctionHold> m_hostFunctions; ///< (rank, id)
     std::map<int, wire::NcclTuningEnv> m_creationTuning; ///< rank -> its communicator call's
-    std::map<uint64_t, ns3::NcclConfig> m_commNccl;      ///< communicator handle -> settings
+    std::map<uint64_t, nccl::Config> m_commNccl;         ///< communicator handle -> settings
     uint32_t m_lane{0};  ///< Handle(): the thread that sent the request
     int64_t m_now{0};    ///< Handle(): that thread's clock
     int64_t m_sentNs{0}; ///< Handle(): the clock the request carried
