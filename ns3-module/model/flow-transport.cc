@@ -1,6 +1,5 @@
 #include "flow-transport.h"
 
-#include "ns3/abort.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -8,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace ns3
 {
@@ -56,8 +57,10 @@ void FlowTransport::DoDispose()
 
 void FlowTransport::SetTopology(Ptr<ClusterTopology> topology)
 {
-    NS_ABORT_MSG_IF(m_rates.GetNActiveFlows() > 0,
-                    "FlowTransport: cannot change the topology under active flows");
+    if (m_rates.GetNActiveFlows() > 0)
+    {
+        throw std::logic_error("FlowTransport: cannot change the topology under active flows");
+    }
     m_topology = topology;
     m_rates.SetResources({});
     m_txCache.clear();
@@ -81,16 +84,21 @@ uint64_t FlowTransport::GetFlowNumbering() const
 
 void FlowTransport::SetFlowNumbering(uint64_t flowsSent)
 {
-    NS_ABORT_MSG_IF(m_rates.GetNActiveFlows() > 0,
-                    "FlowTransport::SetFlowNumbering with flows in flight");
+    if (m_rates.GetNActiveFlows() > 0)
+    {
+        throw std::logic_error("FlowTransport::SetFlowNumbering with flows in flight");
+    }
     m_flowCounter = flowsSent;
 }
 
 uint64_t FlowTransport::GetPacketCount(uint64_t bytes) const
 {
-    NS_ABORT_MSG_IF(m_mtu <= m_headerBytes, "FlowTransport: Mtu (" << m_mtu
-                                                                   << ") must exceed HeaderBytes ("
-                                                                   << m_headerBytes << ")");
+    if (m_mtu <= m_headerBytes)
+    {
+        throw std::invalid_argument("FlowTransport: Mtu (" + std::to_string(m_mtu) +
+                                    ") must exceed HeaderBytes (" + std::to_string(m_headerBytes) +
+                                    ")");
+    }
     const uint64_t payload = m_mtu - m_headerBytes;
     return bytes == 0 ? 1 : (bytes + payload - 1) / payload;
 }
@@ -228,7 +236,10 @@ void FlowTransport::BuildResources()
 std::vector<ClusterTopology::Hop> FlowTransport::GetRoute(uint32_t srcGpu, uint32_t dstGpu,
                                                           uint64_t flowHash)
 {
-    NS_ABORT_MSG_IF(!m_topology, "FlowTransport::GetRoute before SetTopology");
+    if (!m_topology)
+    {
+        throw std::logic_error("FlowTransport::GetRoute before SetTopology");
+    }
     return m_routes.Route(*m_topology, srcGpu, dstGpu, flowHash);
 }
 
@@ -236,11 +247,16 @@ void FlowTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
                          DeliveredCallback onDelivered)
 {
     NS_LOG_FUNCTION(this << srcGpu << dstGpu << bytes);
-    NS_ABORT_MSG_IF(!m_topology, "FlowTransport::Send before SetTopology");
+    if (!m_topology)
+    {
+        throw std::logic_error("FlowTransport::Send before SetTopology");
+    }
     if (m_rates.GetNResources() != 2 * static_cast<size_t>(m_topology->GetNLinks()))
     {
-        NS_ABORT_MSG_IF(m_rates.GetNActiveFlows() > 0,
-                        "FlowTransport: the topology grew under active flows");
+        if (m_rates.GetNActiveFlows() > 0)
+        {
+            throw std::logic_error("FlowTransport: the topology grew under active flows");
+        }
         BuildResources();
     }
     // The flow's number is its ECMP hash, as the packet level's flow id is: the same

@@ -1,8 +1,10 @@
 #include "nccl-plan-executor.h"
 
-#include "ns3/abort.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+
+#include <stdexcept>
+#include <string>
 
 namespace ns3
 {
@@ -52,13 +54,19 @@ NcclPlanExecutor::NcclPlanExecutor(Ptr<PhantoraTransport> transport, phantora::n
     for (uint32_t i = 0; i < n; ++i)
     {
         const phantora::nccl::Transfer& t = m_plan.transfers[i];
-        NS_ABORT_MSG_IF(t.src >= m_rankToGpu.size() || t.dst >= m_rankToGpu.size(),
-                        "NCCL plan transfer " << i << " names a rank outside the communicator");
+        if (t.src >= m_rankToGpu.size() || t.dst >= m_rankToGpu.size())
+        {
+            throw std::invalid_argument("NCCL plan transfer " + std::to_string(i) +
+                                        " names a rank outside the communicator");
+        }
         for (uint32_t d : t.deps)
         {
-            NS_ABORT_MSG_IF(d >= i, "NCCL plan transfer "
-                                        << i << " depends on a later one (" << d
-                                        << "): plans must be topologically ordered");
+            if (d >= i)
+            {
+                throw std::invalid_argument("NCCL plan transfer " + std::to_string(i) +
+                                            " depends on a later one (" + std::to_string(d) +
+                                            "): plans must be topologically ordered");
+            }
             m_children[d].push_back(i);
             ++m_pendingDeps[i];
         }

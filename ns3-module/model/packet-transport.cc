@@ -1,6 +1,6 @@
 #include "packet-transport.h"
 
-#include "ns3/abort.h"
+#include "ns3/assert.h"
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/log.h"
@@ -51,8 +51,8 @@ TypeId PacketTransport::GetTypeId()
                           MakeTimeAccessor(&PacketTransport::m_switchLatency),
                           MakeTimeChecker(Seconds(0)))
             .AddAttribute("MaxQueuePackets",
-                          "Per-device limit on waiting packets; exceeding it is a fatal error "
-                          "(the fabric is lossless and has no flow control yet)",
+                          "Per-device limit on waiting packets; exceeding it ends the run with "
+                          "an error naming the device (the fabric is lossless)",
                           UintegerValue(1000000),
                           MakeUintegerAccessor(&PacketTransport::m_maxQueuePackets),
                           MakeUintegerChecker<uint32_t>(1))
@@ -197,8 +197,14 @@ void PacketTransport::Attach(Ptr<ClusterTopology> topology, std::vector<Ptr<Node
                              std::vector<Ptr<PhantoraNetDevice>> linkDevices)
 {
     NS_LOG_FUNCTION(this);
-    NS_ABORT_MSG_IF(m_topology, "PacketTransport::Attach called twice");
-    NS_ABORT_MSG_IF(!topology, "PacketTransport::Attach needs a topology");
+    if (m_topology)
+    {
+        throw std::logic_error("PacketTransport::Attach called twice");
+    }
+    if (!topology)
+    {
+        throw std::invalid_argument("PacketTransport::Attach needs a topology");
+    }
     m_topology = topology;
     m_nodes = std::move(nodes);
     m_linkDevices = std::move(linkDevices);
@@ -287,7 +293,7 @@ PacketTransport::Statistics PacketTransport::GetStatistics() const
             st.rateCuts += conn->cc.rateCuts;
         }
     }
-    // Overflow of a lossless buffer is a fatal error (PhantoraNetDevice::Receive), so a
+    // Overflow of a lossless buffer ends the run (PhantoraNetDevice::Receive throws), so a
     // run that gets here lost nothing; the counter is kept for reports.
     st.drops = 0;
     return st;
@@ -305,7 +311,10 @@ uint64_t PacketTransport::GetFlowNumbering() const
 
 void PacketTransport::SetFlowNumbering(uint64_t flowsSent)
 {
-    NS_ABORT_MSG_IF(!m_flows.empty(), "PacketTransport::SetFlowNumbering with flows in flight");
+    if (!m_flows.empty())
+    {
+        throw std::logic_error("PacketTransport::SetFlowNumbering with flows in flight");
+    }
     m_nextFlowId = flowsSent;
 }
 
@@ -333,7 +342,10 @@ void PacketTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
                            DeliveredCallback onDelivered)
 {
     NS_LOG_FUNCTION(this << srcGpu << dstGpu << bytes);
-    NS_ABORT_MSG_IF(!m_topology, "PacketTransport::Send before Attach");
+    if (!m_topology)
+    {
+        throw std::logic_error("PacketTransport::Send before Attach");
+    }
     if (srcGpu >= GetNGpus() || dstGpu >= GetNGpus())
     {
         throw std::out_of_range("PacketTransport::Send: GPU " +
@@ -488,9 +500,8 @@ void PacketTransport::ReceiveAtGpu(Ptr<NetDevice>, Ptr<const Packet> packet, uin
     packet->PeekHeader(header);
     NS_LOG_LOGIC("gpu" << header.GetDstGpu() << " receives " << header);
     auto it = m_flows.find(header.GetFlowId());
-    NS_ABORT_MSG_IF(it == m_flows.end(), "packet of unknown flow " << header.GetFlowId()
-                                                                   << " at gpu"
-                                                                   << header.GetDstGpu());
+    NS_ASSERT_MSG(it != m_flows.end(), "packet of unknown flow " << header.GetFlowId() << " at gpu"
+                                                                 << header.GetDstGpu());
     Flow& flow = it->second;
     if (header.GetCe() && flow.conn && m_dcqcn->TakeCnpSlot(flow.conn->cc))
     {
