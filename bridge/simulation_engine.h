@@ -13,7 +13,7 @@
 #pragma once
 
 #include "communicators.h"
-#include "gpu_timeline.h"
+#include "device_timeline.h"
 #include "kernel_cost_table.h"
 #include "network_model.h"
 #include "protocol/messages.h"
