@@ -12,10 +12,12 @@
 // keeps the network itself from running past that bound.
 #pragma once
 
-#include "communicators.h"
+#include "collective_matcher.h"
+#include "communicator_registry.h"
 #include "device_timeline.h"
 #include "kernel_cost_table.h"
 #include "network_model.h"
+#include "p2p_matcher.h"
 #include "protocol/messages.h"
 #include "rank_state.h"
 #include "scenario.h"
