@@ -10,7 +10,7 @@
 #include "nccl_bench.h"
 #include "ns3/nccl-plan-executor.h"
 #include "ns3/simulator.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 #include "topology_from_scenario.h"
 #include "units.h"
 

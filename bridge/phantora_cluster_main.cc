@@ -4,7 +4,7 @@
 #include "launcher.h"
 #include "program_name.h"
 #include "run_report.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 #include "simulation_engine.h"
 
 #include <CLI/CLI.hpp>

@@ -5,7 +5,7 @@
 #include "nccl/selection.h"
 #include "nccl_bench.h"
 #include "nccl_environment.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 #include "units.h"
 
 #include <CLI/CLI.hpp>

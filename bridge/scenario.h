@@ -1,6 +1,6 @@
 // A cluster description as the user wrote it, validated.  Loaded once by
-// phantora-cluster and shared (read-only) by the timeline, the network and the
-// reports.
+// phantora-cluster (scenario_loader.h) and shared (read-only) by the timeline, the
+// network and the reports.
 #pragma once
 
 #include "nccl/config.h"
@@ -128,8 +128,5 @@ struct Scenario
     KernelSpec kernels;
     nccl::Config nccl; ///< the [nccl] table; NCCL's own orders of magnitude when absent
 };
-
-/// Reads and validates \p file; throws ScenarioError.
-Scenario LoadScenario(const std::filesystem::path& file);
 
 } // namespace phantora

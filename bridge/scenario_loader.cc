@@ -1,7 +1,8 @@
 // Scenario files are TOML.  Validation is strict on purpose: a misspelt key would
 // otherwise silently fall back to a default and the user would study the wrong
 // cluster.
-#include "scenario.h"
+#include "scenario_loader.h"
+
 #include "units.h"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 #include "nccl_bench.h"
 #include "nccl_environment.h"
 #include "run_helpers.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 #include "nccl/plan.h"
 #include "nccl_bench.h"
 #include "ns3/nstime.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 #include "topology_from_scenario.h"
 
 #include <filesystem>
