@@ -6,11 +6,11 @@
 //   phantora-bench-network --scenario scenarios/cluster-2x8-h100-ib.toml --bytes 256MiB
 //   phantora-bench-network --scenario scenarios/cluster-128x8-h100-ib.toml --bytes 1GiB
 //       --transport flow --algo ring --channels 1
+#include "nccl/plan.h"
 #include "nccl_bench.h"
 #include "ns3/nccl-plan-executor.h"
-#include "ns3/nccl-plan.h"
 #include "ns3/simulator.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 #include "topology_from_scenario.h"
 #include "units.h"
 
@@ -94,14 +94,14 @@ int main(int argc, char** argv)
         ns3::Time::SetResolution(ns3::Time::PS);
         auto topo = phantora::BuildTopology(sc);
         auto net = phantora::InstallTransport(sc, topo);
-        ns3::NcclCommShape shape;
+        phantora::nccl::CommShape shape;
         shape.nRanks = ngpus;
         shape.ranksPerNode = std::min(ngpus, std::max(sc.topology.gpusPerNode, 1U));
         const auto setupEnd = Clock::now();
 
         std::vector<uint32_t> gpus(ngpus);
         std::iota(gpus.begin(), gpus.end(), 0);
-        ns3::NcclPlan plan;
+        phantora::nccl::Plan plan;
         std::size_t transfers = 0;
         ns3::Time done = ns3::Seconds(-1);
         // Built once the simulation runs: before, ns-3 books every Time made (to convert
@@ -109,7 +109,7 @@ int main(int argc, char** argv)
         ns3::Simulator::ScheduleNow(
             [&]
             {
-                plan = ns3::MakeNcclPlan(*kind, shape, *bytes, sc.nccl);
+                plan = phantora::nccl::MakePlan(*kind, shape, *bytes, sc.nccl);
                 transfers = plan.transfers.size();
                 ns3::NcclPlanExecutor::Start(net, plan, gpus,
                                              [&] { done = ns3::Simulator::Now(); });

@@ -293,6 +293,9 @@ std::vector<std::optional<std::string>> CollectiveResults(wire::CollectiveOp op,
         }
         return out;
     }
+    case wire::CollectiveOp::SendRecv:
+        // Point-to-point travels as NcclP2P, never as a collective with values.
+        return out;
     }
     return out;
 }

@@ -2,7 +2,7 @@
 // phantora-nccl-tests prints and what the calibration test compares with data.
 #pragma once
 
-#include "ns3/nccl-config.h"
+#include "nccl/config.h"
 #include "scenario.h"
 
 #include <cstdint>
@@ -14,10 +14,10 @@ namespace phantora
 {
 
 /// "all_reduce", "all_gather", ... (nccl-tests' and the calibration CSV's names).
-std::optional<ns3::NcclCollectiveKind> ParseCollectiveKind(std::string_view name);
+std::optional<nccl::CollectiveKind> ParseCollectiveKind(std::string_view name);
 
 /// nccl-tests' bus bandwidth factor: busbw = algbw * factor.
-double BusBandwidthFactor(ns3::NcclCollectiveKind kind, uint32_t nRanks);
+double BusBandwidthFactor(nccl::CollectiveKind kind, uint32_t nRanks);
 
 struct BenchResult
 {
@@ -30,7 +30,7 @@ struct BenchResult
 
 /// Runs \p kind over \p bytes on GPUs 0 .. nRanks-1 of \p scenario's network,
 /// \p iters times back to back, each alone.
-BenchResult BenchCollective(const Scenario& scenario, ns3::NcclCollectiveKind kind, uint32_t nRanks,
+BenchResult BenchCollective(const Scenario& scenario, nccl::CollectiveKind kind, uint32_t nRanks,
                             uint64_t bytes, uint32_t iters = 1);
 
 } // namespace phantora

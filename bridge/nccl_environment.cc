@@ -1,6 +1,6 @@
 #include "nccl_environment.h"
 
-#include "ns3/nccl-selection.h"
+#include "nccl/selection.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -45,17 +45,17 @@ wire::NcclTuningEnv NcclTuningEnvFromProcess()
             Getenv("NCCL_MAX_NCHANNELS")};
 }
 
-ns3::NcclConfig WithNcclTuningEnv(ns3::NcclConfig config, const wire::NcclTuningEnv& env)
+nccl::Config WithNcclTuningEnv(nccl::Config config, const wire::NcclTuningEnv& env)
 {
     // The selection's own errors name the variable and the offending token.
     if (!env.algo.empty())
     {
-        ns3::NcclValidateAlgorithmSpec(env.algo);
+        nccl::ValidateAlgorithmSpec(env.algo);
         config.algorithm = env.algo;
     }
     if (!env.proto.empty())
     {
-        ns3::NcclValidateProtocolSpec(env.proto);
+        nccl::ValidateProtocolSpec(env.proto);
         config.protocol = env.proto;
     }
     const auto lo = Channels("NCCL_MIN_NCHANNELS", env.minChannels);

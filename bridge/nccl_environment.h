@@ -3,7 +3,7 @@
 // (here the scenario's [nccl] table).
 #pragma once
 
-#include "ns3/nccl-config.h"
+#include "nccl/config.h"
 #include "protocol/messages.h"
 
 namespace phantora
@@ -14,6 +14,6 @@ wire::NcclTuningEnv NcclTuningEnvFromProcess();
 
 /// \p config with \p env's settings applied.  Throws std::invalid_argument naming the
 /// variable, its value and what was expected.
-ns3::NcclConfig WithNcclTuningEnv(ns3::NcclConfig config, const wire::NcclTuningEnv& env);
+nccl::Config WithNcclTuningEnv(nccl::Config config, const wire::NcclTuningEnv& env);
 
 } // namespace phantora

@@ -73,7 +73,7 @@ bool NetworkModel::Busy() const
     return m_inFlight > 0 || !m_pending.empty() || !m_done.empty();
 }
 
-void NetworkModel::StartCollective(int64_t startNs, ns3::NcclPlan plan, std::vector<uint32_t> gpus,
+void NetworkModel::StartCollective(int64_t startNs, nccl::Plan plan, std::vector<uint32_t> gpus,
                                    DoneFn onDone, OrderKey order, std::string label)
 {
     const uint64_t id = m_nextId++;

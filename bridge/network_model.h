@@ -20,8 +20,8 @@
 #pragma once
 
 #include "flow_recording_transport.h"
+#include "nccl/plan.h"
 #include "ns3/cluster-topology.h"
-#include "ns3/nccl-plan.h"
 #include "ns3/phantora-transport.h"
 #include "ns3/ptr.h"
 #include "scenario.h"
@@ -90,7 +90,7 @@ public:
     /// Runs \p plan among \p gpus from \p startNs; \p onDone hears of its end once
     /// taken.  A start in the network's past makes it restore a checkpoint; \p startNs
     /// must not precede a completion already taken.  \p label names it in traces.
-    void StartCollective(int64_t startNs, ns3::NcclPlan plan, std::vector<uint32_t> gpus,
+    void StartCollective(int64_t startNs, nccl::Plan plan, std::vector<uint32_t> gpus,
                          DoneFn onDone, OrderKey order = {}, std::string label = {});
 
     /// Simulates forward: events up to \p limitNs included, collectives starting before
@@ -126,7 +126,7 @@ private:
     {
         OrderKey order;
         int64_t startPs{0};
-        ns3::NcclPlan plan;
+        nccl::Plan plan;
         std::vector<uint32_t> gpus;
         std::optional<uint64_t> applied; ///< its number among applied collectives
         bool done{false};

@@ -5,7 +5,7 @@
 #include "launcher.h"
 #include "program_name.h"
 #include "run_report.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 
 #include <CLI/CLI.hpp>
 #include <chrono>

@@ -2,10 +2,10 @@
 // collective runs alone on GPUs 0 .. N-1 of the scenario's network, through the same
 // NCCL model and transport as phantora-cluster, and the table has nccl-tests' columns.
 // NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS act as on a real run.
+#include "nccl/selection.h"
 #include "nccl_bench.h"
 #include "nccl_environment.h"
-#include "ns3/nccl-selection.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 #include "units.h"
 
 #include <CLI/CLI.hpp>
@@ -83,9 +83,10 @@ int main(int argc, char** argv)
             scenario.network.transport = transport;
         }
         // NCCL reads these in the benchmark's process, as on a real nccl-tests run.
-        scenario.nccl = phantora::WithNcclTuningEnv(scenario.nccl, phantora::NcclTuningEnvFromProcess());
+        scenario.nccl =
+            phantora::WithNcclTuningEnv(scenario.nccl, phantora::NcclTuningEnvFromProcess());
         const auto kind = phantora::ParseCollectiveKind(op);
-        if (!kind || *kind == ns3::NcclCollectiveKind::SendRecv)
+        if (!kind || *kind == phantora::nccl::CollectiveKind::SendRecv)
         {
             fmt::print(stderr, "unknown --op '{}'\n", op);
             return 2;
@@ -101,9 +102,9 @@ int main(int argc, char** argv)
         {
             ngpus = scenario.topology.gpus;
         }
-        const bool reduces = *kind == ns3::NcclCollectiveKind::AllReduce ||
-                             *kind == ns3::NcclCollectiveKind::ReduceScatter ||
-                             *kind == ns3::NcclCollectiveKind::Reduce;
+        const bool reduces = *kind == phantora::nccl::CollectiveKind::AllReduce ||
+                             *kind == phantora::nccl::CollectiveKind::ReduceScatter ||
+                             *kind == phantora::nccl::CollectiveKind::Reduce;
         bool headerPrinted = false;
         for (uint64_t bytes = *lo; bytes <= *hi; bytes *= stepFactor)
         {

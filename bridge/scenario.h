@@ -1,9 +1,9 @@
 // A cluster description as the user wrote it, validated.  Loaded once by
-// phantora-cluster and shared (read-only) by the timeline, the network and the
-// reports.
+// phantora-cluster (scenario_loader.h) and shared (read-only) by the timeline, the
+// network and the reports.
 #pragma once
 
-#include "ns3/nccl-config.h"
+#include "nccl/config.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -133,10 +133,7 @@ struct Scenario
     TopologySpec topology;
     NetworkSpec network;
     KernelSpec kernels;
-    ns3::NcclConfig nccl; ///< the [nccl] table; NCCL's own orders of magnitude when absent
+    nccl::Config nccl; ///< the [nccl] table; NCCL's own orders of magnitude when absent
 };
-
-/// Reads and validates \p file; throws ScenarioError.
-Scenario LoadScenario(const std::filesystem::path& file);
 
 } // namespace phantora

@@ -1,7 +1,8 @@
 // Scenario files are TOML.  Validation is strict on purpose: a misspelt key would
 // otherwise silently fall back to a default and the user would study the wrong
 // cluster.
-#include "scenario.h"
+#include "scenario_loader.h"
+
 #include "units.h"
 
 #include <algorithm>
@@ -605,7 +606,7 @@ void ReadKernels(const Section& s, const std::filesystem::path& scenarioFile, Ke
     }
 }
 
-void ReadNcclProtocol(const Section& s, const char* prefix, ns3::NcclProtocolParams& p)
+void ReadNcclProtocol(const Section& s, const char* prefix, nccl::ProtocolParams& p)
 {
     const std::string pre(prefix);
     if (auto v = s.DurationNs(pre + "_base_latency", false))
@@ -622,7 +623,7 @@ void ReadNcclProtocol(const Section& s, const char* prefix, ns3::NcclProtocolPar
     }
 }
 
-void ReadNccl(const Section& s, ns3::NcclConfig& nccl)
+void ReadNccl(const Section& s, nccl::Config& nccl)
 {
     s.AllowOnly({"algorithm", "protocol", "min_channels", "max_channels", "min_bytes_per_channel",
                  "chunk_bytes", "max_chunks_per_channel", "tree_level_latency", "ll_base_latency",

@@ -94,8 +94,10 @@ std::optional<GemmSignature> GemmSignature::Parse(std::string_view name)
         }
         else if (key == "op")
         {
-            haveOp = value.size() == 2 && (value[0] == 'N' || value[0] == 'T') &&
-                     (value[1] == 'N' || value[1] == 'T');
+            // C (conjugate transpose) appears only with complex types (see
+            // interposer/cuda_type_names.h GemmOperationName).
+            auto known = [](char c) { return c == 'N' || c == 'T' || c == 'C'; };
+            haveOp = value.size() == 2 && known(value[0]) && known(value[1]);
             if (haveOp)
             {
                 g.opA = value[0];

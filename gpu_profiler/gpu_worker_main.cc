@@ -69,6 +69,12 @@ int DeviceInfo()
     return 0;
 }
 
+/// The cuBLAS operation a signature's letter names (interposer/cuda_type_names.h).
+cublasOperation_t OperationOf(char op)
+{
+    return op == 'N' ? CUBLAS_OP_N : (op == 'C' ? CUBLAS_OP_C : CUBLAS_OP_T);
+}
+
 cudaDataType TypeOf(const std::string& t)
 {
     if (t == "bf16")
@@ -174,8 +180,8 @@ struct Replayer
 
     void Run(const GemmSignature& g)
     {
-        const auto opA = g.opA == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T;
-        const auto opB = g.opB == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T;
+        const auto opA = OperationOf(g.opA);
+        const auto opB = OperationOf(g.opB);
         const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
         const int lda = g.opA == 'N' ? m : k, ldb = g.opB == 'N' ? k : n, ldc = m;
         const size_t batch = static_cast<size_t>(g.batch);
@@ -230,8 +236,8 @@ struct Replayer
         Blas(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), what);
         std::unique_ptr<cublasLtMatmulDescOpaque_t, decltype(&cublasLtMatmulDescDestroy)> descGuard(
             desc, &cublasLtMatmulDescDestroy);
-        const int32_t ta = g.opA == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T;
-        const int32_t tb = g.opB == 'N' ? CUBLAS_OP_N : CUBLAS_OP_T;
+        const int32_t ta = OperationOf(g.opA);
+        const int32_t tb = OperationOf(g.opB);
         cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
         cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
         const uint32_t epilogue = g.epilogue >= 0

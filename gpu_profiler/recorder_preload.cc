@@ -356,10 +356,6 @@ template <class F> F Real(const char* name, const char* soname)
     return phantora::recorder::RealSymbol<F>(name, {soname});
 }
 
-const char* Op(cublasOperation_t op)
-{
-    return op == CUBLAS_OP_N ? "N" : "T";
-}
 
 // Same text as interposer/cublas_hooks.cc Launch().
 std::string GemmName(const char* api, cublasOperation_t ta, cublasOperation_t tb, long long m,
@@ -367,10 +363,11 @@ std::string GemmName(const char* api, cublasOperation_t ta, cublasOperation_t tb
                      long long batch)
 {
     using phantora::interposer::DataTypeName;
+    using phantora::interposer::GemmOperationName;
     char buf[256];
     std::snprintf(buf, sizeof buf, "%s(m=%lld,n=%lld,k=%lld,op=%s%s,a=%s,b=%s,c=%s,batch=%lld)",
-                  api, m, n, k, Op(ta), Op(tb), DataTypeName(a), DataTypeName(b), DataTypeName(c),
-                  batch);
+                  api, m, n, k, GemmOperationName(ta, a), GemmOperationName(tb, b), DataTypeName(a),
+                  DataTypeName(b), DataTypeName(c), batch);
     return buf;
 }
 
@@ -528,6 +525,7 @@ extern "C"
                       &written);
         }
         using phantora::interposer::DataTypeName;
+        using phantora::interposer::GemmOperationName;
         // Same text as interposer/cublaslt_hooks.cc cublasLtMatmul().
         const uint64_t k = ta == CUBLAS_OP_N ? a.cols : a.rows;
         char name[320];
@@ -536,7 +534,10 @@ extern "C"
                       "epilogue=%u)",
                       static_cast<unsigned long long>(d.rows),
                       static_cast<unsigned long long>(d.cols), static_cast<unsigned long long>(k),
-                      ta == CUBLAS_OP_N ? "N" : "T", tb == CUBLAS_OP_N ? "N" : "T",
+                      GemmOperationName(static_cast<cublasOperation_t>(ta),
+                                        static_cast<cudaDataType>(a.type)),
+                      GemmOperationName(static_cast<cublasOperation_t>(tb),
+                                        static_cast<cudaDataType>(b.type)),
                       DataTypeName(static_cast<cudaDataType>(a.type)),
                       DataTypeName(static_cast<cudaDataType>(b.type)),
                       DataTypeName(static_cast<cudaDataType>(d.type)), d.batch, epilogue);

@@ -33,11 +33,6 @@ cublasContext* Lookup(cublasHandle_t h)
     return g_handles.Find(h);
 }
 
-const char* Op(cublasOperation_t op)
-{
-    return op == CUBLAS_OP_N ? "N" : "T";
-}
-
 struct Gemm
 {
     const char* api;
@@ -63,8 +58,8 @@ cublasStatus_t Launch(cublasHandle_t handle, const Gemm& g)
     wire::KernelLaunch k;
     k.stream = StreamId(ctx->stream);
     k.name = fmt::format("{}(m={},n={},k={},op={}{},a={},b={},c={},batch={})", g.api, g.m, g.n, g.k,
-                         Op(g.ta), Op(g.tb), DataTypeName(g.a), DataTypeName(g.b),
-                         DataTypeName(g.c), g.batch);
+                         GemmOperationName(g.ta, g.a), GemmOperationName(g.tb, g.b),
+                         DataTypeName(g.a), DataTypeName(g.b), DataTypeName(g.c), g.batch);
     scope.Client().Post(std::move(k));
     return CUBLAS_STATUS_SUCCESS;
 }

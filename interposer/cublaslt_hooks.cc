@@ -218,8 +218,8 @@ extern "C"
         op.stream = StreamId(stream);
         op.name = fmt::format(
             "cublasLtMatmul(m={},n={},k={},op={}{},a={},b={},c={},batch={},epilogue={})", out->rows,
-            out->cols, k, d->transa == CUBLAS_OP_N ? "N" : "T",
-            d->transb == CUBLAS_OP_N ? "N" : "T", DataTypeName(a->type), DataTypeName(b->type),
+            out->cols, k, GemmOperationName(d->transa, a->type),
+            GemmOperationName(d->transb, b->type), DataTypeName(a->type), DataTypeName(b->type),
             DataTypeName(out->type), out->batch, d->epilogue);
         scope.Client().Post(std::move(op));
         return CUBLAS_STATUS_SUCCESS;

@@ -1,6 +1,8 @@
-// Short names of CUDA data types, as they appear in GEMM op signatures.
+// Short names of CUDA data types and cuBLAS operations, as they appear in GEMM op
+// signatures (gpu_profiler/gemm_signature.h reads them back).
 #pragma once
 
+#include <cublas_api.h>
 #include <library_types.h>
 
 namespace phantora::interposer
@@ -28,6 +30,50 @@ inline const char* DataTypeName(cudaDataType t)
         return "i32";
     default:
         return "other";
+    }
+}
+
+inline bool IsComplex(cudaDataType t)
+{
+    switch (t)
+    {
+    case CUDA_C_16F:
+    case CUDA_C_16BF:
+    case CUDA_C_32F:
+    case CUDA_C_64F:
+    case CUDA_C_4I:
+    case CUDA_C_4U:
+    case CUDA_C_8I:
+    case CUDA_C_8U:
+    case CUDA_C_16I:
+    case CUDA_C_16U:
+    case CUDA_C_32I:
+    case CUDA_C_32U:
+    case CUDA_C_64I:
+    case CUDA_C_64U:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/// The letter of operation \p op on a matrix of \p type: N, T, or C for the conjugate
+/// transpose.  On real data cuBLAS computes CUBLAS_OP_C as the transpose, and every profile
+/// key recorded so far (profiles/*.sqlite hold real types only) names that GEMM "T": so C
+/// is "T" for real types, keeping those keys' meaning, and "C" only where conjugation
+/// changes the GEMM.
+inline const char* GemmOperationName(cublasOperation_t op, cudaDataType type)
+{
+    switch (op)
+    {
+    case CUBLAS_OP_N:
+        return "N";
+    case CUBLAS_OP_T:
+        return "T";
+    case CUBLAS_OP_C:
+        return IsComplex(type) ? "C" : "T";
+    default:
+        return "?"; // CUBLAS_OP_CONJG, a placeholder cuBLAS does not support
     }
 }
 

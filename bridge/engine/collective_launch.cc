@@ -1,6 +1,6 @@
 #include "engine/collective_launch.h"
 
-#include "engine/collective_name.h"
+#include "nccl/collective_kind.h"
 #include "engine/copies.h"
 
 #include <algorithm>
@@ -103,23 +103,23 @@ void CollectiveLaunch::StartTransfer(const P2PMatcher::Transfer& t,
     // network.  A lone pair gets the channels and protocol NCCL picks for its size; pairs
     // of a group those NCCL picks for the group (as for an all-to-all of its bytes).
     const uint32_t perNode = std::max(m_scenario.topology.gpusPerNode, 1U);
-    ns3::NcclCommShape pair;
+    nccl::CommShape pair;
     pair.nRanks = 2;
     pair.ranksPerNode = src / perNode == dst / perNode ? 2 : 1;
-    ns3::NcclPlan plan;
+    nccl::Plan plan;
     if (t.groupOps > 1)
     {
-        ns3::NcclCommShape group;
+        nccl::CommShape group;
         group.nRanks = static_cast<uint32_t>(t.comm->ranks.size());
         group.ranksPerNode = std::min(group.nRanks, perNode);
         plan =
-            ns3::MakeNcclPlan(ns3::NcclCollectiveKind::SendRecv, pair, t.bytes, m_nccl.For(*t.comm),
-                              ns3::ChooseNccl(ns3::NcclCollectiveKind::AllToAll, group,
+            nccl::MakePlan(nccl::CollectiveKind::SendRecv, pair, t.bytes, m_nccl.For(*t.comm),
+                              nccl::Choose(nccl::CollectiveKind::AllToAll, group,
                                               t.groupBytes, m_nccl.For(*t.comm)));
     }
     else
     {
-        plan = ns3::MakeNcclPlan(ns3::NcclCollectiveKind::SendRecv, pair, t.bytes,
+        plan = nccl::MakePlan(nccl::CollectiveKind::SendRecv, pair, t.bytes,
                                  m_nccl.For(*t.comm));
     }
     // Ordered among same-instant starts by who sends what, never by arrival.
@@ -129,36 +129,14 @@ void CollectiveLaunch::StartTransfer(const P2PMatcher::Transfer& t,
                               fmt::format("send/recv {} B", t.bytes));
 }
 
-ns3::NcclPlan CollectiveLaunch::PlanFor(wire::CollectiveOp op, const Communicator& comm,
+nccl::Plan CollectiveLaunch::PlanFor(wire::CollectiveOp op, const Communicator& comm,
                                         uint64_t bytes) const
 {
     const auto nRanks = static_cast<uint32_t>(comm.ranks.size());
-    ns3::NcclCollectiveKind kind = ns3::NcclCollectiveKind::AllReduce;
-    switch (op)
-    {
-    case wire::CollectiveOp::AllReduce:
-        kind = ns3::NcclCollectiveKind::AllReduce;
-        break;
-    case wire::CollectiveOp::AllGather:
-        kind = ns3::NcclCollectiveKind::AllGather;
-        break;
-    case wire::CollectiveOp::ReduceScatter:
-        kind = ns3::NcclCollectiveKind::ReduceScatter;
-        break;
-    case wire::CollectiveOp::Broadcast:
-        kind = ns3::NcclCollectiveKind::Broadcast;
-        break;
-    case wire::CollectiveOp::Reduce:
-        kind = ns3::NcclCollectiveKind::Reduce;
-        break;
-    case wire::CollectiveOp::AllToAll:
-        kind = ns3::NcclCollectiveKind::AllToAll;
-        break;
-    }
-    ns3::NcclCommShape shape;
+    nccl::CommShape shape;
     shape.nRanks = nRanks;
     shape.ranksPerNode = std::min(nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
-    return ns3::MakeNcclPlan(kind, shape, bytes, m_nccl.For(comm));
+    return nccl::MakePlan(op, shape, bytes, m_nccl.For(comm));
 }
 
 void CollectiveLaunch::StartMatched(const MatchedCollective& c)

@@ -10,9 +10,9 @@
 #include "engine/nccl_settings.h"
 #include "engine/p2p_matcher.h"
 #include "engine/request_context.h"
-#include "gpu_timeline.h"
+#include "device_timeline.h"
 #include "network_model.h"
-#include "ns3/nccl-plan.h"
+#include "nccl/plan.h"
 #include "protocol/messages.h"
 #include "scenario.h"
 
@@ -73,7 +73,7 @@ private:
     /// Runs one matched send/recv pair on the network.
     void StartTransfer(const P2PMatcher::Transfer& t, std::function<void(int64_t)> done);
     /// The NCCL plan the communicator's settings give \p op over \p bytes.
-    ns3::NcclPlan PlanFor(wire::CollectiveOp op, const Communicator& comm, uint64_t bytes) const;
+    nccl::Plan PlanFor(wire::CollectiveOp op, const Communicator& comm, uint64_t bytes) const;
 
     const Scenario& m_scenario;
     NetworkModel& m_network;

@@ -1,7 +1,7 @@
 #include "engine/collective_matcher.h"
 
 #include "engine/collective_error.h"
-#include "engine/collective_name.h"
+#include "nccl/collective_kind.h"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -9,7 +9,7 @@
 namespace phantora
 {
 
-NcclSettings::NcclSettings(const ns3::NcclConfig& scenarioNccl) : m_scenarioNccl(scenarioNccl) {}
+NcclSettings::NcclSettings(const nccl::Config& scenarioNccl) : m_scenarioNccl(scenarioNccl) {}
 
 void NcclSettings::RecordCreation(int rank, const wire::NcclTuningEnv& env)
 {
@@ -55,7 +55,7 @@ void NcclSettings::Settle(const std::vector<std::pair<int, const Communicator*>>
     }
 }
 
-const ns3::NcclConfig& NcclSettings::For(const Communicator& comm) const
+const nccl::Config& NcclSettings::For(const Communicator& comm) const
 {
     auto it = m_commNccl.find(comm.handle);
     return it == m_commNccl.end() ? m_scenarioNccl : it->second;

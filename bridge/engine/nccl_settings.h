@@ -4,7 +4,7 @@
 #pragma once
 
 #include "engine/communicator_registry.h"
-#include "ns3/nccl-config.h"
+#include "nccl/config.h"
 #include "protocol/messages.h"
 
 #include <cstdint>
@@ -19,7 +19,7 @@ class NcclSettings
 {
 public:
     /// \p scenarioNccl (the scenario's [nccl] table) must outlive this.
-    explicit NcclSettings(const ns3::NcclConfig& scenarioNccl);
+    explicit NcclSettings(const nccl::Config& scenarioNccl);
 
     /// The tuning variables \p rank had in its latest communicator creation call.
     void RecordCreation(int rank, const wire::NcclTuningEnv& env);
@@ -28,12 +28,12 @@ public:
     /// or NCCL would refuse a value.
     void Settle(const std::vector<std::pair<int, const Communicator*>>& members);
     /// The scenario's [nccl] table with the communicator's NCCL_* variables applied.
-    const ns3::NcclConfig& For(const Communicator& comm) const;
+    const nccl::Config& For(const Communicator& comm) const;
 
 private:
-    const ns3::NcclConfig& m_scenarioNccl;
+    const nccl::Config& m_scenarioNccl;
     std::map<int, wire::NcclTuningEnv> m_creationTuning; ///< rank -> its communicator call's
-    std::map<uint64_t, ns3::NcclConfig> m_commNccl;      ///< communicator handle -> settings
+    std::map<uint64_t, nccl::Config> m_commNccl;      ///< communicator handle -> settings
 };
 
 } // namespace phantora

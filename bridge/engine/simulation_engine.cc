@@ -1,6 +1,6 @@
 #include "engine/simulation_engine.h"
 
-#include "engine/collective_name.h"
+#include "nccl/collective_kind.h"
 #include "engine/copies.h"
 #include "engine/deadlock_report.h"
 

@@ -26,7 +26,7 @@
 #include "engine/request_context.h"
 #include "engine/simulation_error.h"
 #include "engine/wait_answers.h"
-#include "gpu_timeline.h"
+#include "device_timeline.h"
 #include "host_time_profile.h"
 #include "kernel_cost_table.h"
 #include "network_model.h"

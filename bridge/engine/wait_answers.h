@@ -9,7 +9,7 @@
 #include "engine/communicator_registry.h"
 #include "engine/lanes.h"
 #include "engine/request_context.h"
-#include "gpu_timeline.h"
+#include "device_timeline.h"
 
 #include <cstdint>
 #include <vector>

@@ -2,10 +2,10 @@
 // report the simulated time.  Kept small so each script reads as its question.
 #pragma once
 
+#include "nccl/plan.h"
 #include "ns3/command-line.h"
 #include "ns3/flow-transport-helper.h"
 #include "ns3/nccl-plan-executor.h"
-#include "ns3/nccl-plan.h"
 #include "ns3/packet-transport-helper.h"
 #include "ns3/phantora-topology-helper.h"
 #include "ns3/simulator.h"
@@ -23,8 +23,7 @@ namespace phantora::scripts
 /// made after the resolution is fixed) over every GPU of \p topology, on the flow-level
 /// ("flow") or packet-level ("packet") network.
 inline ns3::Time PlanTime(ns3::Ptr<ns3::ClusterTopology> topology,
-                          const std::function<ns3::NcclPlan()>& makePlan,
-                          const std::string& transport)
+                          const std::function<nccl::Plan()>& makePlan, const std::string& transport)
 {
     ns3::Ptr<ns3::PhantoraTransport> net;
     if (transport == "packet")
@@ -54,7 +53,7 @@ inline ns3::Time RingAllReduceTime(ns3::Ptr<ns3::ClusterTopology> topology, uint
 {
     const uint32_t n = topology->GetNGpus();
     return PlanTime(
-        topology, [n, bytes] { return ns3::MakeRingAllReducePlan(n, bytes); }, transport);
+        topology, [n, bytes] { return nccl::MakeRingAllReducePlan(n, bytes); }, transport);
 }
 
 /// Bus bandwidth in GB/s of an all-reduce of \p bytes over \p n ranks that took \p t.

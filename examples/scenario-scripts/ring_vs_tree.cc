@@ -6,11 +6,12 @@
 //
 //   ./build/examples/scenario-scripts/phantora-script-ring-vs-tree --nodes=16
 #include "compare_common.h"
-#include "ns3/nccl-tuning.h"
+#include "nccl/tuning.h"
 
 #include <cstdio>
 
 using namespace ns3;
+namespace nccl = phantora::nccl;
 
 int main(int argc, char** argv)
 {
@@ -35,10 +36,10 @@ int main(int argc, char** argv)
     net.spineDelay = NanoSeconds(600);
     net.spines = 8;
 
-    NcclCommShape shape;
+    nccl::CommShape shape;
     shape.nRanks = nodes * node.gpus;
     shape.ranksPerNode = node.gpus;
-    const NcclConfig defaults; // NCCL's own orders of magnitude
+    const nccl::Config defaults; // NCCL's own orders of magnitude
     std::printf("NCCL all-reduce over %u nodes x %u GPUs (%s, %s-level)\n", nodes, node.gpus,
                 fabric.c_str(), transport.c_str());
     std::printf("%12s %18s %18s %9s  %s\n", "size(B)", "ring(us)", "tree(us)", "tree/ring",
@@ -50,26 +51,27 @@ int main(int argc, char** argv)
         std::string proto[2];
         for (int i = 0; i < 2; ++i)
         {
-            NcclConfig config = defaults;
+            nccl::Config config = defaults;
             config.algorithm = i == 0 ? "ring" : "tree";
             auto topo = PhantoraTopologyHelper::MultiNode(nodes, node, net);
             const Time t = phantora::scripts::PlanTime(
                 topo,
                 [&]
                 {
-                    NcclPlan plan =
-                        MakeNcclPlan(NcclCollectiveKind::AllReduce, shape, bytes, config);
+                    nccl::Plan plan =
+                        nccl::MakePlan(nccl::CollectiveKind::AllReduce, shape, bytes, config);
                     proto[i] = plan.protocol;
                     return plan;
                 },
                 transport);
             us[i] = t.GetSeconds() * 1e6;
         }
-        const NcclChoice pick = ChooseNccl(NcclCollectiveKind::AllReduce, shape, bytes, defaults);
+        const nccl::Choice pick =
+            nccl::Choose(nccl::CollectiveKind::AllReduce, shape, bytes, defaults);
         std::printf("%12llu %10.1f %-7s %10.1f %-7s %9.2f  %s/%s\n",
                     static_cast<unsigned long long>(bytes), us[0], proto[0].c_str(), us[1],
-                    proto[1].c_str(), us[1] / us[0], NcclAlgorithmName(pick.algorithm),
-                    NcclProtocolName(pick.protocol));
+                    proto[1].c_str(), us[1] / us[0], nccl::AlgorithmName(pick.algorithm),
+                    nccl::ProtocolName(pick.protocol));
     }
     return 0;
 }

@@ -6,12 +6,12 @@
 // to every spine, sized so that the leaf's uplinks carry as much as its NICs (1:1).  The ring
 // runs node-major, GPU-minor, so 7 of every 8 hops stay on NVLink and the 8th crosses
 // leaf, spine and leaf.
+#include "nccl/plan.h"
 #include "ns3/cluster-topology.h"
 #include "ns3/command-line.h"
 #include "ns3/flow-transport-helper.h"
 #include "ns3/flow-transport.h"
 #include "ns3/nccl-plan-executor.h"
-#include "ns3/nccl-plan.h"
 #include "ns3/object-factory.h"
 #include "ns3/simulator.h"
 
@@ -24,6 +24,7 @@
 #include <vector>
 
 using namespace ns3;
+namespace nccl = phantora::nccl;
 
 int main(int argc, char** argv)
 {
@@ -104,7 +105,7 @@ int main(int argc, char** argv)
     Simulator::ScheduleNow(
         [&]()
         {
-            NcclPlan plan = MakeRingAllReducePlan(nGpus, bytes);
+            nccl::Plan plan = nccl::MakeRingAllReducePlan(nGpus, bytes);
             nTransfers = plan.transfers.size();
             NcclPlanExecutor::Start(transport, std::move(plan), ring,
                                     [&]() { done = Simulator::Now(); });

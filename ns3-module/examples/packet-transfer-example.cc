@@ -10,11 +10,11 @@
 // rail-optimised leaf/spine of --fabric links), and the ring visits them the way NCCL
 // builds rings on such a fabric: leaving and entering every server on the same rail.
 
+#include "nccl/plan.h"
 #include "ns3/command-line.h"
 #include "ns3/data-rate.h"
 #include "ns3/log.h"
 #include "ns3/nccl-plan-executor.h"
-#include "ns3/nccl-plan.h"
 #include "ns3/object-factory.h"
 #include "ns3/packet-transport-helper.h"
 #include "ns3/packet-transport.h"
@@ -30,6 +30,7 @@
 #include <vector>
 
 using namespace ns3;
+namespace nccl = phantora::nccl;
 
 NS_LOG_COMPONENT_DEFINE("PhantoraPacketTransferExample");
 
@@ -143,7 +144,7 @@ int main(int argc, char* argv[])
         }
     }
     Time done = Seconds(-1);
-    NcclPlanExecutor::Start(transport, MakeRingAllReducePlan(gpus, bytes), ranks,
+    NcclPlanExecutor::Start(transport, nccl::MakeRingAllReducePlan(gpus, bytes), ranks,
                             [&done]() { done = Simulator::Now(); });
 
     const auto wallStart = std::chrono::steady_clock::now();

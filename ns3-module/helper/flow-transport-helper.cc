@@ -1,6 +1,6 @@
 #include "flow-transport-helper.h"
 
-#include "ns3/abort.h"
+#include <stdexcept>
 
 namespace ns3
 {
@@ -18,7 +18,10 @@ void FlowTransportHelper::SetTransportAttribute(const std::string& name,
 
 Ptr<FlowTransport> FlowTransportHelper::Install(Ptr<ClusterTopology> topology) const
 {
-    NS_ABORT_MSG_IF(!topology, "FlowTransportHelper::Install: no topology");
+    if (!topology)
+    {
+        throw std::invalid_argument("FlowTransportHelper::Install: no topology");
+    }
     Ptr<FlowTransport> transport = m_factory.Create<FlowTransport>();
     transport->SetTopology(topology);
     return transport;

@@ -16,6 +16,12 @@ namespace ns3
  * \ingroup phantora
  * \brief Creates a PacketTransport with the attributes set here and builds its network
  * from a ClusterTopology.
+ *
+ * The network: one ns3::Node per topology node; on every non-GPU node a PhantoraSwitch,
+ * aggregated to the node and registered as its protocol handler; per topology link a
+ * PhantoraChannel joining two PhantoraNetDevices at the link's rate, their link layer
+ * (credits, PFC, ECN) configured by the link's kind and the transport's attributes.  The
+ * transport is then attached to it (PacketTransport::Attach).
  */
 class PacketTransportHelper
 {

@@ -1,15 +1,27 @@
 #include "nccl-plan-executor.h"
 
-#include "ns3/abort.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+
+#include <stdexcept>
+#include <string>
 
 namespace ns3
 {
 
 NS_LOG_COMPONENT_DEFINE("NcclPlanExecutor");
 
-void NcclPlanExecutor::Start(Ptr<PhantoraTransport> transport, NcclPlan plan,
+namespace
+{
+
+Time FixedLatency(const phantora::nccl::Plan& plan)
+{
+    return PicoSeconds(plan.fixedLatency.count());
+}
+
+} // namespace
+
+void NcclPlanExecutor::Start(Ptr<PhantoraTransport> transport, phantora::nccl::Plan plan,
                              std::vector<uint32_t> rankToGpu, DoneCallback onDone)
 {
     Ptr<NcclPlanExecutor> exec = Ptr<NcclPlanExecutor>(
@@ -18,7 +30,7 @@ void NcclPlanExecutor::Start(Ptr<PhantoraTransport> transport, NcclPlan plan,
     exec->m_self = exec;
     if (exec->m_remaining == 0)
     {
-        Simulator::Schedule(exec->m_plan.fixedLatency, &NcclPlanExecutor::Finish, exec);
+        Simulator::Schedule(FixedLatency(exec->m_plan), &NcclPlanExecutor::Finish, exec);
         return;
     }
     for (uint32_t i = 0; i < exec->m_plan.transfers.size(); ++i)
@@ -30,7 +42,7 @@ void NcclPlanExecutor::Start(Ptr<PhantoraTransport> transport, NcclPlan plan,
     }
 }
 
-NcclPlanExecutor::NcclPlanExecutor(Ptr<PhantoraTransport> transport, NcclPlan plan,
+NcclPlanExecutor::NcclPlanExecutor(Ptr<PhantoraTransport> transport, phantora::nccl::Plan plan,
                                    std::vector<uint32_t> rankToGpu, DoneCallback onDone)
     : m_transport(transport), m_plan(std::move(plan)), m_rankToGpu(std::move(rankToGpu)),
       m_onDone(std::move(onDone))
@@ -41,14 +53,20 @@ NcclPlanExecutor::NcclPlanExecutor(Ptr<PhantoraTransport> transport, NcclPlan pl
     m_remaining = n;
     for (uint32_t i = 0; i < n; ++i)
     {
-        const NcclTransfer& t = m_plan.transfers[i];
-        NS_ABORT_MSG_IF(t.src >= m_rankToGpu.size() || t.dst >= m_rankToGpu.size(),
-                        "NCCL plan transfer " << i << " names a rank outside the communicator");
+        const phantora::nccl::Transfer& t = m_plan.transfers[i];
+        if (t.src >= m_rankToGpu.size() || t.dst >= m_rankToGpu.size())
+        {
+            throw std::invalid_argument("NCCL plan transfer " + std::to_string(i) +
+                                        " names a rank outside the communicator");
+        }
         for (uint32_t d : t.deps)
         {
-            NS_ABORT_MSG_IF(d >= i, "NCCL plan transfer "
-                                        << i << " depends on a later one (" << d
-                                        << "): plans must be topologically ordered");
+            if (d >= i)
+            {
+                throw std::invalid_argument("NCCL plan transfer " + std::to_string(i) +
+                                            " depends on a later one (" + std::to_string(d) +
+                                            "): plans must be topologically ordered");
+            }
             m_children[d].push_back(i);
             ++m_pendingDeps[i];
         }
@@ -57,13 +75,13 @@ NcclPlanExecutor::NcclPlanExecutor(Ptr<PhantoraTransport> transport, NcclPlan pl
 
 void NcclPlanExecutor::Launch(uint32_t index)
 {
-    const NcclTransfer& t = m_plan.transfers[index];
+    const phantora::nccl::Transfer& t = m_plan.transfers[index];
     auto send = [this, index]()
     {
-        const NcclTransfer& tr = m_plan.transfers[index];
+        const phantora::nccl::Transfer& tr = m_plan.transfers[index];
         NS_LOG_LOGIC("transfer " << index << " " << tr.src << "->" << tr.dst << " " << tr.bytes
                                  << " B at " << Simulator::Now());
-        const Time earliest = Simulator::Now() + tr.minDuration;
+        const Time earliest = Simulator::Now() + PicoSeconds(tr.minDuration.count());
         m_transport->Send(m_rankToGpu[tr.src], m_rankToGpu[tr.dst], tr.bytes,
                           [this, index, earliest]()
                           {
@@ -77,13 +95,15 @@ void NcclPlanExecutor::Launch(uint32_t index)
                               Delivered(index);
                           });
     };
-    if (t.delay.IsZero())
+    // Converted before the test: a delay below the Time resolution rounds to none.
+    const Time delay = PicoSeconds(t.delay.count());
+    if (delay.IsZero())
     {
         send();
     }
     else
     {
-        Simulator::Schedule(t.delay, send);
+        Simulator::Schedule(delay, send);
     }
 }
 
@@ -98,7 +118,7 @@ void NcclPlanExecutor::Delivered(uint32_t index)
     }
     if (--m_remaining == 0)
     {
-        Simulator::Schedule(m_plan.fixedLatency, &NcclPlanExecutor::Finish, this);
+        Simulator::Schedule(FixedLatency(m_plan), &NcclPlanExecutor::Finish, this);
     }
 }
 

@@ -1,7 +1,7 @@
 #ifndef NCCL_PLAN_EXECUTOR_H
 #define NCCL_PLAN_EXECUTOR_H
 
-#include "nccl-plan.h"
+#include "nccl/plan.h"
 #include "ns3/ptr.h"
 #include "ns3/simple-ref-count.h"
 #include "phantora-transport.h"
@@ -14,7 +14,7 @@ namespace ns3
 
 /**
  * \ingroup phantora
- * \brief Runs an NcclPlan on a PhantoraTransport, from Simulator::Now().
+ * \brief Runs an NCCL plan (nccl/plan.h) on a PhantoraTransport, from Simulator::Now().
  *
  * Transfers start as soon as their dependencies are delivered (after their own
  * delay); the completion callback fires once every transfer is delivered and the
@@ -26,18 +26,18 @@ public:
     using DoneCallback = std::function<void()>;
 
     /// \p rankToGpu maps communicator ranks to GPU ids of the transport.
-    static void Start(Ptr<PhantoraTransport> transport, NcclPlan plan,
+    static void Start(Ptr<PhantoraTransport> transport, phantora::nccl::Plan plan,
                       std::vector<uint32_t> rankToGpu, DoneCallback onDone);
 
 private:
-    NcclPlanExecutor(Ptr<PhantoraTransport> transport, NcclPlan plan,
+    NcclPlanExecutor(Ptr<PhantoraTransport> transport, phantora::nccl::Plan plan,
                      std::vector<uint32_t> rankToGpu, DoneCallback onDone);
     void Launch(uint32_t index);
     void Delivered(uint32_t index);
     void Finish();
 
     Ptr<PhantoraTransport> m_transport;
-    NcclPlan m_plan;
+    phantora::nccl::Plan m_plan;
     std::vector<uint32_t> m_rankToGpu;
     DoneCallback m_onDone;
     std::vector<uint32_t> m_pendingDeps;           ///< per transfer: dependencies not yet delivered

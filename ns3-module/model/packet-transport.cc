@@ -1,17 +1,14 @@
 #include "packet-transport.h"
 
-#include "ns3/abort.h"
+#include "ns3/assert.h"
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/log.h"
-#include "ns3/mac48-address.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/pointer.h"
 #include "ns3/simulator.h"
-#include "ns3/string.h"
 #include "ns3/uinteger.h"
-#include "phantora-channel.h"
 #include "phantora-header.h"
 #include "phantora-net-device.h"
 #include "phantora-switch.h"
@@ -54,8 +51,8 @@ TypeId PacketTransport::GetTypeId()
                           MakeTimeAccessor(&PacketTransport::m_switchLatency),
                           MakeTimeChecker(Seconds(0)))
             .AddAttribute("MaxQueuePackets",
-                          "Per-device limit on waiting packets; exceeding it is a fatal error "
-                          "(the fabric is lossless and has no flow control yet)",
+                          "Per-device limit on waiting packets; exceeding it ends the run with "
+                          "an error naming the device (the fabric is lossless)",
                           UintegerValue(1000000),
                           MakeUintegerAccessor(&PacketTransport::m_maxQueuePackets),
                           MakeUintegerChecker<uint32_t>(1))
@@ -155,11 +152,14 @@ void PacketTransport::DoDispose()
     PhantoraTransport::DoDispose();
 }
 
-void PacketTransport::Setup(Ptr<ClusterTopology> topology)
+PacketTransport::LinkLayerSettings PacketTransport::GetLinkLayerSettings() const
 {
-    NS_LOG_FUNCTION(this);
-    NS_ABORT_MSG_IF(m_topology, "PacketTransport::Setup called twice");
-    NS_ABORT_MSG_IF(!topology, "PacketTransport::Setup needs a topology");
+    return {m_mtu,     m_switchLatency, m_maxQueuePackets, m_nvlinkBuffer, m_pcieBuffer, m_ibBuffer,
+            m_pfcXoff, m_pfcXon,        m_pfcHeadroom,     m_ecnKmin,      m_ecnKmax,    m_ecnPmax};
+}
+
+void PacketTransport::CheckConfiguration(const ClusterTopology& topology) const
+{
     if (m_mtu <= m_headerBytes)
     {
         throw std::invalid_argument("PacketTransport: Mtu (" + std::to_string(m_mtu) +
@@ -168,10 +168,10 @@ void PacketTransport::Setup(Ptr<ClusterTopology> topology)
     }
     // Throws if HeaderBytes cannot hold the header's fields.
     [[maybe_unused]] const PhantoraHeader sizeCheck(m_headerBytes);
-    topology->CheckConnected();
-    for (uint32_t l = 0; l < topology->GetNLinks(); ++l)
+    topology.CheckConnected();
+    for (uint32_t l = 0; l < topology.GetNLinks(); ++l)
     {
-        const std::string& kind = topology->GetLink(l).kind;
+        const std::string& kind = topology.GetLink(l).kind;
         if (kind != "nvlink" && kind != "pcie" && kind != "ib" && kind != "roce" &&
             kind != "ethernet")
         {
@@ -191,132 +191,48 @@ void PacketTransport::Setup(Ptr<ClusterTopology> topology)
         throw std::invalid_argument(
             "PacketTransport: need PfcXonBytes <= PfcXoffBytes and EcnKminBytes <= EcnKmaxBytes");
     }
+}
+
+void PacketTransport::Attach(Ptr<ClusterTopology> topology, std::vector<Ptr<Node>> nodes,
+                             std::vector<Ptr<PhantoraNetDevice>> linkDevices)
+{
+    NS_LOG_FUNCTION(this);
+    if (m_topology)
+    {
+        throw std::logic_error("PacketTransport::Attach called twice");
+    }
+    if (!topology)
+    {
+        throw std::invalid_argument("PacketTransport::Attach needs a topology");
+    }
     m_topology = topology;
-
-    const uint32_t nNodes = topology->GetNNodes();
-    m_nodes.reserve(nNodes);
-    for (uint32_t i = 0; i < nNodes; ++i)
-    {
-        m_nodes.push_back(CreateObject<Node>());
-    }
-
-    std::vector<Ptr<PhantoraSwitch>> switches(nNodes);
-    for (uint32_t i = 0; i < nNodes; ++i)
-    {
-        if (topology->GetNode(i).kind == ClusterTopology::NodeKind::Gpu)
-        {
-            continue;
-        }
-        Ptr<PhantoraSwitch> sw = CreateObject<PhantoraSwitch>();
-        sw->SetAttribute("Latency", TimeValue(m_switchLatency));
-        sw->Setup(topology, i);
-        m_nodes[i]->AggregateObject(sw);
-        switches[i] = sw;
-    }
-
+    m_nodes = std::move(nodes);
+    m_linkDevices = std::move(linkDevices);
     const uint32_t nLinks = topology->GetNLinks();
-    m_linkDevices.resize(2 * nLinks);
     m_egressOfDevice.assign(2 * nLinks, NO_EGRESS);
     for (uint32_t l = 0; l < nLinks; ++l)
     {
         const ClusterTopology::Link& link = topology->GetLink(l);
-        Ptr<PhantoraChannel> channel = CreateObject<PhantoraChannel>();
-        channel->SetAttribute("Delay", TimeValue(link.delay));
-        channel->SetAttribute("Kind", StringValue(link.kind));
         const uint32_t ends[2] = {link.a, link.b};
         for (uint32_t side = 0; side < 2; ++side)
         {
-            const uint32_t node = ends[side];
-            const uint32_t peer = ends[1 - side];
-            Ptr<PhantoraNetDevice> dev = CreateObject<PhantoraNetDevice>();
-            dev->SetDataRate(link.rate);
-            dev->SetMtu(m_mtu);
-            dev->SetAttribute("MaxQueuePackets", UintegerValue(m_maxQueuePackets));
-            dev->SetAddress(Mac48Address::Allocate());
-            dev->SetName(topology->GetNode(node).name + "->" + topology->GetNode(peer).name + " (" +
-                         link.kind + " link " + std::to_string(l) + ")");
-            m_nodes[node]->AddDevice(dev);
-            dev->Attach(channel);
-            m_linkDevices[2 * l + side] = dev;
-            if (switches[node])
+            if (topology->GetNode(ends[side]).kind != ClusterTopology::NodeKind::Gpu)
             {
-                switches[node]->AddPort(l, dev);
+                continue; // the helper gave it to that node's switch
             }
-            else
-            {
-                const auto egress = static_cast<uint32_t>(m_egress.size());
-                m_egress.push_back({dev, {}, nullptr, {}});
-                m_egressOfDevice[2 * l + side] = egress;
-                dev->SetTxIdleCallback(MakeCallback(&PacketTransport::FeedEgress, this, egress));
-            }
+            Ptr<PhantoraNetDevice> dev = m_linkDevices[2 * l + side];
+            const auto egress = static_cast<uint32_t>(m_egress.size());
+            m_egress.push_back({dev, {}, nullptr, {}});
+            m_egressOfDevice[2 * l + side] = egress;
+            dev->SetTxIdleCallback(MakeCallback(&PacketTransport::FeedEgress, this, egress));
         }
     }
-
-    for (uint32_t l = 0; l < nLinks; ++l)
+    for (uint32_t g = 0; g < topology->GetNGpus(); ++g)
     {
-        const ClusterTopology::Link& link = topology->GetLink(l);
-        const uint32_t ends[2] = {link.a, link.b};
-        for (uint32_t side = 0; side < 2; ++side)
-        {
-            const ClusterTopology::NodeKind kind = topology->GetNode(ends[side]).kind;
-            ConfigureLinkLayer(l, side, kind == ClusterTopology::NodeKind::Switch,
-                               kind == ClusterTopology::NodeKind::Nic);
-        }
+        m_nodes[topology->GetGpuNode(g)]->RegisterProtocolHandler(
+            MakeCallback(&PacketTransport::ReceiveAtGpu, this), PhantoraNetDevice::PROT_NUMBER,
+            nullptr);
     }
-
-    for (uint32_t i = 0; i < nNodes; ++i)
-    {
-        if (switches[i])
-        {
-            m_nodes[i]->RegisterProtocolHandler(MakeCallback(&PhantoraSwitch::Receive, switches[i]),
-                                                PhantoraNetDevice::PROT_NUMBER, nullptr);
-        }
-        else
-        {
-            m_nodes[i]->RegisterProtocolHandler(MakeCallback(&PacketTransport::ReceiveAtGpu, this),
-                                                PhantoraNetDevice::PROT_NUMBER, nullptr);
-        }
-    }
-}
-
-void PacketTransport::ConfigureLinkLayer(uint32_t l, uint32_t side, bool atSwitch, bool atNic)
-{
-    const ClusterTopology::Link& link = m_topology->GetLink(l);
-    Ptr<PhantoraNetDevice> dev = m_linkDevices[2 * l + side];
-    // Bytes a link holds in flight over its round trip; what a buffer needs so that flow
-    // control never idles an uncongested link.
-    const double bytesPerSecond = static_cast<double>(link.rate.GetBitRate()) / 8;
-    const auto roundTrip =
-        static_cast<uint64_t>(std::ceil(bytesPerSecond * 2 * link.delay.GetSeconds()));
-    auto clamp = [](uint64_t bytes)
-    { return static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX)); };
-    if (link.kind == "roce" || link.kind == "ethernet")
-    {
-        if (atSwitch || atNic)
-        {
-            const uint32_t xon = m_pfcXon != 0 ? m_pfcXon : m_pfcXoff - 2 * m_mtu;
-            const uint32_t headroom =
-                m_pfcHeadroom != 0 ? m_pfcHeadroom : clamp(roundTrip + 3ULL * m_mtu);
-            dev->SetIngressPfc(m_pfcXoff, xon, headroom);
-        }
-        if (atSwitch && link.kind == "roce")
-        {
-            dev->SetEcnMarking(m_ecnKmin, m_ecnKmax, m_ecnPmax, 2 * l + side + 1);
-        }
-        return;
-    }
-    if (!atSwitch && !atNic)
-    {
-        return; // a GPU consumes what reaches it at once: nothing to hold back
-    }
-    uint32_t buffer = link.kind == "nvlink" ? m_nvlinkBuffer
-                      : link.kind == "pcie" ? m_pcieBuffer
-                                            : m_ibBuffer;
-    if (buffer == 0)
-    {
-        buffer = clamp(roundTrip + 4ULL * m_mtu);
-    }
-    dev->SetIngressCredit(buffer);
 }
 
 PacketTransport::Connection* PacketTransport::GetConnection(uint32_t srcGpu, uint32_t dstGpu)
@@ -377,7 +293,7 @@ PacketTransport::Statistics PacketTransport::GetStatistics() const
             st.rateCuts += conn->cc.rateCuts;
         }
     }
-    // Overflow of a lossless buffer is a fatal error (PhantoraNetDevice::Receive), so a
+    // Overflow of a lossless buffer ends the run (PhantoraNetDevice::Receive throws), so a
     // run that gets here lost nothing; the counter is kept for reports.
     st.drops = 0;
     return st;
@@ -395,7 +311,10 @@ uint64_t PacketTransport::GetFlowNumbering() const
 
 void PacketTransport::SetFlowNumbering(uint64_t flowsSent)
 {
-    NS_ABORT_MSG_IF(!m_flows.empty(), "PacketTransport::SetFlowNumbering with flows in flight");
+    if (!m_flows.empty())
+    {
+        throw std::logic_error("PacketTransport::SetFlowNumbering with flows in flight");
+    }
     m_nextFlowId = flowsSent;
 }
 
@@ -423,7 +342,10 @@ void PacketTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
                            DeliveredCallback onDelivered)
 {
     NS_LOG_FUNCTION(this << srcGpu << dstGpu << bytes);
-    NS_ABORT_MSG_IF(!m_topology, "PacketTransport::Send before Setup");
+    if (!m_topology)
+    {
+        throw std::logic_error("PacketTransport::Send before Attach");
+    }
     if (srcGpu >= GetNGpus() || dstGpu >= GetNGpus())
     {
         throw std::out_of_range("PacketTransport::Send: GPU " +
@@ -578,9 +500,8 @@ void PacketTransport::ReceiveAtGpu(Ptr<NetDevice>, Ptr<const Packet> packet, uin
     packet->PeekHeader(header);
     NS_LOG_LOGIC("gpu" << header.GetDstGpu() << " receives " << header);
     auto it = m_flows.find(header.GetFlowId());
-    NS_ABORT_MSG_IF(it == m_flows.end(), "packet of unknown flow " << header.GetFlowId()
-                                                                   << " at gpu"
-                                                                   << header.GetDstGpu());
+    NS_ASSERT_MSG(it != m_flows.end(), "packet of unknown flow " << header.GetFlowId() << " at gpu"
+                                                                 << header.GetDstGpu());
     Flow& flow = it->second;
     if (header.GetCe() && flow.conn && m_dcqcn->TakeCnpSlot(flow.conn->cc))
     {

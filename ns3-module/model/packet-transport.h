@@ -27,7 +27,9 @@ class PhantoraNetDevice;
  * \ingroup phantora
  * \brief The packet-level network: one ns3::Node per topology node, one pair of
  * PhantoraNetDevices joined by a PhantoraChannel per topology link, a PhantoraSwitch
- * on every non-GPU node, and MTU-sized packets.
+ * on every non-GPU node, and MTU-sized packets.  PacketTransportHelper builds that
+ * network from a ClusterTopology (with this transport's link-layer attributes) and
+ * attaches the transport to it; the transport runs flows over it.
  *
  * A Send() of B bytes becomes k = max(1, ceil(B / P)) packets, P = Mtu - HeaderBytes:
  * k - 1 packets of P payload bytes and a last one with the rest (a 0-byte send is a
@@ -94,12 +96,41 @@ public:
     PacketTransport();
     ~PacketTransport() override;
 
+    /// What the devices, channels and switches of the network are built with: this
+    /// transport's attributes, read by PacketTransportHelper.
+    struct LinkLayerSettings
+    {
+        uint16_t mtu;
+        Time switchLatency;
+        uint32_t maxQueuePackets;
+        uint32_t nvlinkBuffer; ///< 0: automatic (see the attributes)
+        uint32_t pcieBuffer;
+        uint32_t ibBuffer;
+        uint32_t pfcXoff;
+        uint32_t pfcXon;
+        uint32_t pfcHeadroom;
+        uint32_t ecnKmin;
+        uint32_t ecnKmax;
+        double ecnPmax;
+    };
+    LinkLayerSettings GetLinkLayerSettings() const;
+
     /**
-     * Builds the network for \p topology; call once, before Send().  Throws
-     * std::runtime_error when some GPU cannot reach another, std::invalid_argument
-     * when Mtu and HeaderBytes leave no room for payload.
+     * Checks the attributes against \p topology before a network is built for it.  Throws
+     * std::runtime_error when some GPU cannot reach another, std::invalid_argument when
+     * Mtu and HeaderBytes leave no room for payload, a link's kind is unknown or the PFC
+     * and ECN thresholds contradict each other.
      */
-    void Setup(Ptr<ClusterTopology> topology);
+    void CheckConfiguration(const ClusterTopology& topology) const;
+
+    /**
+     * Runs on the network PacketTransportHelper built for \p topology: \p nodes per
+     * topology node, \p linkDevices two per link (end a, end b).  The devices at GPUs
+     * become the transport's egress ports, and GPUs deliver to it.  Call once, before
+     * Send().
+     */
+    void Attach(Ptr<ClusterTopology> topology, std::vector<Ptr<Node>> nodes,
+                std::vector<Ptr<PhantoraNetDevice>> linkDevices);
 
     void Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
               DeliveredCallback onDelivered) override;
@@ -192,7 +223,6 @@ private:
     void ResetCongestionState();
     /// The pair's connection, made on first use; nullptr when its path has no RoCE link.
     Connection* GetConnection(uint32_t srcGpu, uint32_t dstGpu);
-    void ConfigureLinkLayer(uint32_t link, uint32_t side, bool atSwitch, bool atNic);
     void ReceiveAtGpu(Ptr<NetDevice> device, Ptr<const Packet> packet, uint16_t protocol,
                       const Address& from, const Address& to, NetDevice::PacketType packetType);
 

@@ -1,12 +1,15 @@
 #include "phantora-channel.h"
 
-#include "ns3/abort.h"
+#include "ns3/assert.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "phantora-net-device.h"
+
+#include <stdexcept>
+#include <string>
 
 namespace ns3
 {
@@ -47,8 +50,11 @@ void PhantoraChannel::DoDispose()
 void PhantoraChannel::Attach(Ptr<PhantoraNetDevice> device)
 {
     NS_LOG_FUNCTION(this << device);
-    NS_ABORT_MSG_IF(m_nDevices >= 2, "PhantoraChannel " << GetId() << " (" << m_kind
-                                                        << ") already connects two devices");
+    if (m_nDevices >= 2)
+    {
+        throw std::logic_error("PhantoraChannel " + std::to_string(GetId()) + " (" + m_kind +
+                               ") already connects two devices");
+    }
     m_devices[m_nDevices++] = device;
 }
 
@@ -66,7 +72,10 @@ void PhantoraChannel::TransmitStart(Ptr<const Packet> packet, const PhantoraNetD
 
 Ptr<PhantoraNetDevice> PhantoraChannel::GetPeer(const PhantoraNetDevice* device) const
 {
-    NS_ABORT_MSG_IF(m_nDevices != 2, "PhantoraChannel " << GetId() << " is not connected");
+    if (m_nDevices != 2)
+    {
+        throw std::logic_error("PhantoraChannel " + std::to_string(GetId()) + " is not connected");
+    }
     return PeekPointer(m_devices[0]) == device ? m_devices[1] : m_devices[0];
 }
 
@@ -82,7 +91,11 @@ Ptr<NetDevice> PhantoraChannel::GetDevice(std::size_t i) const
 
 Ptr<PhantoraNetDevice> PhantoraChannel::GetPhantoraDevice(std::size_t i) const
 {
-    NS_ABORT_MSG_IF(i >= m_nDevices, "PhantoraChannel " << GetId() << " has no device " << i);
+    if (i >= m_nDevices)
+    {
+        throw std::out_of_range("PhantoraChannel " + std::to_string(GetId()) + " has no device " +
+                                std::to_string(i));
+    }
     return m_devices[i];
 }
 

@@ -28,7 +28,7 @@ public:
     static TypeId GetTypeId();
     PhantoraChannel();
 
-    /// Connects \p device to this channel; a third device is a fatal error.
+    /// Connects \p device to this channel; a third device throws std::logic_error.
     void Attach(Ptr<PhantoraNetDevice> device);
 
     /**

@@ -1,6 +1,6 @@
 #include "phantora-header.h"
 
-#include "ns3/abort.h"
+#include "ns3/assert.h"
 #include "ns3/log.h"
 
 #include <stdexcept>
@@ -73,8 +73,8 @@ uint32_t PhantoraHeader::Deserialize(Buffer::Iterator start)
     const uint32_t sizeAndCe = start.ReadNtohU16();
     m_ce = (sizeAndCe & 0x8000U) != 0;
     const uint32_t size = sizeAndCe & 0x7fffU;
-    NS_ABORT_MSG_IF(size < FIELD_BYTES,
-                    "PhantoraHeader: corrupt header size " << size << " on the wire");
+    NS_ASSERT_MSG(size >= FIELD_BYTES,
+                  "PhantoraHeader: corrupt header size " << size << " on the wire");
     m_size = size;
     // The padding carries nothing; the returned size makes PeekHeader/RemoveHeader skip it.
     return m_size;

@@ -1,6 +1,6 @@
 #include "phantora-net-device.h"
 
-#include "ns3/abort.h"
+#include "ns3/assert.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 namespace ns3
 {
@@ -35,8 +37,8 @@ TypeId PhantoraNetDevice::GetTypeId()
                 MakeUintegerAccessor(&PhantoraNetDevice::SetMtu, &PhantoraNetDevice::GetMtu),
                 MakeUintegerChecker<uint16_t>())
             .AddAttribute("MaxQueuePackets",
-                          "Packets allowed to wait behind the one being serialized; more is a "
-                          "fatal error, as the fabric is lossless and has no flow control yet",
+                          "Packets allowed to wait behind the one being serialized; more is an "
+                          "error (std::runtime_error), as the fabric is lossless",
                           UintegerValue(1000000),
                           MakeUintegerAccessor(&PhantoraNetDevice::m_maxQueuePackets),
                           MakeUintegerChecker<uint32_t>(1))
@@ -78,7 +80,10 @@ void PhantoraNetDevice::DoDispose()
 void PhantoraNetDevice::Attach(Ptr<PhantoraChannel> channel)
 {
     NS_LOG_FUNCTION(this << channel);
-    NS_ABORT_MSG_IF(m_channel, "device " << GetName() << " is already attached to a channel");
+    if (m_channel)
+    {
+        throw std::logic_error("device " + GetName() + " is already attached to a channel");
+    }
     m_channel = channel;
     m_channel->Attach(this);
     m_linkChangeCallbacks();
@@ -136,10 +141,13 @@ void PhantoraNetDevice::Enqueue(Ptr<const Packet> packet, PhantoraNetDevice* ing
     }
     if (m_queue.size() >= m_maxQueuePackets)
     {
-        NS_FATAL_ERROR("device " << GetName() << ": transmit queue would exceed MaxQueuePackets="
-                                 << m_maxQueuePackets << " at " << Simulator::Now().As(Time::US)
-                                 << "; the offered load outruns this port and no link-level flow "
-                                    "control holds it back (raise MaxQueuePackets)");
+        std::ostringstream msg;
+        msg << "device " << GetName()
+            << ": transmit queue would exceed MaxQueuePackets=" << m_maxQueuePackets << " at "
+            << Simulator::Now().As(Time::US)
+            << "; the offered load outruns this port and no link-level flow control holds it "
+               "back (raise MaxQueuePackets)";
+        throw std::runtime_error(msg.str());
     }
     m_queue.push_back({packet, Simulator::Now(), ingress});
     m_queueBytes += packet->GetSize();
@@ -202,7 +210,10 @@ void PhantoraNetDevice::TryTransmit()
 void PhantoraNetDevice::StartTransmission(Ptr<const Packet> packet, PhantoraNetDevice* ingress)
 {
     NS_LOG_FUNCTION(this << packet);
-    NS_ABORT_MSG_IF(!m_channel, "device " << GetName() << " is not attached to a channel");
+    if (!m_channel)
+    {
+        throw std::logic_error("device " + GetName() + " is not attached to a channel");
+    }
     m_transmitting = true;
     m_txIngress = ingress;
     const uint32_t size = packet->GetSize();
@@ -278,10 +289,16 @@ void PhantoraNetDevice::TransmitComplete()
 
 void PhantoraNetDevice::SetIngressCredit(uint32_t bufferBytes)
 {
-    NS_ABORT_MSG_IF(!m_channel, "device " << GetName() << ": attach before configuring credits");
-    NS_ABORT_MSG_IF(bufferBytes < m_mtu,
-                    "device " << GetName() << ": a credit buffer of " << bufferBytes
-                              << " B cannot hold one MTU packet (" << m_mtu << " B)");
+    if (!m_channel)
+    {
+        throw std::logic_error("device " + GetName() + ": attach before configuring credits");
+    }
+    if (bufferBytes < m_mtu)
+    {
+        throw std::invalid_argument(
+            "device " + GetName() + ": a credit buffer of " + std::to_string(bufferBytes) +
+            " B cannot hold one MTU packet (" + std::to_string(m_mtu) + " B)");
+    }
     m_ingressMode = IngressMode::Credit;
     m_ingressBuffer = bufferBytes;
     Ptr<PhantoraNetDevice> peer = m_channel->GetPeer(this);
@@ -293,8 +310,11 @@ void PhantoraNetDevice::SetIngressCredit(uint32_t bufferBytes)
 
 void PhantoraNetDevice::SetIngressPfc(uint32_t xoff, uint32_t xon, uint32_t headroom)
 {
-    NS_ABORT_MSG_IF(xon > xoff, "device " << GetName() << ": PFC XON (" << xon
-                                          << " B) must not exceed XOFF (" << xoff << " B)");
+    if (xon > xoff)
+    {
+        throw std::invalid_argument("device " + GetName() + ": PFC XON (" + std::to_string(xon) +
+                                    " B) must not exceed XOFF (" + std::to_string(xoff) + " B)");
+    }
     m_ingressMode = IngressMode::Pfc;
     m_ingressBuffer = xoff;
     m_pfcXon = xon;
@@ -303,8 +323,11 @@ void PhantoraNetDevice::SetIngressPfc(uint32_t xoff, uint32_t xon, uint32_t head
 
 void PhantoraNetDevice::SetEcnMarking(uint32_t kmin, uint32_t kmax, double pmax, uint64_t salt)
 {
-    NS_ABORT_MSG_IF(kmin > kmax, "device " << GetName() << ": ECN Kmin (" << kmin
-                                           << " B) must not exceed Kmax (" << kmax << " B)");
+    if (kmin > kmax)
+    {
+        throw std::invalid_argument("device " + GetName() + ": ECN Kmin (" + std::to_string(kmin) +
+                                    " B) must not exceed Kmax (" + std::to_string(kmax) + " B)");
+    }
     m_ecnKmin = kmin;
     m_ecnKmax = kmax;
     m_ecnPmax = pmax;
@@ -387,10 +410,10 @@ void PhantoraNetDevice::Receive(Ptr<const Packet> packet)
         m_maxIngressBytes = std::max(m_maxIngressBytes, m_ingressBytes);
         if (m_ingressMode == IngressMode::Credit)
         {
-            NS_ABORT_MSG_IF(m_ingressBytes > m_ingressBuffer,
-                            "device " << GetName() << ": " << m_ingressBytes
-                                      << " B buffered exceed the credit buffer of "
-                                      << m_ingressBuffer << " B (credit accounting broken)");
+            NS_ASSERT_MSG(m_ingressBytes <= m_ingressBuffer,
+                          "device " << GetName() << ": " << m_ingressBytes
+                                    << " B buffered exceed the credit buffer of " << m_ingressBuffer
+                                    << " B (credit accounting broken)");
         }
         else
         {
@@ -403,11 +426,12 @@ void PhantoraNetDevice::Receive(Ptr<const Packet> packet)
             }
             if (m_ingressBytes > static_cast<uint64_t>(m_ingressBuffer) + m_pfcHeadroom)
             {
-                NS_FATAL_ERROR("device " << GetName() << ": " << m_ingressBytes
-                                         << " B buffered exceed PFC XOFF " << m_ingressBuffer
-                                         << " B + headroom " << m_pfcHeadroom
-                                         << " B: the lossless fabric would drop; raise the "
-                                            "headroom (PacketTransport::PfcHeadroomBytes)");
+                throw std::runtime_error(
+                    "device " + GetName() + ": " + std::to_string(m_ingressBytes) +
+                    " B buffered exceed PFC XOFF " + std::to_string(m_ingressBuffer) +
+                    " B + headroom " + std::to_string(m_pfcHeadroom) +
+                    " B: the lossless fabric would drop; raise the headroom "
+                    "(PacketTransport::PfcHeadroomBytes)");
             }
         }
     }

@@ -33,8 +33,8 @@ class PhantoraChannel;
  * crossed the channel (store-and-forward).  There is no link-layer framing: the
  * per-packet overhead is the PhantoraHeader, already inside the packet.
  *
- * The queue is lossless: exceeding MaxQueuePackets is a fatal error rather than a
- * drop, because collective traffic has no retransmission in this model.
+ * The queue is lossless: exceeding MaxQueuePackets throws std::runtime_error rather
+ * than dropping, because collective traffic has no retransmission in this model.
  *
  * Link-level flow control, configured by the transport per link kind, acts on the
  * device's two roles:
@@ -46,8 +46,8 @@ class PhantoraChannel;
  *   hold the buffer's size in unreturned credits; released bytes return to it as
  *   credits one link delay later.  In PFC mode (RoCE, lossless Ethernet) crossing
  *   PfcXoff sends a PAUSE upstream, falling back to PfcXon sends a RESUME; the headroom
- *   above XOFF absorbs what is in flight meanwhile, and exceeding it is a fatal error,
- *   since a lossless fabric must never drop.
+ *   above XOFF absorbs what is in flight meanwhile, and exceeding it throws
+ *   std::runtime_error, since a lossless fabric must never drop.
  * - Sending side: a packet starts only when the device is not paused and holds enough
  *   credits.  Credits that have not yet arrived cost no event unless the device waits
  *   for them, so flow control with sufficient buffers leaves timing and speed unchanged.

@@ -1,6 +1,6 @@
 #include "phantora-switch.h"
 
-#include "ns3/abort.h"
+#include "ns3/assert.h"
 #include "ns3/log.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
@@ -8,6 +8,8 @@
 #include "phantora-net-device.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace ns3
 {
@@ -71,8 +73,8 @@ uint32_t PhantoraSwitch::EcmpIndex(uint64_t flowId, uint32_t node, uint32_t nCho
 
 const std::vector<Ptr<PhantoraNetDevice>>& PhantoraSwitch::Ports(uint32_t dstGpu)
 {
-    NS_ABORT_MSG_IF(dstGpu >= m_routes.size(), "switch " << m_topology->GetNode(m_node).name
-                                                         << ": packet for unknown GPU " << dstGpu);
+    NS_ASSERT_MSG(dstGpu < m_routes.size(), "switch " << m_topology->GetNode(m_node).name
+                                                      << ": packet for unknown GPU " << dstGpu);
     std::vector<Ptr<PhantoraNetDevice>>& ports = m_routes[dstGpu];
     if (ports.empty())
     {
@@ -80,13 +82,16 @@ const std::vector<Ptr<PhantoraNetDevice>>& PhantoraSwitch::Ports(uint32_t dstGpu
         {
             auto it = std::lower_bound(m_ports.begin(), m_ports.end(), hop.link,
                                        [](const auto& p, uint32_t link) { return p.first < link; });
-            NS_ABORT_MSG_IF(it == m_ports.end() || it->first != hop.link,
-                            "switch " << m_topology->GetNode(m_node).name
-                                      << " has no device on link " << hop.link);
+            if (it == m_ports.end() || it->first != hop.link)
+            {
+                throw std::logic_error("switch " + m_topology->GetNode(m_node).name +
+                                       " has no device on link " + std::to_string(hop.link) +
+                                       " (AddPort every link of its node)");
+            }
             ports.push_back(it->second);
         }
-        NS_ABORT_MSG_IF(ports.empty(), "switch " << m_topology->GetNode(m_node).name
-                                                 << " received a packet addressed to itself");
+        NS_ASSERT_MSG(!ports.empty(), "switch " << m_topology->GetNode(m_node).name
+                                                << " received a packet addressed to itself");
     }
     return ports;
 }

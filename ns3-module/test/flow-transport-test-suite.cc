@@ -2,11 +2,11 @@
 // so that a full 4096-byte packet takes a whole number of microseconds, which keeps them
 // exact at any Time resolution; partial packets are costed with
 // DataRate::CalculateBytesTxTime, the packet-level definition of a packet's TxTime.
+#include "nccl/plan.h"
 #include "ns3/cluster-topology.h"
 #include "ns3/flow-transport-helper.h"
 #include "ns3/flow-transport.h"
 #include "ns3/nccl-plan-executor.h"
-#include "ns3/nccl-plan.h"
 #include "ns3/simulator.h"
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
@@ -16,6 +16,7 @@
 #include <vector>
 
 using namespace ns3;
+namespace nccl = phantora::nccl;
 
 namespace
 {
@@ -284,7 +285,7 @@ private:
             ranks[i] = i;
         }
         Time done = Seconds(-1);
-        NcclPlanExecutor::Start(t, MakeRingAllReducePlan(n, bytes), ranks,
+        NcclPlanExecutor::Start(t, nccl::MakeRingAllReducePlan(n, bytes), ranks,
                                 [&]() { done = Simulator::Now(); });
         Simulator::Run();
         NS_TEST_ASSERT_MSG_EQ(done, 2 * (n - 1) * step, n << " ranks");

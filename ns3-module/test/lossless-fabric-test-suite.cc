@@ -3,11 +3,11 @@
 // touches an uncongested flow.  Bounds are derived from the configured buffers and rates,
 // never from a previous run's output.
 
+#include "nccl/plan.h"
 #include "ns3/boolean.h"
 #include "ns3/cluster-topology.h"
 #include "ns3/double.h"
 #include "ns3/nccl-plan-executor.h"
-#include "ns3/nccl-plan.h"
 #include "ns3/packet-transport-helper.h"
 #include "ns3/packet-transport.h"
 #include "ns3/phantora-net-device.h"
@@ -23,6 +23,7 @@
 #include <vector>
 
 using namespace ns3;
+namespace nccl = phantora::nccl;
 
 namespace
 {
@@ -319,7 +320,7 @@ private:
             std::vector<uint32_t> ranks(n);
             std::iota(ranks.begin(), ranks.end(), 0);
             Time finished = Seconds(-1);
-            NcclPlanExecutor::Start(r, MakeRingAllReducePlan(n, ar), ranks,
+            NcclPlanExecutor::Start(r, nccl::MakeRingAllReducePlan(n, ar), ranks,
                                     [&finished]() { finished = Simulator::Now(); });
             Simulator::Run();
             const uint64_t chunk = (ar + n - 1) / n;

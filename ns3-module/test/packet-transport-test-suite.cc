@@ -2,9 +2,9 @@
 // packet, rounded by Time itself, then summed.  That keeps every comparison exact at
 // whatever Time resolution the runner uses, so the suite never calls SetResolution.
 
+#include "nccl/plan.h"
 #include "ns3/cluster-topology.h"
 #include "ns3/nccl-plan-executor.h"
-#include "ns3/nccl-plan.h"
 #include "ns3/packet-transport-helper.h"
 #include "ns3/packet-transport.h"
 #include "ns3/packet.h"
@@ -22,6 +22,7 @@
 #include <vector>
 
 using namespace ns3;
+namespace nccl = phantora::nccl;
 
 namespace
 {
@@ -111,7 +112,7 @@ Time RunRingAllReduce(uint32_t n, uint64_t bytes, DataRate rate, Time delay,
     std::vector<uint32_t> ranks(n);
     std::iota(ranks.begin(), ranks.end(), 0);
     Time done = Seconds(-1);
-    NcclPlanExecutor::Start(transport, MakeRingAllReducePlan(n, bytes), ranks,
+    NcclPlanExecutor::Start(transport, nccl::MakeRingAllReducePlan(n, bytes), ranks,
                             [&done]() { done = Simulator::Now(); });
     Simulator::Run();
     if (keep)

@@ -3,12 +3,12 @@
 // and the tests below show by how much and why (see also doc/phantora.rst, "Flow-level
 // versus packet-level").
 
+#include "nccl/plan.h"
 #include "ns3/boolean.h"
 #include "ns3/cluster-topology.h"
 #include "ns3/flow-transport-helper.h"
 #include "ns3/flow-transport.h"
 #include "ns3/nccl-plan-executor.h"
-#include "ns3/nccl-plan.h"
 #include "ns3/packet-transport-helper.h"
 #include "ns3/packet-transport.h"
 #include "ns3/phantora-topology-helper.h"
@@ -25,6 +25,7 @@
 #include <vector>
 
 using namespace ns3;
+namespace nccl = phantora::nccl;
 
 namespace
 {
@@ -53,23 +54,23 @@ Ptr<PhantoraTransport> MakeFlow(Ptr<ClusterTopology> topology)
 
 /// NCCL's ring plan with the SM copy-rate cap lifted, so that the network alone decides
 /// and a disagreement between transports cannot hide behind the cap.
-NcclPlan RingPlan(NcclCollectiveKind kind, uint32_t nRanks, uint32_t ranksPerNode, uint64_t bytes,
-                  uint32_t channels = 0)
+nccl::Plan RingPlan(nccl::CollectiveKind kind, uint32_t nRanks, uint32_t ranksPerNode,
+                    uint64_t bytes, uint32_t channels = 0)
 {
-    NcclConfig config;
+    nccl::Config config;
     config.algorithm = "ring";
     config.protocol = "simple";
     config.simple.channelBytesPerSecond = 0;
     if (channels == 0)
     {
-        return MakeNcclPlan(kind, NcclCommShape{nRanks, ranksPerNode}, bytes, config);
+        return nccl::MakePlan(kind, nccl::CommShape{nRanks, ranksPerNode}, bytes, config);
     }
-    NcclChoice choice{NcclAlgorithm::Ring, NcclProtocol::Simple, channels};
-    return MakeNcclPlan(kind, NcclCommShape{nRanks, ranksPerNode}, bytes, config, choice);
+    nccl::Choice choice{nccl::Algorithm::Ring, nccl::Protocol::Simple, channels};
+    return nccl::MakePlan(kind, nccl::CommShape{nRanks, ranksPerNode}, bytes, config, choice);
 }
 
 /// Completion of \p plan over every GPU of \p topology on the transport \p make builds.
-Time RunPlan(Ptr<ClusterTopology> topology, const TransportFactory& make, const NcclPlan& plan,
+Time RunPlan(Ptr<ClusterTopology> topology, const TransportFactory& make, const nccl::Plan& plan,
              std::vector<uint32_t> ranks = {})
 {
     Ptr<PhantoraTransport> transport = make(topology);
@@ -159,12 +160,12 @@ private:
                 return PhantoraTopologyHelper::SingleSwitch(8, DataRate("3600Gbps"),
                                                             NanoSeconds(500), "nvlink");
             };
-            const NcclPlan onStar = RingPlan(NcclCollectiveKind::AllReduce, 8, 8, bytes, 2);
+            const nccl::Plan onStar = RingPlan(nccl::CollectiveKind::AllReduce, 8, 8, bytes, 2);
             Check("all-reduce " + size + ", 8 GPUs on one NVSwitch",
                   RunPlan(star(), MakePacket, onStar), RunPlan(star(), MakeFlow, onStar));
             for (const std::string kind : {"roce", "ib"})
             {
-                const NcclPlan plan = RingPlan(NcclCollectiveKind::AllReduce, 16, 8, bytes, 2);
+                const nccl::Plan plan = RingPlan(nccl::CollectiveKind::AllReduce, 16, 8, bytes, 2);
                 Check("all-reduce " + size + ", 2 nodes x 8 GPUs over " + kind,
                       RunPlan(TwoNodes(kind), MakePacket, plan),
                       RunPlan(TwoNodes(kind), MakeFlow, plan));
@@ -262,7 +263,8 @@ private:
             f.oversubscription = 4.0;
             return PhantoraTopologyHelper::MultiNode(2, NodeSpec{}, f);
         };
-        const NcclPlan plan = RingPlan(NcclCollectiveKind::AllToAll, 16, 8, uint64_t{64} << 20, 2);
+        const nccl::Plan plan =
+            RingPlan(nccl::CollectiveKind::AllToAll, 16, 8, uint64_t{64} << 20, 2);
         const Time flow = RunPlan(fabric("roce"), MakeFlow, plan);
         const Time dcqcn = RunPlan(fabric("roce"), MakePacket, plan);
         const Time pfc = RunPlan(fabric("roce"), MakePacketWithoutDcqcn, plan);
@@ -293,7 +295,8 @@ private:
             return PhantoraTopologyHelper::SingleSwitch(8, DataRate("3600Gbps"), NanoSeconds(500),
                                                         "nvlink");
         };
-        const NcclPlan plan = RingPlan(NcclCollectiveKind::AllReduce, 8, 8, uint64_t{64} << 20, 16);
+        const nccl::Plan plan =
+            RingPlan(nccl::CollectiveKind::AllReduce, 8, 8, uint64_t{64} << 20, 16);
         const Time flow = RunPlan(star(), MakeFlow, plan);
         const Time packet = RunPlan(star(), MakePacket, plan);
         Report("ring all-reduce 64 MiB, 16 channels, one NVSwitch", flow, packet);

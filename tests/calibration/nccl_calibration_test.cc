@@ -3,7 +3,7 @@
 // NCCL model and network phantora-cluster uses, and the errors are bounded.
 // Run the binary alone to see the whole table.
 #include "nccl_bench.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 
 #include <cmath>
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 #include "nccl_bench.h"
 #include "nccl_environment.h"
 #include "run_helpers.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -105,7 +105,7 @@ TEST(Collectives, ModelTimesDifferByOperation)
     // all-gather moves half the bytes an all-reduce of the same size moves.
     const auto scenarioFile = WriteFile("s.toml", SwitchScenario(4));
     const phantora::Scenario scenario = phantora::LoadScenario(scenarioFile);
-    using K = ns3::NcclCollectiveKind;
+    using K = phantora::nccl::CollectiveKind;
     const uint64_t bytes = 64ULL << 20;
     const double allReduce = phantora::BenchCollective(scenario, K::AllReduce, 4, bytes).timeUs;
     const double allGather = phantora::BenchCollective(scenario, K::AllGather, 4, bytes).timeUs;
@@ -124,9 +124,10 @@ TEST(Collectives, RanksNcclVariablesOverrideTheScenarioAsInNccl)
     const auto seen = ExpectEachOpTakesTheModelsTime("NCCL_PROTO=LL NCCL_MAX_NCHANNELS=2 ",
                                                      scenarioFile, scenario, ranks, bytes, &output);
     // The variables made a difference: LL on 2 channels is far slower than NCCL's choice.
-    const double chosen = phantora::BenchCollective(plain, ns3::NcclCollectiveKind::AllReduce,
-                                                    static_cast<uint32_t>(ranks), bytes)
-                              .timeUs;
+    const double chosen =
+        phantora::BenchCollective(plain, phantora::nccl::CollectiveKind::AllReduce,
+                                  static_cast<uint32_t>(ranks), bytes)
+            .timeUs;
     ASSERT_EQ(seen.count("all_reduce"), 1U) << output;
     EXPECT_GT(seen.at("all_reduce"), 1.5 * chosen);
 }

@@ -127,7 +127,7 @@ TEST(CommitPolicy, CommitsACompletionOnlyOnceNoThreadCanSendBeforeItsEnd)
 {
     Fixture f;
     std::optional<int64_t> told;
-    f.network.StartCollective(0, ns3::MakeRingAllReducePlan(2, 8 << 20), {0, 1},
+    f.network.StartCollective(0, nccl::MakeRingAllReducePlan(2, 8 << 20), {0, 1},
                               [&](int64_t endNs) { told = endNs; });
     while (f.network.Advance(NetworkModel::kForever))
     {

@@ -68,6 +68,30 @@ TEST_P(CommittedProfile, HoldsTheBundledProgramsOps)
     }
 }
 
+// The interposer names a conjugate transpose on real data "T" (interposer/cuda_type_names.h
+// GemmOperationName) because every committed GEMM key is real and spells only N and T.
+TEST_P(CommittedProfile, GemmKeysAreRealAndSpellOnlyNAndT)
+{
+    const ProfileReader r(File());
+    int gemms = 0;
+    for (const auto& [key, stats] : r.Ops())
+    {
+        const auto g = GemmSignature::Parse(key.name);
+        if (!g)
+        {
+            continue;
+        }
+        ++gemms;
+        EXPECT_TRUE((g->opA == 'N' || g->opA == 'T') && (g->opB == 'N' || g->opB == 'T'))
+            << key.name;
+        for (const std::string& type : {g->a, g->b, g->c})
+        {
+            EXPECT_GT(DataTypeBytes(type), 0) << key.name;
+        }
+    }
+    EXPECT_GT(gemms, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Profiles, CommittedProfile, ::testing::Values("H100", "H200"));
 
 // Every number in a committed profile comes from its committed raw logs: importing them

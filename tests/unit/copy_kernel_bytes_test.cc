@@ -3,7 +3,7 @@
 #include "copy_kernel_bytes.h"
 #include "kernel_cost_table.h"
 #include "profile_writer.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 
 #include <filesystem>
 #include <fstream>

@@ -46,7 +46,8 @@ public:
     void Start(const Collective& c)
     {
         m_net.StartCollective(
-            c.startNs, ns3::MakeRingAllReducePlan(static_cast<uint32_t>(c.gpus.size()), c.bytes),
+            c.startNs,
+            phantora::nccl::MakeRingAllReducePlan(static_cast<uint32_t>(c.gpus.size()), c.bytes),
             c.gpus, [this, name = c.name](int64_t endNs) { ends[name] = endNs; }, c.order, c.name);
     }
 

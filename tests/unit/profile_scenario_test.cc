@@ -1,6 +1,6 @@
 // The scenario keys of the profile cache: [kernels] profile (relative to the scenario
 // file) and [gpu] peak_tflops_* for the roofline.
-#include "scenario.h"
+#include "scenario_loader.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "scenario.h"
+#include "scenario_loader.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,9 +1,9 @@
 // The network a scenario file describes: every shipped scenario builds, cluster graphs
 // have the links the file asks for, and a GPU cut off from the others is refused.
+#include "nccl/plan.h"
 #include "nccl_bench.h"
-#include "ns3/nccl-plan.h"
 #include "ns3/nstime.h"
-#include "scenario.h"
+#include "scenario_loader.h"
 #include "topology_from_scenario.h"
 
 #include <filesystem>
@@ -211,14 +211,14 @@ TEST_F(TopologyFromScenario, TreeAllReduceCrossesNodesOnAShippedCluster)
     const Scenario s = LoadScenario(std::filesystem::path(PHANTORA_SOURCE_DIR) /
                                     "scenarios/cluster-16x8-h100-ib.toml");
     ASSERT_EQ(s.topology.gpusPerNode, 8U);
-    ns3::NcclConfig config = s.nccl;
+    phantora::nccl::Config config = s.nccl;
     config.algorithm = "tree";
     config.maxChannels = 1;
-    ns3::NcclCommShape shape;
+    phantora::nccl::CommShape shape;
     shape.nRanks = s.topology.gpus;
     shape.ranksPerNode = s.topology.gpusPerNode;
-    const ns3::NcclPlan plan =
-        ns3::MakeNcclPlan(ns3::NcclCollectiveKind::AllReduce, shape, 64 << 20, config);
+    const phantora::nccl::Plan plan = phantora::nccl::MakePlan(
+        phantora::nccl::CollectiveKind::AllReduce, shape, 64 << 20, config);
     EXPECT_EQ(plan.algorithm, "tree");
     std::set<uint32_t> nodesReached;
     for (const auto& t : plan.transfers)
@@ -238,11 +238,11 @@ TEST_F(TopologyFromScenario, NcclTestsSeeTheClustersNodes)
     Scenario s = LoadScenario(std::filesystem::path(PHANTORA_SOURCE_DIR) /
                               "scenarios/cluster-16x8-h100-ib.toml");
     const BenchResult multiNode =
-        BenchCollective(s, ns3::NcclCollectiveKind::AllReduce, 128, 64 << 10);
+        BenchCollective(s, phantora::nccl::CollectiveKind::AllReduce, 128, 64 << 10);
     EXPECT_EQ(multiNode.algorithm, "tree");
     s.topology.nodes = 1;
     s.topology.gpusPerNode = s.topology.gpus;
     const BenchResult oneNode =
-        BenchCollective(s, ns3::NcclCollectiveKind::AllReduce, 128, 64 << 10);
+        BenchCollective(s, phantora::nccl::CollectiveKind::AllReduce, 128, 64 << 10);
     EXPECT_EQ(oneNode.algorithm, "ring");
 }

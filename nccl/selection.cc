@@ -1,4 +1,4 @@
-#include "nccl-selection.h"
+#include "selection.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string_view>
 
-namespace ns3
+namespace phantora::nccl
 {
 
 namespace
@@ -52,16 +52,16 @@ std::vector<std::string_view> Split(std::string_view s, char sep)
 }
 
 /// NCCL's names for its collectives in NCCL_ALGO / NCCL_PROTO entries.
-std::optional<NcclCollectiveKind> CollectiveOf(const std::string& name)
+std::optional<CollectiveKind> CollectiveOf(const std::string& name)
 {
-    static const std::array<std::pair<const char*, NcclCollectiveKind>, 7> kNames{{
-        {"allreduce", NcclCollectiveKind::AllReduce},
-        {"allgather", NcclCollectiveKind::AllGather},
-        {"reducescatter", NcclCollectiveKind::ReduceScatter},
-        {"broadcast", NcclCollectiveKind::Broadcast},
-        {"reduce", NcclCollectiveKind::Reduce},
-        {"alltoall", NcclCollectiveKind::AllToAll},
-        {"sendrecv", NcclCollectiveKind::SendRecv},
+    static const std::array<std::pair<const char*, CollectiveKind>, 7> kNames{{
+        {"allreduce", CollectiveKind::AllReduce},
+        {"allgather", CollectiveKind::AllGather},
+        {"reducescatter", CollectiveKind::ReduceScatter},
+        {"broadcast", CollectiveKind::Broadcast},
+        {"reduce", CollectiveKind::Reduce},
+        {"alltoall", CollectiveKind::AllToAll},
+        {"sendrecv", CollectiveKind::SendRecv},
     }};
     for (const auto& [n, k] : kNames)
     {
@@ -74,7 +74,7 @@ std::optional<NcclCollectiveKind> CollectiveOf(const std::string& name)
 }
 
 /// The list (without the collective prefix) that applies to \p kind, "" when none.
-std::string_view ListFor(std::string_view spec, NcclCollectiveKind kind, const char* variable)
+std::string_view ListFor(std::string_view spec, CollectiveKind kind, const char* variable)
 {
     std::string_view general;
     std::optional<std::string_view> specific;
@@ -115,7 +115,7 @@ template <class T> struct Vocabulary
 };
 
 template <class T>
-std::vector<T> Allowed(const std::string& spec, NcclCollectiveKind kind, const Vocabulary<T>& vocab)
+std::vector<T> Allowed(const std::string& spec, CollectiveKind kind, const Vocabulary<T>& vocab)
 {
     std::vector<T> all;
     for (const auto& [name, value] : vocab.names)
@@ -163,18 +163,18 @@ std::vector<T> Allowed(const std::string& spec, NcclCollectiveKind kind, const V
     if (out.empty())
     {
         throw std::invalid_argument(std::string(vocab.variable) + " '" + spec + "' leaves " +
-                                    NcclCollectiveName(kind) +
-                                    " nothing Phantora models (it models " + vocab.expected + ")");
+                                    CollectiveName(kind) + " nothing Phantora models (it models " +
+                                    vocab.expected + ")");
     }
     return out;
 }
 
-const Vocabulary<NcclAlgorithm>& Algorithms()
+const Vocabulary<Algorithm>& Algorithms()
 {
-    static const Vocabulary<NcclAlgorithm> v{
+    static const Vocabulary<Algorithm> v{
         "NCCL_ALGO",
-        {{"ring", NcclAlgorithm::Ring},
-         {"tree", NcclAlgorithm::Tree},
+        {{"ring", Algorithm::Ring},
+         {"tree", Algorithm::Tree},
          {"collnet", std::nullopt},
          {"collnetdirect", std::nullopt},
          {"collnetchain", std::nullopt},
@@ -186,47 +186,46 @@ const Vocabulary<NcclAlgorithm>& Algorithms()
     return v;
 }
 
-const Vocabulary<NcclProtocol>& Protocols()
+const Vocabulary<Protocol>& Protocols()
 {
-    static const Vocabulary<NcclProtocol> v{"NCCL_PROTO",
-                                            {{"ll", NcclProtocol::LL},
-                                             {"ll128", NcclProtocol::LL128},
-                                             {"simple", NcclProtocol::Simple}},
-                                            "ll, ll128, simple"};
+    static const Vocabulary<Protocol> v{
+        "NCCL_PROTO",
+        {{"ll", Protocol::LL}, {"ll128", Protocol::LL128}, {"simple", Protocol::Simple}},
+        "ll, ll128, simple"};
     return v;
 }
 
-constexpr std::array<NcclCollectiveKind, 7> kEveryKind{
-    NcclCollectiveKind::AllReduce, NcclCollectiveKind::AllGather, NcclCollectiveKind::ReduceScatter,
-    NcclCollectiveKind::Broadcast, NcclCollectiveKind::Reduce,    NcclCollectiveKind::AllToAll,
-    NcclCollectiveKind::SendRecv};
+constexpr std::array<CollectiveKind, 7> kEveryKind{
+    CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+    CollectiveKind::Broadcast, CollectiveKind::Reduce,    CollectiveKind::AllToAll,
+    CollectiveKind::SendRecv};
 
 } // namespace
 
-std::vector<NcclAlgorithm> NcclAllowedAlgorithms(const std::string& spec, NcclCollectiveKind kind)
+std::vector<Algorithm> AllowedAlgorithms(const std::string& spec, CollectiveKind kind)
 {
     return Allowed(spec, kind, Algorithms());
 }
 
-std::vector<NcclProtocol> NcclAllowedProtocols(const std::string& spec, NcclCollectiveKind kind)
+std::vector<Protocol> AllowedProtocols(const std::string& spec, CollectiveKind kind)
 {
     return Allowed(spec, kind, Protocols());
 }
 
-void NcclValidateAlgorithmSpec(const std::string& spec)
+void ValidateAlgorithmSpec(const std::string& spec)
 {
-    for (NcclCollectiveKind k : kEveryKind)
+    for (CollectiveKind k : kEveryKind)
     {
-        NcclAllowedAlgorithms(spec, k);
+        AllowedAlgorithms(spec, k);
     }
 }
 
-void NcclValidateProtocolSpec(const std::string& spec)
+void ValidateProtocolSpec(const std::string& spec)
 {
-    for (NcclCollectiveKind k : kEveryKind)
+    for (CollectiveKind k : kEveryKind)
     {
-        NcclAllowedProtocols(spec, k);
+        AllowedProtocols(spec, k);
     }
 }
 
-} // namespace ns3
+} // namespace phantora::nccl

@@ -1,4 +1,4 @@
-#include "gpu_timeline.h"
+#include "device_timeline.h"
 
 #include "protocol/streams.h"
 

@@ -1,10 +1,10 @@
-#include "gpu_timeline.h"
+#include "device_timeline.h"
 
 #include <gtest/gtest.h>
 
 using namespace phantora;
 
-TEST(GpuTimeline, OpsOnOneStreamRunBackToBack)
+TEST(DeviceTimeline, OpsOnOneStreamRunBackToBack)
 {
     DeviceTimeline tl(5);
     tl.EnqueueTimed(1, 100, 50);  // starts 105, ends 155
@@ -15,7 +15,7 @@ TEST(GpuTimeline, OpsOnOneStreamRunBackToBack)
     EXPECT_EQ(tl.TimedOps(), 3U);
 }
 
-TEST(GpuTimeline, StreamsAreIndependentAndTheDeviceWaitsForAll)
+TEST(DeviceTimeline, StreamsAreIndependentAndTheDeviceWaitsForAll)
 {
     DeviceTimeline tl(0);
     tl.EnqueueTimed(1, 0, 100);
@@ -26,14 +26,14 @@ TEST(GpuTimeline, StreamsAreIndependentAndTheDeviceWaitsForAll)
     EXPECT_EQ(tl.StreamTail(99), 0); // never used
 }
 
-TEST(GpuTimeline, NotBeforeDelaysTheStart)
+TEST(DeviceTimeline, NotBeforeDelaysTheStart)
 {
     DeviceTimeline tl(0);
     tl.EnqueueTimed(0, 10, 5, 400);
     EXPECT_EQ(tl.StreamTail(0), 405);
 }
 
-TEST(GpuTimeline, CollectiveHoldsItsStreamUntilTheNetworkAnswers)
+TEST(DeviceTimeline, CollectiveHoldsItsStreamUntilTheNetworkAnswers)
 {
     DeviceTimeline tl(4);
     tl.EnqueueTimed(1, 0, 100); // 4..104
@@ -51,7 +51,7 @@ TEST(GpuTimeline, CollectiveHoldsItsStreamUntilTheNetworkAnswers)
     EXPECT_EQ(tl.Collectives(), 1U);
 }
 
-TEST(GpuTimeline, ASecondCollectiveBecomesReadyWhenTheFirstEnds)
+TEST(DeviceTimeline, ASecondCollectiveBecomesReadyWhenTheFirstEnds)
 {
     DeviceTimeline tl(1);
     std::vector<int64_t> ready;
@@ -64,7 +64,7 @@ TEST(GpuTimeline, ASecondCollectiveBecomesReadyWhenTheFirstEnds)
     EXPECT_THROW(tl.CompleteCollective(1, 300), std::logic_error);
 }
 
-TEST(GpuTimeline, ARecordCompletesWithTheWorkBeforeIt)
+TEST(DeviceTimeline, ARecordCompletesWithTheWorkBeforeIt)
 {
     DeviceTimeline tl(5);
     tl.EnqueueRecord(1, 0, 100); // idle stream: at enqueue + latency
@@ -75,7 +75,7 @@ TEST(GpuTimeline, ARecordCompletesWithTheWorkBeforeIt)
     EXPECT_EQ(tl.RecordTime(999), 0); // never recorded: complete
 }
 
-TEST(GpuTimeline, AStreamWaitingOnARecordStartsAfterIt)
+TEST(DeviceTimeline, AStreamWaitingOnARecordStartsAfterIt)
 {
     DeviceTimeline tl(0);
     tl.EnqueueTimed(1, 0, 300);
@@ -85,7 +85,7 @@ TEST(GpuTimeline, AStreamWaitingOnARecordStartsAfterIt)
     EXPECT_EQ(tl.StreamTail(2), 310);
 }
 
-TEST(GpuTimeline, AWaitOnARecordBehindACollectiveHoldsTheStreamUntilTheNetworkAnswers)
+TEST(DeviceTimeline, AWaitOnARecordBehindACollectiveHoldsTheStreamUntilTheNetworkAnswers)
 {
     DeviceTimeline tl(0);
     int64_t ready = -1;
@@ -101,7 +101,7 @@ TEST(GpuTimeline, AWaitOnARecordBehindACollectiveHoldsTheStreamUntilTheNetworkAn
     EXPECT_EQ(tl.DeviceTail(), 1020);
 }
 
-TEST(GpuTimeline, TheLegacyStreamWaitsForBlockingStreamsAndTheyForIt)
+TEST(DeviceTimeline, TheLegacyStreamWaitsForBlockingStreamsAndTheyForIt)
 {
     DeviceTimeline tl(0);
     const uint64_t blocking = 0x1000;
@@ -116,7 +116,7 @@ TEST(GpuTimeline, TheLegacyStreamWaitsForBlockingStreamsAndTheyForIt)
     EXPECT_EQ(tl.StreamTail(nonBlocking), 505);
 }
 
-TEST(GpuTimeline, WithoutLegacyWorkStreamsAreIndependent)
+TEST(DeviceTimeline, WithoutLegacyWorkStreamsAreIndependent)
 {
     DeviceTimeline tl(0);
     tl.EnqueueTimed(0x1000, 0, 100);
@@ -124,7 +124,7 @@ TEST(GpuTimeline, WithoutLegacyWorkStreamsAreIndependent)
     EXPECT_EQ(tl.StreamTail(0x1010), 30);
 }
 
-TEST(GpuTimeline, ComputeAndCollectiveSpansGiveTheTimeShares)
+TEST(DeviceTimeline, ComputeAndCollectiveSpansGiveTheTimeShares)
 {
     DeviceTimeline tl(0);
     tl.EnqueueCollective(1, 100, 5, [](int64_t) {}); // runs 100..400

@@ -1,51 +1,37 @@
-#ifndef NCCL_CONFIG_H
-#define NCCL_CONFIG_H
+// The NCCL model's vocabulary (algorithms, protocols) and every tunable it has.
+#pragma once
+
+#include "collective_kind.h"
 
 #include <cstdint>
 #include <string>
 
-namespace ns3
+namespace phantora::nccl
 {
 
-/**
- * \ingroup phantora
- * \brief The collectives NCCL offers, as the planner knows them.
- */
-enum class NcclCollectiveKind
-{
-    AllReduce,
-    AllGather,     ///< bytes = the whole output buffer (nccl-tests' size)
-    ReduceScatter, ///< bytes = the whole input buffer (nccl-tests' size)
-    Broadcast,     ///< from rank 0 (the root)
-    Reduce,        ///< to rank 0 (the root)
-    AllToAll,      ///< bytes = one rank's send buffer; 1/n of it goes to each rank
-    SendRecv,      ///< rank 0 sends bytes to rank 1
-};
-
-enum class NcclAlgorithm
+enum class Algorithm
 {
     Ring,
     Tree,
 };
 
-enum class NcclProtocol
+enum class Protocol
 {
     LL,
     LL128,
     Simple,
 };
 
-const char* NcclCollectiveName(NcclCollectiveKind kind);
-const char* NcclAlgorithmName(NcclAlgorithm algo);
-const char* NcclProtocolName(NcclProtocol proto);
+const char* AlgorithmName(Algorithm algo);
+const char* ProtocolName(Protocol proto);
 
 /**
  * \brief Costs of one NCCL protocol, as NCCL's own tuning model has them.
  *
- * Plain numbers (no ns3::Time) so that the bridge's scenario can hold a config
- * without touching ns-3's time resolution.
+ * Plain numbers, so that the bridge's scenario can hold a config without touching any
+ * simulator's time resolution.
  */
-struct NcclProtocolParams
+struct ProtocolParams
 {
     double baseLatencyNs{0};         ///< once per collective: kernel launch and teardown
     double stepLatencyNs{0};         ///< per pipeline step: flag write, poll, SM hand-off
@@ -56,7 +42,7 @@ struct NcclProtocolParams
  * \brief Every tunable of the NCCL model.  Filled from the scenario's [nccl] table;
  * the defaults are NCCL's own orders of magnitude, not a fit to any measurement.
  */
-struct NcclConfig
+struct Config
 {
     std::string algorithm{};  ///< NCCL_ALGO: "" (automatic), "ring" or "tree"
     std::string protocol{};   ///< NCCL_PROTO: "" (automatic), "ll", "ll128" or "simple"
@@ -67,22 +53,20 @@ struct NcclConfig
     uint64_t chunkBytes{512 * 1024}; ///< data of one pipeline slice per channel (Simple)
     /// Upper bound of pipeline chunks per channel: more cost simulation time, not accuracy.
     uint32_t maxChunksPerChannel{64};
-    NcclProtocolParams ll{6600, 600, 8e9};
-    NcclProtocolParams ll128{14000, 1900, 18e9};
-    NcclProtocolParams simple{8400, 3400, 24e9};
+    ProtocolParams ll{6600, 600, 8e9};
+    ProtocolParams ll128{14000, 1900, 18e9};
+    ProtocolParams simple{8400, 3400, 24e9};
     /// Tree only: extra cost per tree level crossed (network hop between nodes).
     double treeLevelLatencyNs{2000};
 
-    const NcclProtocolParams& Params(NcclProtocol p) const
+    const ProtocolParams& Params(Protocol p) const
     {
-        return p == NcclProtocol::LL ? ll : (p == NcclProtocol::LL128 ? ll128 : simple);
+        return p == Protocol::LL ? ll : (p == Protocol::LL128 ? ll128 : simple);
     }
 };
 
 /// Wire bytes for \p dataBytes of payload: LL sends an 8-byte flag with every 8 bytes
 /// of data, LL128 uses 8 of every 128 bytes for flags, Simple sends the data as is.
-uint64_t NcclWireBytes(NcclProtocol proto, uint64_t dataBytes);
+uint64_t WireBytes(Protocol proto, uint64_t dataBytes);
 
-} // namespace ns3
-
-#endif
+} // namespace phantora::nccl

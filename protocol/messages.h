@@ -7,6 +7,8 @@
 // in that order, which is the order in which the rank's threads made them.
 #pragma once
 
+#include "nccl/collective_kind.h"
+
 #include <array>
 #include <cereal/cereal.hpp>
 #include <cstdint>
@@ -195,15 +197,9 @@ struct NcclCommInit
     template <class A> void serialize(A& ar) { ar(id, nranks, rank, tuning); }
 };
 
-enum class CollectiveOp : uint8_t
-{
-    AllReduce = 0,
-    AllGather = 1,     ///< bytes: the whole output buffer
-    ReduceScatter = 2, ///< bytes: the whole input buffer
-    Broadcast = 3,
-    Reduce = 4,
-    AllToAll = 5, ///< bytes: one rank's whole send buffer
-};
+/// The collective a rank calls: the NCCL model's own kind, so the bridge plans what
+/// the rank named without translating it.  One byte on the wire, numbered as before.
+using CollectiveOp = nccl::CollectiveKind;
 
 /// NCCL's data types and reduction operations, numbered as in nccl.h.
 enum class DataType : uint8_t

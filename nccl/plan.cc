@@ -1,20 +1,19 @@
-#include "nccl-plan.h"
-
-#include "ns3/abort.h"
-#include "ns3/log.h"
+#include "plan.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
-namespace ns3
+namespace phantora::nccl
 {
 
-NS_LOG_COMPONENT_DEFINE("NcclPlan");
-
-NcclPlan MakeRingAllReducePlan(uint32_t nRanks, uint64_t bytes)
+Plan MakeRingAllReducePlan(uint32_t nRanks, uint64_t bytes)
 {
-    NS_ABORT_MSG_IF(nRanks == 0, "a communicator needs at least one rank");
-    NcclPlan plan;
+    if (nRanks == 0)
+    {
+        throw std::invalid_argument("a communicator needs at least one rank");
+    }
+    Plan plan;
     if (nRanks == 1)
     {
         return plan;
@@ -26,7 +25,7 @@ NcclPlan MakeRingAllReducePlan(uint32_t nRanks, uint64_t bytes)
     {
         for (uint32_t r = 0; r < nRanks; ++r)
         {
-            NcclTransfer t;
+            Transfer t;
             t.src = r;
             t.dst = (r + 1) % nRanks;
             t.bytes = chunk;
@@ -54,7 +53,7 @@ uint64_t CeilDiv(uint64_t a, uint64_t b)
 class PlanBuilder
 {
 public:
-    PlanBuilder(NcclPlan& plan, const NcclConfig& config, NcclProtocol proto)
+    PlanBuilder(Plan& plan, const Config& config, Protocol proto)
         : m_plan(plan), m_params(config.Params(proto)), m_proto(proto)
     {
     }
@@ -63,15 +62,15 @@ public:
     uint32_t Add(uint32_t src, uint32_t dst, uint64_t dataBytes, uint32_t channel,
                  std::vector<uint32_t> deps)
     {
-        NcclTransfer t;
+        Transfer t;
         t.src = src;
         t.dst = dst;
-        t.bytes = NcclWireBytes(m_proto, dataBytes);
+        t.bytes = WireBytes(m_proto, dataBytes);
         t.channel = channel;
-        t.delay = PicoSeconds(static_cast<int64_t>(m_params.stepLatencyNs * 1000.0 + 0.5));
+        t.delay = Picoseconds(static_cast<int64_t>(m_params.stepLatencyNs * 1000.0 + 0.5));
         if (m_params.channelBytesPerSecond > 0)
         {
-            t.minDuration = PicoSeconds(static_cast<int64_t>(
+            t.minDuration = Picoseconds(static_cast<int64_t>(
                 static_cast<double>(dataBytes) / m_params.channelBytesPerSecond * 1e12 + 0.5));
         }
         t.deps = std::move(deps);
@@ -80,14 +79,14 @@ public:
     }
 
 private:
-    NcclPlan& m_plan;
-    const NcclProtocolParams& m_params;
-    NcclProtocol m_proto;
+    Plan& m_plan;
+    const ProtocolParams& m_params;
+    Protocol m_proto;
 };
 
 /// Chunks per channel: enough that one chunk holds at most chunkBytes of a step's data,
 /// never more than the config's bound (1 GiB must stay cheap to simulate).
-uint32_t ChunksFor(uint64_t stepBytesPerChannel, const NcclConfig& config)
+uint32_t ChunksFor(uint64_t stepBytesPerChannel, const Config& config)
 {
     const uint64_t wanted = CeilDiv(std::max<uint64_t>(stepBytesPerChannel, 1),
                                     std::max<uint64_t>(config.chunkBytes, 1));
@@ -169,7 +168,7 @@ void AddPipeline(PlanBuilder& b, const std::vector<Steps>& stepsOfChannel, uint3
  * number of nodes the closing hop changes rail, as it does on such a machine.  Chains
  * (broadcast, reduce) start at plan rank 0, the root.
  */
-std::vector<uint32_t> RailAlignedOrder(const NcclCommShape& shape, uint32_t channel, bool chain)
+std::vector<uint32_t> RailAlignedOrder(const CommShape& shape, uint32_t channel, bool chain)
 {
     const uint32_t n = shape.nRanks;
     const uint32_t perNode = std::clamp<uint32_t>(shape.ranksPerNode, 1, n);
@@ -195,12 +194,12 @@ std::vector<uint32_t> RailAlignedOrder(const NcclCommShape& shape, uint32_t chan
     return order;
 }
 
-void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, const NcclCommShape& shape,
-             uint64_t bytes, const NcclConfig& config)
+void AddRing(PlanBuilder& b, Plan& plan, CollectiveKind kind, const CommShape& shape,
+             uint64_t bytes, const Config& config)
 {
     const uint32_t n = shape.nRanks;
     const uint32_t nc = plan.nChannels;
-    const bool chain = kind == NcclCollectiveKind::Broadcast || kind == NcclCollectiveKind::Reduce;
+    const bool chain = kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
     // Channels on the same rail take the same route: build each route once.
     const uint32_t routes = std::min(nc, std::clamp<uint32_t>(shape.ranksPerNode, 1, n));
     std::vector<Steps> stepsOfChannel(chain ? 1 : routes);
@@ -212,12 +211,12 @@ void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, const Nccl
         Steps& steps = stepsOfChannel[c];
         switch (kind)
         {
-        case NcclCollectiveKind::AllReduce:
-        case NcclCollectiveKind::AllGather:
-        case NcclCollectiveKind::ReduceScatter:
+        case CollectiveKind::AllReduce:
+        case CollectiveKind::AllGather:
+        case CollectiveKind::ReduceScatter:
         {
             // every rank passes one n-th of the buffer to its successor each step
-            const uint32_t nSteps = kind == NcclCollectiveKind::AllReduce ? 2 * (n - 1) : n - 1;
+            const uint32_t nSteps = kind == CollectiveKind::AllReduce ? 2 * (n - 1) : n - 1;
             std::vector<std::pair<uint32_t, uint32_t>> ring;
             for (uint32_t i = 0; i < n; ++i)
             {
@@ -228,14 +227,14 @@ void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, const Nccl
             parts = n;
             break;
         }
-        case NcclCollectiveKind::Broadcast:
+        case CollectiveKind::Broadcast:
             // a chain from the root, the whole buffer on every edge
             for (uint32_t i = 0; i + 1 < n; ++i)
             {
                 steps.push_back({{order[i], order[i + 1]}});
             }
             break;
-        case NcclCollectiveKind::Reduce:
+        case CollectiveKind::Reduce:
             // the same chain, into the root
             for (uint32_t i = n - 1; i > 0; --i)
             {
@@ -243,7 +242,8 @@ void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, const Nccl
             }
             break;
         default:
-            NS_ABORT_MSG("not a ring collective");
+            throw std::logic_error(std::string("AddRing: ") + CollectiveName(kind) +
+                                   " is not a ring collective");
         }
     }
     const uint32_t chunks = ChunksFor(CeilDiv(unit, nc), config);
@@ -254,9 +254,8 @@ void AddRing(PlanBuilder& b, NcclPlan& plan, NcclCollectiveKind kind, const Nccl
 
 /// All-to-all and send/recv: independent pairs, each pair's data split over channels
 /// and chunked, one chunk after the other per pair and channel.
-void AddPairs(PlanBuilder& b, NcclPlan& plan,
-              const std::vector<std::pair<uint32_t, uint32_t>>& pairs, uint64_t pairBytes,
-              const NcclConfig& config)
+void AddPairs(PlanBuilder& b, Plan& plan, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+              uint64_t pairBytes, const Config& config)
 {
     const uint32_t nc = plan.nChannels;
     const uint32_t chunks = ChunksFor(CeilDiv(pairBytes, nc), config);
@@ -271,8 +270,8 @@ void AddPairs(PlanBuilder& b, NcclPlan& plan,
  * channel uses the mirrored tree so that leaves of one are inner nodes of the other.
  * Each chunk is reduced up to the root, then broadcast down.
  */
-void AddTree(PlanBuilder& b, NcclPlan& plan, const NcclCommShape& shape, uint64_t bytes,
-             const NcclConfig& config)
+void AddTree(PlanBuilder& b, Plan& plan, const CommShape& shape, uint64_t bytes,
+             const Config& config)
 {
     const uint32_t n = shape.nRanks;
     const uint32_t perNode = std::clamp<uint32_t>(shape.ranksPerNode, 1, n);
@@ -365,51 +364,56 @@ void AddTree(PlanBuilder& b, NcclPlan& plan, const NcclCommShape& shape, uint64_
 
 } // namespace
 
-NcclPlan MakeNcclPlan(NcclCollectiveKind kind, const NcclCommShape& shape, uint64_t bytes,
-                      const NcclConfig& config)
+Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const Config& config)
 {
-    return MakeNcclPlan(kind, shape, bytes, config, ChooseNccl(kind, shape, bytes, config));
+    return MakePlan(kind, shape, bytes, config, Choose(kind, shape, bytes, config));
 }
 
-NcclPlan MakeNcclPlan(NcclCollectiveKind kind, const NcclCommShape& shape, uint64_t bytes,
-                      const NcclConfig& config, const NcclChoice& choice)
+Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const Config& config,
+              const Choice& choice)
 {
     const uint32_t n = shape.nRanks;
-    NS_ABORT_MSG_IF(n == 0, "a communicator needs at least one rank");
-    NS_ABORT_MSG_IF(kind == NcclCollectiveKind::SendRecv && n < 2, "send/recv needs two ranks");
-    NcclPlan plan;
-    plan.algorithm = NcclAlgorithmName(choice.algorithm);
-    plan.protocol = NcclProtocolName(choice.protocol);
+    if (n == 0)
+    {
+        throw std::invalid_argument("a communicator needs at least one rank");
+    }
+    if (kind == CollectiveKind::SendRecv && n < 2)
+    {
+        throw std::invalid_argument("send/recv needs two ranks");
+    }
+    Plan plan;
+    plan.algorithm = AlgorithmName(choice.algorithm);
+    plan.protocol = ProtocolName(choice.protocol);
     plan.nChannels = std::max<uint32_t>(choice.nChannels, 1);
-    const NcclProtocolParams& params = config.Params(choice.protocol);
-    plan.fixedLatency = PicoSeconds(static_cast<int64_t>(params.baseLatencyNs * 1000.0 + 0.5));
-    if (n == 1 && kind != NcclCollectiveKind::SendRecv)
+    const ProtocolParams& params = config.Params(choice.protocol);
+    plan.fixedLatency = Picoseconds(static_cast<int64_t>(params.baseLatencyNs * 1000.0 + 0.5));
+    if (n == 1 && kind != CollectiveKind::SendRecv)
     {
         return plan; // nothing crosses the network; the kernel still costs its latency
     }
     PlanBuilder b(plan, config, choice.protocol);
-    const bool tree = choice.algorithm == NcclAlgorithm::Tree &&
-                      kind == NcclCollectiveKind::AllReduce && shape.ranksPerNode < n;
+    const bool tree = choice.algorithm == Algorithm::Tree && kind == CollectiveKind::AllReduce &&
+                      shape.ranksPerNode < n;
     if (!tree)
     {
         plan.algorithm = "ring"; // a tree inside one node (or for other collectives) is a ring
     }
     switch (kind)
     {
-    case NcclCollectiveKind::AllReduce:
+    case CollectiveKind::AllReduce:
         if (tree)
         {
             AddTree(b, plan, shape, bytes, config);
             break;
         }
         [[fallthrough]];
-    case NcclCollectiveKind::AllGather:
-    case NcclCollectiveKind::ReduceScatter:
-    case NcclCollectiveKind::Broadcast:
-    case NcclCollectiveKind::Reduce:
+    case CollectiveKind::AllGather:
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::Reduce:
         AddRing(b, plan, kind, shape, bytes, config);
         break;
-    case NcclCollectiveKind::AllToAll:
+    case CollectiveKind::AllToAll:
     {
         std::vector<std::pair<uint32_t, uint32_t>> pairs;
         for (uint32_t r = 0; r < n; ++r)
@@ -426,16 +430,12 @@ NcclPlan MakeNcclPlan(NcclCollectiveKind kind, const NcclCommShape& shape, uint6
         AddPairs(b, plan, pairs, CeilDiv(bytes, n), config);
         break;
     }
-    case NcclCollectiveKind::SendRecv:
+    case CollectiveKind::SendRecv:
         plan.algorithm = "p2p";
         AddPairs(b, plan, {{0, 1}}, bytes, config);
         break;
     }
-    NS_LOG_LOGIC(NcclCollectiveName(kind)
-                 << " " << bytes << " B: " << plan.algorithm << "/" << plan.protocol << " "
-                 << plan.nChannels << " ch x " << plan.chunksPerChannel << " chunks, "
-                 << plan.transfers.size() << " transfers");
     return plan;
 }
 
-} // namespace ns3
+} // namespace phantora::nccl

@@ -1,0 +1,40 @@
+// NCCL's choice of algorithm, protocol and channel count for one collective (NCCL's
+// src/graph/tuning.cc in spirit: latency + bytes on the bus / bandwidth).
+#pragma once
+
+#include "config.h"
+
+#include <cstdint>
+
+namespace phantora::nccl
+{
+
+/// What NCCL would run a collective with: algorithm, protocol, channel count.
+struct Choice
+{
+    Algorithm algorithm{Algorithm::Ring};
+    Protocol protocol{Protocol::Simple};
+    uint32_t nChannels{1};
+    double estimatedNs{0}; ///< the tuning model's estimate, for logs and tests
+};
+
+/// The shape of a communicator the tuning model needs.
+struct CommShape
+{
+    uint32_t nRanks{1};
+    uint32_t ranksPerNode{1}; ///< ranks sharing a node (NVLink domain); nRanks when one node
+};
+
+/// Channels NCCL uses for \p bytes: as many as keep minBytesPerChannel each, within
+/// [minChannels, maxChannels].
+uint32_t ChannelsFor(const Config& config, uint64_t bytes);
+
+/// The tuning model's time for one algorithm/protocol.
+double EstimateNs(CollectiveKind kind, const CommShape& shape, uint64_t bytes, Algorithm algo,
+                  Protocol proto, uint32_t nChannels, const Config& config);
+
+/// NCCL's choice: the fastest estimate among the algorithms and protocols the config
+/// (NCCL_ALGO, NCCL_PROTO) allows.  Throws std::invalid_argument on an unknown name.
+Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const Config& config);
+
+} // namespace phantora::nccl
