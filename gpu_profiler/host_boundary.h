@@ -42,4 +42,13 @@ inline std::string Collective(std::string_view op)
     return std::string("nccl:").append(op);
 }
 
+/// Whether the call \p what (one of the above) can wait for the GPU or for other ranks:
+/// its own host time is mostly waiting (and CUDA spins while it waits), which the
+/// simulation derives from its timeline, so the recorder keeps no cost for it.
+inline bool Waits(std::string_view what)
+{
+    return what == kCopySync || what == kEventSync || what == kStreamSync || what == kDeviceSync ||
+           what == kCommInit || what == kCommSplit || what == kCommDestroy;
+}
+
 } // namespace phantora::host_time::boundary

@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <dlfcn.h>
+#include <link.h>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -14,18 +16,64 @@ namespace phantora::host_time
 namespace
 {
 
+/// The address range a loaded module's segments span.
+struct Range
+{
+    uintptr_t begin{0};
+    uintptr_t end{0};
+    bool Holds(uintptr_t a) const { return a >= begin && a < end; }
+};
+
+/// The range of the module that holds \p addr, found once per caller (dladdr walks every
+/// loaded object, far too slow to ask for each frame of each call).
+Range ModuleRange(const void* addr)
+{
+    Dl_info info{};
+    if (!dladdr(addr, &info))
+    {
+        return {};
+    }
+    struct Query
+    {
+        uintptr_t base;
+        Range range;
+    } q{reinterpret_cast<uintptr_t>(info.dli_fbase), {}};
+    dl_iterate_phdr(
+        [](dl_phdr_info* m, size_t, void* data)
+        {
+            auto* q = static_cast<Query*>(data);
+            for (int i = 0; i < m->dlpi_phnum; ++i)
+            {
+                const ElfW(Phdr)& ph = m->dlpi_phdr[i];
+                const uintptr_t lo = m->dlpi_addr + ph.p_vaddr;
+                if (ph.p_type == PT_LOAD && q->base >= lo && q->base < lo + ph.p_memsz + 1)
+                {
+                    uintptr_t begin = UINTPTR_MAX, end = 0;
+                    for (int j = 0; j < m->dlpi_phnum; ++j)
+                    {
+                        if (m->dlpi_phdr[j].p_type == PT_LOAD)
+                        {
+                            const uintptr_t b = m->dlpi_addr + m->dlpi_phdr[j].p_vaddr;
+                            begin = std::min(begin, b);
+                            end = std::max(end, b + m->dlpi_phdr[j].p_memsz);
+                        }
+                    }
+                    q->range = {begin, end};
+                    return 1;
+                }
+            }
+            return 0;
+        },
+        &q);
+    return q.range;
+}
+
 struct Walk
 {
-    const void* selfBase;
+    Range self;
     void* found{nullptr};
     int depth{0};
 };
-
-const void* ModuleBase(const void* addr)
-{
-    Dl_info info{};
-    return dladdr(addr, &info) ? info.dli_fbase : nullptr;
-}
 
 // libgcc's unwinder directly: glibc's backtrace() dlopens libgcc_s on first use, which
 // must not happen inside another library's constructor (the loader's lock is held).
@@ -41,7 +89,7 @@ _Unwind_Reason_Code Visit(_Unwind_Context* ctx, void* arg)
     {
         return _URC_END_OF_STACK;
     }
-    if (ModuleBase(pc) != w->selfBase)
+    if (!w->self.Holds(reinterpret_cast<uintptr_t>(pc)))
     {
         w->found = pc;
         return _URC_END_OF_STACK;
@@ -81,23 +129,27 @@ std::string Name(void* pc)
 
 std::string CallSiteOutside(const void* self)
 {
-    Walk w{ModuleBase(self)};
+    // One module per process asks (the interposer, or the recorder): its range is fixed.
+    static const Range selfRange = ModuleRange(self);
+    Walk w{selfRange};
     _Unwind_Backtrace(Visit, &w);
-    if (!w.found)
-    {
-        return "?";
-    }
+    return w.found ? CallSiteOf(w.found) : "?";
+}
+
+std::string CallSiteOf(const void* returnAddress)
+{
+    void* pc = const_cast<void*>(returnAddress);
     SiteCache& c = Cache();
     {
         std::shared_lock lock(c.mutex);
-        if (auto it = c.names.find(w.found); it != c.names.end())
+        if (auto it = c.names.find(pc); it != c.names.end())
         {
             return it->second;
         }
     }
-    std::string name = Name(w.found);
+    std::string name = Name(pc);
     std::unique_lock lock(c.mutex);
-    return c.names.try_emplace(w.found, std::move(name)).first->second;
+    return c.names.try_emplace(pc, std::move(name)).first->second;
 }
 
 } // namespace phantora::host_time

@@ -14,4 +14,8 @@ namespace phantora::host_time
 /// call from a site it costs one stack walk and a hash lookup.
 std::string CallSiteOutside(const void* self);
 
+/// The same name for a known return address (a hook's own __builtin_return_address(0),
+/// which is the first frame outside it): no stack walk, only the cached lookup.
+std::string CallSiteOf(const void* returnAddress);
+
 } // namespace phantora::host_time

@@ -1,6 +1,7 @@
 #include "host_gap_table.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -11,7 +12,16 @@ namespace phantora::host_time
 namespace
 {
 
-constexpr char kMagic[4] = {'H', 'G', 'T', '1'};
+constexpr char kMagic[4] = {'H', 'G', 'T', '2'};
+
+/// The keys of a call's own cost, most specific first.
+std::array<std::pair<uint64_t, Source>, 4> CallKeys(const HostLabel& l)
+{
+    return {{{Combine(0x6a09e667f3bcc908ull, l.full), Source::Context},
+             {Combine(0xbb67ae8584caa73bull, l.module), Source::ModuleContext},
+             {Combine(0x3c6ef372fe94f82bull, l.bare), Source::BareContext},
+             {Combine(0xa54ff53a5f1d36f1ull, l.kind), Source::Kind}}};
+}
 
 int64_t Median(std::vector<int64_t>& v)
 {
@@ -78,12 +88,23 @@ GapTable GapTable::Build(const std::vector<Sequence>& threads)
 {
     // std::map: the samples of a key are gathered in a fixed order, whatever the hashes.
     std::map<uint64_t, std::vector<int64_t>> samples;
+    std::map<uint64_t, std::vector<int64_t>> calls;
     std::vector<int64_t> all;
     for (const Sequence& s : threads)
     {
         if (s.labels.size() != s.gapBeforeNs.size())
         {
             throw std::invalid_argument("host-time sequence: labels and gaps differ in length");
+        }
+        for (std::size_t i = 0; i < s.callNs.size() && i < s.labels.size(); ++i)
+        {
+            if (s.callNs[i] >= 0)
+            {
+                for (const auto& [key, source] : CallKeys(HostLabel::FromText(s.labels[i])))
+                {
+                    calls[key].push_back(s.callNs[i]);
+                }
+            }
         }
         Context ctx;
         for (std::size_t i = 0; i + 1 < s.labels.size(); ++i)
@@ -103,6 +124,10 @@ GapTable GapTable::Build(const std::vector<Sequence>& threads)
     for (auto& [key, v] : samples)
     {
         t.m_ns.emplace(key, Median(v));
+    }
+    for (auto& [key, v] : calls)
+    {
+        t.m_call.emplace(key, Median(v));
     }
     if (!all.empty())
     {
@@ -132,19 +157,55 @@ std::optional<GapTable::Hit> GapTable::Lookup(const Context& context) const
     return hit ? hit : Hit{*m_global, Source::Global};
 }
 
-std::string GapTable::Serialize() const
+std::optional<GapTable::Hit> GapTable::CallCost(const HostLabel& label) const
 {
-    std::vector<std::pair<uint64_t, int64_t>> sorted(m_ns.begin(), m_ns.end());
+    for (const auto& [key, source] : CallKeys(label))
+    {
+        if (auto it = m_call.find(key); it != m_call.end())
+        {
+            return Hit{it->second, source};
+        }
+    }
+    return std::nullopt;
+}
+
+namespace
+{
+void PutMap(std::string& out, const std::unordered_map<uint64_t, int64_t>& m)
+{
+    std::vector<std::pair<uint64_t, int64_t>> sorted(m.begin(), m.end());
     std::sort(sorted.begin(), sorted.end());
-    std::string out(kMagic, sizeof kMagic);
-    Put<uint8_t>(out, m_global ? 1 : 0);
-    Put<int64_t>(out, m_global.value_or(0));
     Put<uint64_t>(out, sorted.size());
     for (const auto& [key, ns] : sorted)
     {
         Put(out, key);
         Put(out, ns);
     }
+}
+
+void TakeMap(std::string_view& in, std::unordered_map<uint64_t, int64_t>& m)
+{
+    const auto n = Take<uint64_t>(in);
+    if (n > in.size() / 16)
+    {
+        throw std::invalid_argument("host-time table: truncated");
+    }
+    m.reserve(n);
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        const auto key = Take<uint64_t>(in);
+        m.emplace(key, Take<int64_t>(in));
+    }
+}
+} // namespace
+
+std::string GapTable::Serialize() const
+{
+    std::string out(kMagic, sizeof kMagic);
+    Put<uint8_t>(out, m_global ? 1 : 0);
+    Put<int64_t>(out, m_global.value_or(0));
+    PutMap(out, m_ns);
+    PutMap(out, m_call);
     return out;
 }
 
@@ -166,17 +227,8 @@ GapTable GapTable::Parse(std::string_view in)
     {
         t.m_global = global;
     }
-    const auto n = Take<uint64_t>(in);
-    if (n > in.size() / 16)
-    {
-        throw std::invalid_argument("host-time table: truncated");
-    }
-    t.m_ns.reserve(n);
-    for (uint64_t i = 0; i < n; ++i)
-    {
-        const auto key = Take<uint64_t>(in);
-        t.m_ns.emplace(key, Take<int64_t>(in));
-    }
+    TakeMap(in, t.m_ns);
+    TakeMap(in, t.m_call);
     return t;
 }
 

@@ -45,11 +45,16 @@ enum class Source : uint8_t
 inline constexpr int kSources = 6;
 const char* SourceName(Source s);
 
-/// One recorded thread: its boundaries in order, and the host time before each.
+/// One recorded thread: its boundaries in order, the host time before each, and the
+/// host time each call itself took.
 struct Sequence
 {
     std::vector<std::string> labels;
     std::vector<int64_t> gapBeforeNs; ///< [i]: between boundary i-1 and i ([0] unused)
+    /// [i]: the thread CPU time of call i itself (the real runtime's or library's own work:
+    /// a launch's few microseconds, an NCCL call's tens); -1 where unknown (a call that
+    /// waits, whose CPU time is spinning, or a log recorded before this was kept).
+    std::vector<int64_t> callNs;
 };
 
 /// The last kDepth boundaries of one thread.
@@ -84,6 +89,9 @@ public:
 
     /// The recorded host time that follows \p context; nullopt if the table is empty.
     std::optional<Hit> Lookup(const Context& context) const;
+    /// The recorded host time of the call \p label itself (median; by the call with its
+    /// site, its module, no site, then its kind); nullopt if no such call was recorded.
+    std::optional<Hit> CallCost(const HostLabel& label) const;
     bool Empty() const { return !m_global; }
     std::size_t Keys() const { return m_ns.size(); }
 
@@ -93,7 +101,8 @@ public:
     static GapTable Parse(std::string_view bytes);
 
 private:
-    std::unordered_map<uint64_t, int64_t> m_ns; ///< key -> median ns
+    std::unordered_map<uint64_t, int64_t> m_ns;   ///< key -> median ns
+    std::unordered_map<uint64_t, int64_t> m_call; ///< call key -> median ns of the call itself
     std::optional<int64_t> m_global;
 };
 

@@ -88,7 +88,7 @@ ProfileReader::HostSequences(const std::vector<std::string>& runs) const
         }
     }
     std::vector<host_time::Sequence> out;
-    SqliteStatement q(db, "SELECT g.thread, l.text, g.gap_ns FROM host_gaps g"
+    SqliteStatement q(db, "SELECT g.thread, l.text, g.gap_ns, g.call_ns FROM host_gaps g"
                           " JOIN host_labels l ON l.id = g.label WHERE g.run = ?1"
                           " ORDER BY g.thread, g.seq");
     for (const std::string& run : runs)
@@ -105,6 +105,7 @@ ProfileReader::HostSequences(const std::vector<std::string>& runs) const
             }
             out.back().labels.push_back(q.Text(1));
             out.back().gapBeforeNs.push_back(q.Int(2));
+            out.back().callNs.push_back(q.Int(3));
         }
     }
     return out;

@@ -62,7 +62,8 @@ CREATE TABLE IF NOT EXISTS host_gaps(
     thread TEXT NOT NULL,
     seq    INTEGER NOT NULL,
     label  INTEGER NOT NULL REFERENCES host_labels(id),
-    gap_ns INTEGER NOT NULL);
+    gap_ns INTEGER NOT NULL,
+    call_ns INTEGER NOT NULL DEFAULT -1);
 CREATE INDEX IF NOT EXISTS host_gaps_by_run ON host_gaps(run, thread, seq);
 )sql";
 }

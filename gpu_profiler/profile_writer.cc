@@ -201,7 +201,8 @@ void ProfileWriter::SetHostGaps(const std::string& run,
                                 " ON CONFLICT(text) DO UPDATE SET text = excluded.text"
                                 " RETURNING id");
     SqliteStatement gap(
-        m_db, "INSERT INTO host_gaps(run, thread, seq, label, gap_ns) VALUES(?1, ?2, ?3, ?4, ?5)");
+        m_db, "INSERT INTO host_gaps(run, thread, seq, label, gap_ns, call_ns)"
+              " VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
     std::map<std::string, int64_t> ids;
     for (const auto& [thread, seq] : threads)
     {
@@ -221,6 +222,7 @@ void ProfileWriter::SetHostGaps(const std::string& run,
             gap.Bind(3, static_cast<int64_t>(i));
             gap.Bind(4, it->second);
             gap.Bind(5, seq.gapBeforeNs[i]);
+            gap.Bind(6, i < seq.callNs.size() ? seq.callNs[i] : int64_t{-1});
             gap.Step();
         }
     }

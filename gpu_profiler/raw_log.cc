@@ -59,21 +59,27 @@ RawLog RawLog::Read(const std::filesystem::path& file)
         }
         if (f[0] == "gap")
         {
-            int64_t gap = 0;
-            auto [p, ec] = f.size() == 4 ? std::from_chars(f[2].data(), f[2].data() + f[2].size(), gap)
-                                         : std::from_chars_result{nullptr, std::errc::invalid_argument};
-            if (ec != std::errc{} || p != f[2].data() + f[2].size() || gap < -1 || f[3].empty())
+            auto number = [](std::string_view v, int64_t& out)
             {
-                fail("expected \"gap<TAB>thread<TAB>nanoseconds (-1 or more)<TAB>label\"");
+                auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+                return ec == std::errc{} && p == v.data() + v.size() && out >= -1;
+            };
+            int64_t gap = 0, call = -1;
+            if ((f.size() != 4 && f.size() != 5) || !number(f[2], gap) || f[3].empty() ||
+                (f.size() == 5 && !number(f[4], call)))
+            {
+                fail("expected \"gap<TAB>thread<TAB>nanoseconds (-1 or more)<TAB>label"
+                     "[<TAB>call nanoseconds (-1 or more)]\"");
             }
             host_time::Sequence& t = log.hostThreads[std::string(f[1])];
             t.labels.emplace_back(f[3]);
             t.gapBeforeNs.push_back(gap);
+            t.callNs.push_back(call);
             continue;
         }
         if (f[0] != "op" || (f.size() != 12 && f.size() != 13))
         {
-            fail("expected \"meta\" with 3 fields, \"op\" with 12 or 13, or \"gap\" with 4");
+            fail("expected \"meta\" with 3 fields, \"op\" with 12 or 13, or \"gap\" with 4 or 5");
         }
         OpKey k;
         auto kind = ParseOpKind(f[1]);

@@ -3,11 +3,12 @@
 //   meta  KEY  VALUE
 //   op    KIND NAME GRID_X GRID_Y GRID_Z BLOCK_X BLOCK_Y BLOCK_Z SHARED_MEM BYTES DURATION_NS
 //   [ARGS]
-//   gap   THREAD GAP_NS LABEL
+//   gap   THREAD GAP_NS LABEL [CALL_NS]
 // ARGS (kernels; kernel_params.h ArgFacts) is absent in logs recorded before it existed.
 // A gap line is one boundary call of a program thread (host_label.h LABEL) and the host
 // time the thread spent since its previous one (-1 for its first), in call order per
-// THREAD ("pid.tid"); "meta host_speed_ns" is the recording host's speed (host_speed.h).
+// THREAD ("pid.tid"), and the thread CPU time of the call itself (-1: not kept, a call
+// that waits); "meta host_speed_ns" is the recording host's speed (host_speed.h).
 #pragma once
 
 #include "host_gap_table.h"

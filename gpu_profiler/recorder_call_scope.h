@@ -18,7 +18,8 @@ class LibraryCallScope
 public:
     /// Only the outermost call on a thread tags: cuBLAS calls cuBLASLt inside, cuDNN may
     /// call cuBLAS.
-    explicit LibraryCallScope(const std::string& name);
+    /// \p caller: the program's call site (the hook's own __builtin_return_address(0)).
+    LibraryCallScope(const std::string& name, const void* caller);
     ~LibraryCallScope();
     LibraryCallScope(const LibraryCallScope&) = delete;
     LibraryCallScope& operator=(const LibraryCallScope&) = delete;

@@ -298,7 +298,7 @@ extern "C"
             return real(handle, plan, variantPack);
         }
         ReportOnce(*name, PlanFacts(plan));
-        LibraryCallScope scope(*name);
+        LibraryCallScope scope(*name, __builtin_return_address(0));
         return real(handle, plan, variantPack);
     }
 
@@ -388,7 +388,7 @@ extern "C"
             return call();
         }
         ReportSpaces(*name, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
-        LibraryCallScope scope(*name);
+        LibraryCallScope scope(*name, __builtin_return_address(0));
         return call();
     }
 
@@ -421,7 +421,7 @@ extern "C"
             return call();
         }
         ReportSpaces(*name, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
-        LibraryCallScope scope(*name);
+        LibraryCallScope scope(*name, __builtin_return_address(0));
         return call();
     }
 
@@ -445,7 +445,7 @@ extern "C"
         {
             return call();
         }
-        LibraryCallScope scope(*name);
+        LibraryCallScope scope(*name, __builtin_return_address(0));
         return call();
     }
 

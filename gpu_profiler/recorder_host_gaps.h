@@ -20,23 +20,27 @@ bool HostOnly();
 
 /// Brackets one boundary call of the program; only the outermost of nested ones counts
 /// (cuBLAS calling cuBLASLt is one call of the program).
+///
+/// \p caller is the hook's own return address (__builtin_return_address(0) in the
+/// function the program called): the call site, named as the interposer names it after
+/// walking its stack to the first frame outside it, for a fraction of the cost.
 class HostBoundary
 {
 public:
-    explicit HostBoundary(std::string_view what)
+    HostBoundary(std::string_view what, const void* caller)
     {
         if (Begin())
         {
-            Record(what);
+            Record(what, caller);
         }
     }
     /// For calls whose name takes work (a kernel's): \p what runs for an outermost call only.
     template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
-    explicit HostBoundary(F&& what)
+    HostBoundary(F&& what, const void* caller)
     {
         if (Begin())
         {
-            Record(what());
+            Record(what(), caller);
         }
     }
     ~HostBoundary();
@@ -46,9 +50,11 @@ public:
 private:
     /// Reads the thread's CPU clock first thing; true for an outermost call.
     bool Begin();
-    void Record(std::string_view what);
+    void Record(std::string_view what, const void* caller);
     bool m_outer{false};
+    bool m_costed{false};    ///< the call's own host time is kept (it does not wait)
     int64_t m_enterCpuNs{0};
+    int64_t m_callStartNs{0}; ///< after the recorder's own work: where the call itself starts
 };
 
 /// The demangled name of a kernel registered with __cudaRegisterFunction, by host stub.

@@ -98,12 +98,15 @@ const void* HostOfKernel(cudaKernel_t kernel)
     return it == t.hostOfKernel.end() ? nullptr : it->second;
 }
 
+/// \p caller: the program's call site (the hook's return address).
 cudaError_t TaggedLaunch(KernelLaunchFn real, cudaKernel_t kernel, dim3 grid, dim3 block,
-                         void** args, size_t sharedMem, cudaStream_t stream)
+                         void** args, size_t sharedMem, cudaStream_t stream, const void* caller)
 {
     const void* hostFun = HostOfKernel(kernel);
     phantora::recorder::HostBoundary boundary(
-        [hostFun] { return phantora::host_time::boundary::Launch(phantora::recorder::KernelName(hostFun)); });
+        [hostFun]
+        { return phantora::host_time::boundary::Launch(phantora::recorder::KernelName(hostFun)); },
+        caller);
     ArgsTag tag(hostFun, args);
     return real(kernel, grid, block, args, sharedMem, stream);
 }
@@ -173,7 +176,9 @@ extern "C"
     {
         static auto real = RealCudart<decltype(&cudaLaunchKernel)>("cudaLaunchKernel");
         phantora::recorder::HostBoundary boundary(
-            [func] { return phantora::host_time::boundary::Launch(phantora::recorder::KernelName(func)); });
+            [func]
+            { return phantora::host_time::boundary::Launch(phantora::recorder::KernelName(func)); },
+            __builtin_return_address(0));
         ArgsTag tag(func, args);
         return real(func, grid, block, args, sharedMem, stream);
     }
@@ -182,14 +187,16 @@ extern "C"
                                    size_t sharedMem, cudaStream_t stream)
     {
         static auto real = RealCudart<KernelLaunchFn>("__cudaLaunchKernel");
-        return TaggedLaunch(real, kernel, grid, block, args, sharedMem, stream);
+        return TaggedLaunch(real, kernel, grid, block, args, sharedMem, stream,
+                            __builtin_return_address(0));
     }
 
     cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
                                         size_t sharedMem, cudaStream_t stream)
     {
         static auto real = RealCudart<KernelLaunchFn>("__cudaLaunchKernel_ptsz");
-        return TaggedLaunch(real, kernel, grid, block, args, sharedMem, stream);
+        return TaggedLaunch(real, kernel, grid, block, args, sharedMem, stream,
+                            __builtin_return_address(0));
     }
 
 } // extern "C"

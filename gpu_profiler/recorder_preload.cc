@@ -376,8 +376,8 @@ std::string GemmName(const char* api, cublasOperation_t ta, cublasOperation_t tb
 namespace phantora::recorder
 {
 
-LibraryCallScope::LibraryCallScope(const std::string& name)
-    : m_boundary(host_time::boundary::Library(name)),
+LibraryCallScope::LibraryCallScope(const std::string& name, const void* caller)
+    : m_boundary(host_time::boundary::Library(name), caller),
       m_outer(t_callDepth++ == 0 && !HostOnly())
 {
     if (m_outer)
@@ -442,7 +442,7 @@ extern "C"
                                       cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
         static auto real = Real<Fn>("cublasGemmEx", "libcublas.so.13");
         LibraryCallScope scope(
-            GemmName("cublasGemmEx", transa, transb, m, n, k, Atype, Btype, Ctype, 1));
+            GemmName("cublasGemmEx", transa, transb, m, n, k, Atype, Btype, Ctype, 1), __builtin_return_address(0));
         return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
                     Ctype, ldc, computeType, algo);
     }
@@ -461,7 +461,7 @@ extern "C"
                                       cublasComputeType_t, cublasGemmAlgo_t);
         static auto real = Real<Fn>("cublasGemmStridedBatchedEx", "libcublas.so.13");
         LibraryCallScope scope(GemmName("cublasGemmStridedBatchedEx", transa, transb, m, n, k,
-                                        Atype, Btype, Ctype, batchCount));
+                                        Atype, Btype, Ctype, batchCount), __builtin_return_address(0));
         return real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
                     strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     }
@@ -473,7 +473,7 @@ extern "C"
     {
         static auto real = Real<decltype(&cublasSgemm_v2)>("cublasSgemm_v2", "libcublas.so.13");
         LibraryCallScope scope(GemmName("cublasSgemm", transa, transb, m, n, k, CUDA_R_32F,
-                                        CUDA_R_32F, CUDA_R_32F, 1));
+                                        CUDA_R_32F, CUDA_R_32F, 1), __builtin_return_address(0));
         return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     }
 
@@ -487,7 +487,7 @@ extern "C"
         static auto real = Real<decltype(&cublasSgemmStridedBatched)>("cublasSgemmStridedBatched",
                                                                       "libcublas.so.13");
         LibraryCallScope scope(GemmName("cublasSgemmStridedBatched", transa, transb, m, n, k,
-                                        CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, batchCount));
+                                        CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, batchCount), __builtin_return_address(0));
         return real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,
                     C, ldc, strideC, batchCount);
     }
@@ -541,7 +541,7 @@ extern "C"
                       DataTypeName(static_cast<cudaDataType>(a.type)),
                       DataTypeName(static_cast<cudaDataType>(b.type)),
                       DataTypeName(static_cast<cudaDataType>(d.type)), d.batch, epilogue);
-        LibraryCallScope scope(name);
+        LibraryCallScope scope(name, __builtin_return_address(0));
         return real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
                     algo, workspace, workspaceSizeInBytes, stream);
     }

@@ -1,8 +1,15 @@
 #include "host_time.h"
 
+#include "host_boundary.h"
 #include "host_call_site.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+#include <utility>
 #include <cmath>
 
 namespace phantora::interposer
@@ -28,11 +35,46 @@ struct Gap
     bool measuredOnly{false}; ///< an interposer thread (MeasureThisThread) ///< past the thread's first boundary (what came before is start-up)
     int64_t budgetNs{0};
     int64_t localNs{0}; ///< this machine's CPU time in the gap (scaled)
+    std::optional<int64_t> callCostNs; ///< the current boundary call's recorded cost
     Source source{Source::Measured};
     host_time::Context context;
 };
 
 thread_local Gap t_gap;
+
+/// PHANTORA_HOST_TIME_LOG=DIR: every gap, one line each, to DIR/host_time.<pid>.tsv
+/// (thread, the boundary that ended it, its source, what was charged, this machine's CPU
+/// time in it): how the simulated host time came about, call by call.
+class GapLog
+{
+public:
+    static GapLog& Get()
+    {
+        static auto* log = new GapLog; // never destroyed: threads end gaps during exit
+        return *log;
+    }
+    bool On() const { return m_file != nullptr; }
+    void Write(const std::string& label, Source source, int64_t chargedNs, int64_t localNs)
+    {
+        std::lock_guard lock(m_mutex);
+        std::fprintf(m_file, "%ld\t%s\t%s\t%lld\t%lld\n", static_cast<long>(gettid()), label.c_str(),
+                     host_time::SourceName(source), static_cast<long long>(chargedNs),
+                     static_cast<long long>(localNs));
+    }
+
+private:
+    GapLog()
+    {
+        if (const char* dir = std::getenv("PHANTORA_HOST_TIME_LOG"))
+        {
+            const std::string path =
+                std::string(dir) + "/host_time." + std::to_string(getpid()) + ".tsv";
+            m_file = std::fopen(path.c_str(), "w");
+        }
+    }
+    std::mutex m_mutex;
+    std::FILE* m_file{nullptr};
+};
 
 } // namespace
 
@@ -77,7 +119,7 @@ int64_t HostTime::OnExpose()
     return 0;
 }
 
-void HostTime::CloseGap()
+void HostTime::CloseGap(const std::string& label)
 {
     const Gap& g = t_gap;
     if (!g.started)
@@ -85,9 +127,14 @@ void HostTime::CloseGap()
         return; // start-up (imports, building the model on the CPU): not a gap between calls
     }
     const bool fromTable = g.budgeted && !g.escaped;
-    const auto s = static_cast<std::size_t>(fromTable ? g.source : Source::Measured);
-    m_ns[s].fetch_add(fromTable ? g.budgetNs : g.localNs, std::memory_order_relaxed);
-    m_gaps[s].fetch_add(1, std::memory_order_relaxed);
+    const Source source = fromTable ? g.source : Source::Measured;
+    const int64_t charged = fromTable ? g.budgetNs : g.localNs;
+    m_ns[static_cast<std::size_t>(source)].fetch_add(charged, std::memory_order_relaxed);
+    m_gaps[static_cast<std::size_t>(source)].fetch_add(1, std::memory_order_relaxed);
+    if (GapLog::Get().On())
+    {
+        GapLog::Get().Write(label, source, charged, g.localNs);
+    }
 }
 
 int64_t HostTime::OnBoundary(std::string_view what)
@@ -98,9 +145,18 @@ int64_t HostTime::OnBoundary(std::string_view what)
         return 0;
     }
     const int64_t owed = OnExpose();
-    CloseGap();
     static const void* self = reinterpret_cast<const void*>(&HostTime::Get);
-    g.context.Push(host_time::HostLabel::Make(what, host_time::CallSiteOutside(self)));
+    const auto label = host_time::HostLabel::Make(what, host_time::CallSiteOutside(self));
+    CloseGap(label.text);
+    g.context.Push(label);
+    g.callCostNs.reset();
+    if (!host_time::boundary::Waits(what))
+    {
+        if (auto cost = m_table.CallCost(label))
+        {
+            g.callCostNs = std::llround(static_cast<double>(cost->ns) * m_timeScale);
+        }
+    }
     g.boundaryInCall = true;
     return owed;
 }
@@ -121,6 +177,11 @@ void HostTime::OnCallEnd()
     g.spent = false;
     g.escaped = false;
     g.localNs = 0;
+}
+
+std::optional<int64_t> HostTime::TakeCallCost()
+{
+    return std::exchange(t_gap.callCostNs, std::nullopt);
 }
 
 void HostTime::MeasureThisThread()

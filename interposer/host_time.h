@@ -25,6 +25,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace phantora::interposer
@@ -46,6 +47,11 @@ public:
     /// The calling thread makes boundary call \p what (host_label.h's "what"); what it
     /// owes.  Only the first of an intercepted call counts (one API call, one boundary).
     int64_t OnBoundary(std::string_view what);
+    /// The host time the recording measured for the current boundary call itself (a
+    /// launch's, a library call's, an NCCL call's own work), once: it stands for the
+    /// scenario's call_overhead / query_overhead.  nullopt for calls that wait, or ones
+    /// the recording has no cost for.
+    std::optional<int64_t> TakeCallCost();
     /// The outermost intercepted call returns: a boundary's next gap starts here.
     void OnCallEnd();
     /// The calling thread is the interposer's own (it runs host functions for the
@@ -64,8 +70,9 @@ public:
     Totals Charged() const;
 
 private:
-    /// Ends the calling thread's current gap: counts it under its source.
-    void CloseGap();
+    /// Ends the calling thread's current gap at boundary \p label: counts it under its
+    /// source (and logs it, PHANTORA_HOST_TIME_LOG).
+    void CloseGap(const std::string& label);
 
     host_time::GapTable m_table;
     double m_timeScale{1.0};

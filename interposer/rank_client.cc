@@ -195,7 +195,9 @@ void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
 {
     // A boundary of the host-time profile ends the gap before it, and any request shows
     // the clock to the bridge: the gap's recorded host time is charged before the request
-    // is stamped with the clock (host_time.h).
+    // is stamped with the clock (host_time.h).  The call's own host time is the recorded
+    // one where the recording has it, else the scenario's per-call overhead.
+    std::optional<int64_t> callCost;
     if (HostTime::Get().Active())
     {
         if (auto what = BoundaryOf(body))
@@ -203,11 +205,16 @@ void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
             SimClock::Get().Advance(HostTime::Get().OnBoundary(*what));
         }
         SimClock::Get().Expose();
+        callCost = HostTime::Get().TakeCallCost();
     }
-    if (std::holds_alternative<wire::KernelLaunch>(body) ||
-        std::holds_alternative<wire::Memcpy>(body) ||
-        std::holds_alternative<wire::NcclCollective>(body) ||
-        std::holds_alternative<wire::NcclP2P>(body))
+    if (callCost)
+    {
+        HookScope::SubmitsWork(*callCost);
+    }
+    else if (std::holds_alternative<wire::KernelLaunch>(body) ||
+             std::holds_alternative<wire::Memcpy>(body) ||
+             std::holds_alternative<wire::NcclCollective>(body) ||
+             std::holds_alternative<wire::NcclP2P>(body))
     {
         HookScope::SubmitsWork(m_welcome.callOverheadNs);
     }

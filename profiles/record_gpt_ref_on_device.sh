@@ -7,7 +7,8 @@
 # same lease (RESULT lines), so the simulated one-GPU step can be checked against a run of
 # the very host the host time was recorded on.  Binaries built here are in build-devbin/
 # (gpu_profiler, gpu_profiler_gpu, libphantora_recorder.so, lib/).
-# Writes $OUT/gpt_ref_<mode>.tsv and $OUT/record_gpt_ref.log.
+# Writes $OUT/gpt_ref_<mode>.tsv and $OUT/record_gpt_ref.log.  MODES (single ddp fsdp);
+# NO_REAL=1 skips the real runs.
 set -u
 B=$PWD/build-devbin
 export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
@@ -27,9 +28,11 @@ SIZE=(--layers 12 --dim 1024 --heads 16 --batch 8)
     echo "== record $mode"
     $G record --raw "$OUT/gpt_ref_$mode.tsv" -- "${launch[@]}" $S --mode "$mode" "${SIZE[@]}" \
       --steps 6 --warmup 2 </dev/null || echo "record $mode FAILED"
-    echo "== real $mode"
-    "${launch[@]}" $S --mode "$mode" "${SIZE[@]}" --steps 20 --warmup 5 --tag real </dev/null \
-      || echo "real $mode FAILED"
+    if [ -z "${NO_REAL:-}" ]; then
+      echo "== real $mode"
+      "${launch[@]}" $S --mode "$mode" "${SIZE[@]}" --steps 20 --warmup 5 --tag real </dev/null \
+        || echo "real $mode FAILED"
+    fi
   done
   DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
   for f in "$OUT"/gpt_ref_*.tsv; do printf 'meta\tnvidia_driver\t%s\n' "$DRIVER" >> "$f"; done

@@ -6,7 +6,11 @@
 // (its shared memory keeps a second one off), each copying 256 KiB blocks within HBM and
 // waiting between blocks so that it moves at most R GB/s (R = 0: as fast as it can).
 //
-//   interference [CTAS...] [--rate GBPS] [--reps N]
+//   interference [CTAS...] [--rate GBPS] [--reps N] [--smem KIB]
+//
+// --smem gives each copy CTA that much dynamic shared memory (default 0: like NCCL's, the
+// CTAs then share SMs with the compute kernel's; a large value keeps each on an SM of
+// its own).
 //
 // For each CTA count it prints the GEMM's and the stream kernel's time alone and beside
 // the copy kernel, and the copy kernel's rate alone and beside each.  Timings are CUDA
@@ -81,8 +85,6 @@ __global__ void CommLike(const int4* src, int4* dst, size_t regionInts, double b
     }
 }
 
-__global__ void Stop(int* stop) { *stop = 1; }
-
 /// A memory-bound kernel: a[i] = b[i] + 2 c[i] over large arrays.
 __global__ void Triad(float4* a, const float4* b, const float4* c, size_t n)
 {
@@ -102,9 +104,11 @@ struct Buffers
     size_t triadN{size_t(1) << 27}; // 2 GiB per array
     int4 *src{}, *dst{};
     size_t regionInts{(size_t(64) << 20) / sizeof(int4)}; // 64 MiB per CTA
-    int* stop{};
+    int* stop{};     ///< mapped host memory: the host ends the copy kernel
+    int* stopDev{};  ///< the same, as the device sees it
     unsigned long long* moved{};
     int sms{0};
+    int smemBytes{0}; ///< dynamic shared memory per copy CTA
 };
 
 float Median(std::vector<float> v)
@@ -150,25 +154,25 @@ void Gemm(Buffers& bf, cudaStream_t s)
 void TriadOn(Buffers& bf, cudaStream_t s)
 {
     Triad<<<bf.sms * 8, 512, 0, s>>>(bf.ta, bf.tb, bf.tc, bf.triadN);
+    CHECK(cudaGetLastError());
 }
 
 /// Starts the copy kernel with \p ctas CTAs on \p s; returns the launch time.
 void StartComm(Buffers& bf, cudaStream_t s, int ctas, double gbps)
 {
-    CHECK(cudaMemsetAsync(bf.stop, 0, sizeof(int), s));
+    *reinterpret_cast<volatile int*>(bf.stop) = 0;
     CHECK(cudaMemsetAsync(bf.moved, 0, sizeof(unsigned long long), s));
-    int smem = 0;
-    cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
-    smem = smem * 3 / 4; // more than half an SM's: one CTA per SM
+    const int smem = bf.smemBytes;
     CHECK(cudaFuncSetAttribute(CommLike, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    CommLike<<<ctas, kCopyThreads, smem, s>>>(bf.src, bf.dst, bf.regionInts, gbps, bf.stop,
+    CommLike<<<ctas, kCopyThreads, smem, s>>>(bf.src, bf.dst, bf.regionInts, gbps, bf.stopDev,
                                               bf.moved);
+    CHECK(cudaGetLastError());
 }
 
 /// Stops it and returns its bytes per second over \p seconds.
 double StopComm(Buffers& bf, cudaStream_t s, double seconds)
 {
-    Stop<<<1, 1>>>(bf.stop); // legacy stream: runs beside the copy kernel
+    *reinterpret_cast<volatile int*>(bf.stop) = 1;
     CHECK(cudaStreamSynchronize(s));
     unsigned long long moved = 0;
     CHECK(cudaMemcpy(&moved, bf.moved, sizeof moved, cudaMemcpyDeviceToHost));
@@ -179,21 +183,26 @@ double StopComm(Buffers& bf, cudaStream_t s, double seconds)
 
 int main(int argc, char** argv)
 {
+    std::setvbuf(stdout, nullptr, _IONBF, 0);
     std::vector<int> ctaCounts;
     double rate = 20.0; // GB/s per CTA, NCCL Simple on NVLink
     int reps = 20;
+    int smemKib = 0;
     for (int i = 1; i < argc; ++i)
     {
         if (!std::strcmp(argv[i], "--rate") && i + 1 < argc)
             rate = std::atof(argv[++i]);
         else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--smem") && i + 1 < argc)
+            smemKib = std::atoi(argv[++i]);
         else
             ctaCounts.push_back(std::atoi(argv[i]));
     }
     if (ctaCounts.empty())
         ctaCounts = {1, 4, 8, 16, 24, 32};
     Buffers bf;
+    bf.smemBytes = smemKib * 1024;
     cudaDeviceProp prop{};
     CHECK(cudaGetDeviceProperties(&prop, 0));
     bf.sms = prop.multiProcessorCount;
@@ -212,7 +221,8 @@ int main(int argc, char** argv)
     const int maxCtas = *std::max_element(ctaCounts.begin(), ctaCounts.end());
     CHECK(cudaMalloc(&bf.src, bf.regionInts * sizeof(int4) * maxCtas));
     CHECK(cudaMalloc(&bf.dst, bf.regionInts * sizeof(int4) * maxCtas));
-    CHECK(cudaMalloc(&bf.stop, sizeof(int)));
+    CHECK(cudaHostAlloc(&bf.stop, sizeof(int), cudaHostAllocMapped));
+    CHECK(cudaHostGetDevicePointer(&bf.stopDev, bf.stop, 0));
     CHECK(cudaMalloc(&bf.moved, sizeof(unsigned long long)));
     cudaStream_t work, comm;
     CHECK(cudaStreamCreateWithFlags(&work, cudaStreamNonBlocking));

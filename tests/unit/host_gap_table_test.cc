@@ -118,7 +118,7 @@ TEST(HostGapTable, AnEmptyTableAnswersNothingAndTheWireFormatRoundTrips)
         EXPECT_EQ(t.Lookup(ctx)->ns, back.Lookup(ctx)->ns);
         EXPECT_EQ(t.Lookup(ctx)->source, back.Lookup(ctx)->source);
     }
-    EXPECT_THROW(GapTable::Parse("HGT1\x01"), std::invalid_argument);
+    EXPECT_THROW(GapTable::Parse("HGT2\x01"), std::invalid_argument);
     EXPECT_THROW(GapTable::Parse("nope"), std::invalid_argument);
 }
 
@@ -127,4 +127,25 @@ TEST(HostSpeed, MeasuresAPositiveTimePerRound)
     const double ns = MeasureHostSpeedNs();
     EXPECT_GT(ns, 1.0);
     EXPECT_LT(ns, 1e6);
+}
+
+TEST(HostGapTable, ACallsOwnCostIsItsMedianByTheSameKeysAndRoundTrips)
+{
+    Sequence s = Loop({"launch:a@lib.so+0x1", "call:cublasGemmEx@lib.so+0x2", "sync:device@lib.so+0x3"},
+                      {10, 20, 30}, 3);
+    s.callNs = {4000, 9000, -1, 5000, 11000, -1, 6000, 10000, -1};
+    const GapTable t = GapTable::Build({s});
+    auto launch = t.CallCost(HostLabel::FromText("launch:a@lib.so+0x1"));
+    ASSERT_TRUE(launch);
+    EXPECT_EQ(launch->ns, 5000);
+    EXPECT_EQ(launch->source, Source::Context);
+    auto gemm = t.CallCost(HostLabel::FromText("call:cublasGemmEx@other.so+0x9"));
+    ASSERT_TRUE(gemm);
+    EXPECT_EQ(gemm->ns, 10000);
+    EXPECT_EQ(gemm->source, Source::BareContext);
+    // Another kernel: the launches' cost; a call that waits kept none.
+    EXPECT_EQ(t.CallCost(HostLabel::FromText("launch:b@x.so+0x1"))->source, Source::Kind);
+    EXPECT_FALSE(t.CallCost(HostLabel::FromText("sync:device@lib.so+0x3")));
+    const GapTable back = GapTable::Parse(t.Serialize());
+    EXPECT_EQ(back.CallCost(HostLabel::FromText("launch:a@lib.so+0x1"))->ns, 5000);
 }
