@@ -6,6 +6,11 @@
 #include <charconv>
 #include <fmt/format.h>
 #include <fstream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <vector>
+#include <zstd.h>
 
 namespace phantora::profile
 {
@@ -28,13 +33,49 @@ std::vector<std::string_view> SplitTabs(std::string_view line)
 }
 } // namespace
 
-RawLog RawLog::Read(const std::filesystem::path& file)
+namespace
 {
-    std::ifstream in(file);
+/// The log's text; a ".zst" log (committed raw logs are compressed) is decompressed.
+std::string ReadText(const std::filesystem::path& file)
+{
+    std::ifstream in(file, std::ios::binary);
     if (!in)
     {
         throw ProfileError(fmt::format("raw log {}: cannot open", file.string()));
     }
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (file.extension() != ".zst")
+    {
+        return bytes;
+    }
+    std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> z(ZSTD_createDStream(),
+                                                                  &ZSTD_freeDStream);
+    std::string text;
+    std::vector<char> chunk(ZSTD_DStreamOutSize());
+    ZSTD_inBuffer src{bytes.data(), bytes.size(), 0};
+    size_t left = 1;
+    while (src.pos < src.size)
+    {
+        ZSTD_outBuffer dst{chunk.data(), chunk.size(), 0};
+        left = ZSTD_decompressStream(z.get(), &dst, &src);
+        if (ZSTD_isError(left))
+        {
+            throw ProfileError(fmt::format("raw log {}: not valid zstd data: {}", file.string(),
+                                           ZSTD_getErrorName(left)));
+        }
+        text.append(chunk.data(), dst.pos);
+    }
+    if (left != 0)
+    {
+        throw ProfileError(fmt::format("raw log {}: the zstd data is truncated", file.string()));
+    }
+    return text;
+}
+} // namespace
+
+RawLog RawLog::Read(const std::filesystem::path& file)
+{
+    std::istringstream in(ReadText(file));
     RawLog log;
     std::string line;
     int lineNo = 0;

@@ -33,7 +33,8 @@ struct RawLog
     /// The host-time profile's sequences, by thread (empty in older logs).
     std::map<std::string, host_time::Sequence> hostThreads;
 
-    /// Throws ProfileError naming the file and line of anything malformed.
+    /// Throws ProfileError naming the file and line of anything malformed.  A file named
+    /// "*.zst" is read through zstd (how profiles/raw keeps the large ones).
     static RawLog Read(const std::filesystem::path& file);
 };
 

@@ -3,6 +3,7 @@
 #include "host_boundary.h"
 #include "host_call_site.h"
 #include "host_label.h"
+#include "real_symbol.h"
 #include "recorder_real_symbol.h"
 
 #include <algorithm>
@@ -13,6 +14,10 @@
 #include <memory>
 #include <mutex>
 #include <nccl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <string>
 #include <time.h>
 #include <unistd.h>
@@ -27,18 +32,17 @@ namespace
 
 namespace b = host_time::boundary;
 
-int64_t ThreadCpuNs()
+int64_t MonotonicNs()
 {
     timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-/// The thread CPU time one reading of the clock leaves in the interval it ends or
-/// starts (a system call, and the code around it): every gap and every call is bounded by
-/// two readings, so each carries about one reading that is not the program's.  Measured
-/// once per process as the least of many back-to-back intervals, as the interposer's
-/// SimClock does, so that the program is never charged less than it used.
+/// What one reading of the clock leaves in the interval it ends or starts: every gap and
+/// every call is bounded by two readings, so each carries about one that is not the
+/// program's.  Measured once per process as the least of many back-to-back intervals, as
+/// the interposer's SimClock does, so that the program is never charged less than it used.
 int64_t ReadingCostNs()
 {
     static const int64_t cost = []
@@ -46,8 +50,8 @@ int64_t ReadingCostNs()
         int64_t least = INT64_MAX;
         for (int i = 0; i < 2000; ++i)
         {
-            const int64_t a = ThreadCpuNs();
-            least = std::min(least, ThreadCpuNs() - a);
+            const int64_t a = MonotonicNs();
+            least = std::min(least, MonotonicNs() - a);
         }
         return std::max<int64_t>(least, 0);
     }();
@@ -77,7 +81,9 @@ Gaps& G()
 struct ThreadState
 {
     int depth{0};
-    int64_t lastExitCpuNs{-1}; ///< -1: no boundary yet
+    int64_t lastExitNs{-1}; ///< -1: no boundary yet
+    int64_t blockedNs{0};   ///< time blocked in a modelled wait, ever (WaitScope)
+    int64_t blockedAtLastExit{0};
     ThreadGaps* gaps{nullptr};
     int ncclGroupDepth{0};
     bool ncclGroupHasP2P{false};
@@ -128,8 +134,8 @@ bool HostBoundary::Begin()
     {
         return false; // the CUPTI pass: its gaps would be CUPTI's as much as the program's
     }
-    const int64_t reading = ReadingCostNs(); // first: measuring it once costs CPU time too
-    m_enterCpuNs = ThreadCpuNs() - reading;
+    const int64_t reading = ReadingCostNs(); // first: measuring it once costs time too
+    m_enterNs = MonotonicNs() - reading;
     m_outer = t_state.depth++ == 0;
     return m_outer;
 }
@@ -138,7 +144,9 @@ void HostBoundary::Record(std::string_view what, const void* caller)
 {
     ThreadState& t = t_state;
     const int64_t gap =
-        t.lastExitCpuNs < 0 ? -1 : std::max<int64_t>(m_enterCpuNs - t.lastExitCpuNs, 0);
+        t.lastExitNs < 0
+            ? -1
+            : std::max<int64_t>(m_enterNs - t.lastExitNs - (t.blockedNs - t.blockedAtLastExit), 0);
     std::string label = host_time::HostLabel::Make(what, host_time::CallSiteOf(caller)).text;
     ThreadGaps& mine = Mine();
     // Only this thread appends to its sequence; the lock orders it against the writer.
@@ -149,7 +157,8 @@ void HostBoundary::Record(std::string_view what, const void* caller)
         mine.callNs.push_back(-1); // set when the call returns, if it does not wait
     }
     m_costed = !host_time::boundary::Waits(what);
-    m_callStartNs = ThreadCpuNs();
+    m_blockedAtCallStart = t.blockedNs;
+    m_callStartNs = MonotonicNs();
 }
 
 HostBoundary::~HostBoundary()
@@ -161,14 +170,18 @@ HostBoundary::~HostBoundary()
     --t_state.depth;
     if (m_outer)
     {
-        const int64_t now = ThreadCpuNs();
-        t_state.lastExitCpuNs = now;
+        const int64_t now = MonotonicNs();
+        ThreadState& t = t_state;
         if (m_costed)
         {
+            const int64_t blocked = t.blockedNs - m_blockedAtCallStart;
             ThreadGaps& mine = Mine();
             std::lock_guard lock(G().mutex);
-            mine.callNs.back() = std::max<int64_t>(now - m_callStartNs - ReadingCostNs(), 0);
+            mine.callNs.back() =
+                std::max<int64_t>(now - m_callStartNs - blocked - ReadingCostNs(), 0);
         }
+        t.lastExitNs = now;
+        t.blockedAtLastExit = t.blockedNs;
     }
 }
 
@@ -443,6 +456,103 @@ extern "C"
         }
         HostBoundary boundary(b::kSendRecv, __builtin_return_address(0));
         return real(recvbuff, count, datatype, peer, comm, stream);
+    }
+
+} // extern "C"
+
+// The waits the simulation models itself (interposer/thread_handoff.cc): a thread's time
+// blocked in them is no host time of a gap, since the simulation hands the thread over
+// at its own clock.  Only counted in the host-time pass.
+namespace
+{
+
+class WaitScope
+{
+public:
+    WaitScope() : m_start(phantora::recorder::HostOnly() ? phantora::recorder::MonotonicNs() : -1) {}
+    ~WaitScope()
+    {
+        if (m_start >= 0)
+        {
+            phantora::recorder::t_state.blockedNs += phantora::recorder::MonotonicNs() - m_start;
+        }
+    }
+    WaitScope(const WaitScope&) = delete;
+    WaitScope& operator=(const WaitScope&) = delete;
+
+private:
+    int64_t m_start;
+};
+
+/// The libc entry point behind \p name (\p version where glibc keeps several).
+template <class F> F Libc(const char* name, const char* version = nullptr)
+{
+    return phantora::real_symbol::As<F>(
+        phantora::real_symbol::Require({.name = name, .version = version}));
+}
+
+} // namespace
+
+#define PHANTORA_WAIT(name, version, ...)                                                           \
+    static auto real = Libc<decltype(&name)>(#name, version);                                      \
+    WaitScope wait;                                                                                \
+    return real(__VA_ARGS__)
+
+extern "C"
+{
+
+    int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex)
+    {
+        PHANTORA_WAIT(pthread_cond_wait, "GLIBC_2.3.2", cond, mutex);
+    }
+    int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex, const timespec* abs)
+    {
+        PHANTORA_WAIT(pthread_cond_timedwait, "GLIBC_2.3.2", cond, mutex, abs);
+    }
+    int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
+                               const timespec* abs)
+    {
+        PHANTORA_WAIT(pthread_cond_clockwait, nullptr, cond, mutex, clock, abs);
+    }
+    int pthread_join(pthread_t thread, void** ret)
+    {
+        PHANTORA_WAIT(pthread_join, "GLIBC_2.34", thread, ret);
+    }
+    int nanosleep(const timespec* req, timespec* rem)
+    {
+        PHANTORA_WAIT(nanosleep, nullptr, req, rem);
+    }
+    int clock_nanosleep(clockid_t clock, int flags, const timespec* req, timespec* rem)
+    {
+        PHANTORA_WAIT(clock_nanosleep, nullptr, clock, flags, req, rem);
+    }
+    int usleep(useconds_t us)
+    {
+        PHANTORA_WAIT(usleep, nullptr, us);
+    }
+    unsigned sleep(unsigned s)
+    {
+        PHANTORA_WAIT(sleep, nullptr, s);
+    }
+    int poll(pollfd* fds, nfds_t n, int timeout)
+    {
+        PHANTORA_WAIT(poll, nullptr, fds, n, timeout);
+    }
+    int ppoll(pollfd* fds, nfds_t n, const timespec* timeout, const sigset_t* mask)
+    {
+        PHANTORA_WAIT(ppoll, nullptr, fds, n, timeout, mask);
+    }
+    int epoll_wait(int fd, epoll_event* events, int max, int timeout)
+    {
+        PHANTORA_WAIT(epoll_wait, nullptr, fd, events, max, timeout);
+    }
+    int epoll_pwait(int fd, epoll_event* events, int max, int timeout, const sigset_t* mask)
+    {
+        PHANTORA_WAIT(epoll_pwait, nullptr, fd, events, max, timeout, mask);
+    }
+    int select(int n, fd_set* r, fd_set* w, fd_set* e, timeval* timeout)
+    {
+        PHANTORA_WAIT(select, nullptr, n, r, w, e, timeout);
     }
 
 } // extern "C"

@@ -53,8 +53,9 @@ private:
     void Record(std::string_view what, const void* caller);
     bool m_outer{false};
     bool m_costed{false};    ///< the call's own host time is kept (it does not wait)
-    int64_t m_enterCpuNs{0};
+    int64_t m_enterNs{0};
     int64_t m_callStartNs{0}; ///< after the recorder's own work: where the call itself starts
+    int64_t m_blockedAtCallStart{0};
 };
 
 /// The demangled name of a kernel registered with __cudaRegisterFunction, by host stub.

@@ -94,6 +94,18 @@ TEST_P(CommittedProfile, GemmKeysAreRealAndSpellOnlyNAndT)
 
 INSTANTIATE_TEST_SUITE_P(Profiles, CommittedProfile, ::testing::Values("H100", "H200"));
 
+namespace
+{
+/// Raw logs in profiles/raw: plain (.tsv) or compressed (.tsv.zst, RawLog::Read).
+bool IsRawLog(const std::filesystem::path& p)
+{
+    const std::string name = p.filename().string();
+    auto endsWith = [&](const std::string& tail)
+    { return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0; };
+    return endsWith(".tsv") || endsWith(".tsv.zst");
+}
+} // namespace
+
 // Every number in a committed profile comes from its committed raw logs: importing them
 // afresh gives the same ops with the same statistics.
 TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
@@ -109,7 +121,7 @@ TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
         std::vector<std::filesystem::path> logs;
         for (const auto& e : std::filesystem::directory_iterator(rawDir))
         {
-            if (e.path().extension() == ".tsv")
+            if (IsRawLog(e.path()))
             {
                 logs.push_back(e.path());
             }
@@ -132,7 +144,7 @@ TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
     // every raw log that recorded its command names its program in the runs table
     for (const auto& e : std::filesystem::directory_iterator(rawDir))
     {
-        if (e.path().extension() != ".tsv")
+        if (!IsRawLog(e.path()))
         {
             continue;
         }
@@ -143,6 +155,23 @@ TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
             const auto run = committed.RunPrograms().find(e.path().filename().string());
             ASSERT_NE(run, committed.RunPrograms().end()) << e.path();
             EXPECT_EQ(run->second, ProgramName(command->second)) << e.path();
+        }
+        // and every host-time gap it recorded is in the profile, in order
+        if (!raw.hostThreads.empty())
+        {
+            const auto run = committed.Runs().find(e.path().filename().string());
+            ASSERT_NE(run, committed.Runs().end()) << e.path();
+            EXPECT_TRUE(run->second.hostGaps) << e.path();
+            std::size_t recorded = 0, stored = 0;
+            for (const auto& [thread, seq] : raw.hostThreads)
+            {
+                recorded += seq.labels.size();
+            }
+            for (const auto& seq : committed.HostSequences({run->first}))
+            {
+                stored += seq.labels.size();
+            }
+            EXPECT_EQ(stored, recorded) << e.path();
         }
     }
     ASSERT_EQ(fresh.Ops().size(), committed.Ops().size());
