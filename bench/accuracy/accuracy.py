@@ -225,8 +225,12 @@ def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None)
                        "--warmup", str(warmup)], verbose, timeout)
     result = suite.parse(p.stdout)
     if p.returncode != 0 or result is None:
-        # the last lines, each cut short: the interposer's call stacks run to pages
-        tail = "\n".join(ln if len(ln) <= 300 else ln[:300] + " ..." for ln in p.stdout.splitlines()[-15:])
+        # phantora-cluster's own verdict where it gave one (else the last lines), each line cut
+        # short: the interposer's call stacks run to pages
+        lines = p.stdout.splitlines()
+        verdicts = [i for i, ln in enumerate(lines) if ln.startswith("phantora-cluster: simulation failed")]
+        shown = lines[verdicts[-1]:][:8] if verdicts else lines[-15:]
+        tail = "\n".join(ln if len(ln) <= 300 else ln[:300] + " ..." for ln in shown)
         raise SimulationFailed(f"simulation of {suite.name}/{key(cell)} failed (exit {p.returncode}):\n{tail}")
     cov = COVERAGE_RE.search(p.stdout)
     return dict(result, measured_share=float(cov.group(1)) if cov else None)
