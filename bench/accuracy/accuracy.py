@@ -1,11 +1,19 @@
-"""Accuracy harness: examples/torch/train_gpt.py on real GPUs against Phantora's simulation.
+"""Accuracy harness: training scripts on real GPUs against Phantora's simulation.
 
     python3 bench/accuracy/accuracy.py --build build        (or bench/accuracy/run.sh [build])
 
-For every cell of matrix.tsv (size, mode, GPUs) it takes the real measurement from the
-committed data (real/H200.json, written on the GPU machine by measure_real_on_device.sh and
-collect_real.py) and, where one exists, runs the same command under phantora-cluster on this
-machine (no GPU) with the scenario (default scenarios/h200-profile.toml), then prints
+It runs every suite (a training script, its matrix of cells, the committed real measurements
+of those cells and the scenario that simulates them):
+
+  train_gpt  examples/torch/train_gpt.py, matrix.tsv, real/H200.json (one H200, written on the
+             GPU machine by measure_real_on_device.sh and collect_real.py),
+             scenarios/h200-profile.toml;
+  gpt_ref    workloads/gpt_ref.py (the reference script of the multi-GPU measurements),
+             matrix-gpt_ref.tsv, real/H200x4-gpt_ref.json (1, 2 and 4 H200s with NVLink),
+             scenarios/h200x4-nvlink-profiled.toml.
+
+For every cell (size, mode, GPUs) with real data it runs the same command under
+phantora-cluster on this machine (no GPU) and prints, suite by suite,
 
   real step time, simulated step time, error %, peak memory allocated real vs simulated
   (torch.cuda.max_memory_allocated, bytes and error %), the range of the real runs and of the
@@ -13,13 +21,15 @@ machine (no GPU) with the scenario (default scenarios/h200-profile.toml), then p
   simulated step with host time off ([cpu] time_scale = 0, call_overhead = 0: the GPU
   timeline alone);
 
-then the mean and max absolute step-time and memory errors over the measured cells.
-Cells the real data lacks (several GPUs) are listed as not measured and not simulated.
-Standard library only.  --sim-results FILE prints the table from saved simulated results
-(--save-sim writes them) instead of running the simulator: the CTest uses that.
+then the mean and max absolute step-time and memory errors over the suite's measured cells,
+and at the end over all of them. Cells the real data lacks are listed as not measured and
+not simulated. --cells picks cells (e.g. gpt_ref/fsdp/4). Standard library only.
+--sim-results FILE prints the tables from saved simulated results (--save-sim writes them)
+instead of running the simulator: the CTests use that.
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -31,7 +41,100 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 MEAN_RE = re.compile(r"rank 0: mean step ([0-9.]+) ms, .*peak memory allocated (\d+) bytes .*reserved (\d+) bytes")
+RESULT_RE = re.compile(r"RESULT (\{.*\})\s*$")
+COVERAGE_RE = re.compile(r"([0-9.]+)% of the GPU time measured")
 NOT_MEASURED = "not measured (needs a multi-GPU machine)"
+
+
+def rel(path):
+    """A path as the tables show it: from the repository root where it lies inside."""
+    r = os.path.relpath(path, ROOT)
+    return os.path.abspath(path) if r == ".." or r.startswith(".." + os.sep) else r
+
+
+def parse_train_gpt(stdout):
+    """train_gpt.py's rank-0 summary line: mean step and peak memory; None if absent."""
+    m = MEAN_RE.search(stdout)
+    if not m:
+        return None
+    return {"step_ms": float(m.group(1)), "peak_allocated_bytes": int(m.group(2)),
+            "peak_reserved_bytes": int(m.group(3))}
+
+
+def gpt_ref_numbers(r):
+    """gpt_ref.py's RESULT in the table's units: its median step (iter_s_median) and the
+    fastest / slowest timed step in ms, its peaks (GiB of 2^30 bytes) back in bytes."""
+    def ms(seconds):
+        return round(seconds * 1e3, 6)  # to the ns: no binary-fraction noise in the files
+
+    return {"step_ms": ms(r["iter_s_median"]), "step_ms_min": ms(r["iter_s_min"]),
+            "step_ms_max": ms(r["iter_s_max"]),
+            "peak_allocated_bytes": round(r["peak_mem_gib"] * 2**30),
+            "peak_reserved_bytes": round(r["peak_reserved_gib"] * 2**30)}
+
+
+def parse_gpt_ref(stdout):
+    """gpt_ref.py's `RESULT {json}` line (rank 0); None if absent or not JSON."""
+    for line in reversed(stdout.splitlines()):
+        m = RESULT_RE.search(line)
+        if m:
+            try:
+                n = gpt_ref_numbers(json.loads(m.group(1)))
+            except (ValueError, KeyError, TypeError):
+                return None
+            # the simulated step's range is that of the simulations, as for train_gpt
+            return {k: v for k, v in n.items() if k not in ("step_ms_min", "step_ms_max")}
+    return None
+
+
+def read_result_lines(path):
+    """(where, payload) for each `RESULT {json}` line of a log, or each line of a JSON-lines
+    file of such payloads; `where` is path:line for messages."""
+    out = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            s = line.strip()
+            m = RESULT_RE.search(s)
+            payload = m.group(1) if m else s if s.startswith("{") else None
+            if payload is None:
+                continue
+            try:
+                out.append((f"{path}:{number}", json.loads(payload)))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{number}: a RESULT that is not valid JSON: {e}") from e
+    return out
+
+
+@dataclasses.dataclass
+class Suite:
+    """One workload compared real vs simulated: what to run, on which cells, against what."""
+    name: str
+    script: str        # run as `python SCRIPT <cell flags> --mode M --steps S --warmup W`
+    matrix: str
+    real: str
+    scenario: str
+    parse: object      # stdout -> {"step_ms", "peak_allocated_bytes", "peak_reserved_bytes"} or None
+    steps_words: str   # how the script counts --steps / --warmup, for the header ({s}, {w})
+    real_range: str    # what the real range column spans
+
+    def describe_steps(self, steps, warmup):
+        return self.steps_words.format(s=steps, w=warmup)
+
+
+SUITES = {
+    "train_gpt": Suite(
+        "train_gpt", os.path.join(ROOT, "examples", "torch", "train_gpt.py"),
+        os.path.join(HERE, "matrix.tsv"), os.path.join(HERE, "real", "H200.json"),
+        os.path.join(ROOT, "scenarios", "h200-profile.toml"), parse_train_gpt,
+        "{s} steps, warm-up {w}", "the repetitions' mean steps"),
+    "gpt_ref": Suite(
+        "gpt_ref", os.path.join(HERE, "workloads", "gpt_ref.py"),
+        os.path.join(HERE, "matrix-gpt_ref.tsv"), os.path.join(HERE, "real", "H200x4-gpt_ref.json"),
+        os.path.join(ROOT, "scenarios", "h200x4-nvlink-profiled.toml"), parse_gpt_ref,
+        "{s} timed steps after {w} warm-up (median step)", "the fastest and slowest timed step"),
+}
+SUITES_DEFAULT_SCRIPTS = {name: s.script for name, s in SUITES.items()}
+DEFAULT_SUITE = "train_gpt"  # what results files without a suite key hold (saved before suites)
 
 
 def read_matrix(path):
@@ -43,7 +146,7 @@ def read_matrix(path):
                 continue
             words = line.split()
             if len(words) < 3 or not words[2].isdigit():
-                raise ValueError(f"{path}:{number}: expected 'size mode gpus [train_gpt.py flags]', "
+                raise ValueError(f"{path}:{number}: expected 'size mode gpus [script flags]', "
                                  f"got '{line}'")
             size, mode, gpus, *flags = words
             cells.append({"size": size, "mode": mode, "gpus": int(gpus), "flags": flags})
@@ -54,8 +157,16 @@ def key(c):
     return f"{c['size']}/{c['mode']}/{c['gpus']}"
 
 
+def cell_matches(pattern, name):
+    """True if the '/'-separated parts of \\p pattern appear in this order among those of
+    \\p name (suite/size/mode/gpus): 'gpt_ref/fsdp/4', 'fsdp', 'train_gpt/w1024' all pick
+    cells without spelling every part."""
+    parts = iter(name.split("/"))
+    return all(part in parts for part in pattern.split("/"))
+
+
 def scenario_copy(scenario, tmpdir, name, time_scale, overheads=True):
-    """The scenario with [cpu] time_scale replaced (and, unless \p overheads, no call
+    """The scenario with [cpu] time_scale replaced (and, unless \\p overheads, no call
     overheads); relative paths (the profile) made absolute so the copy can live elsewhere."""
     base = os.path.dirname(os.path.abspath(scenario))
     out = []
@@ -79,38 +190,56 @@ def scenario_copy(scenario, tmpdir, name, time_scale, overheads=True):
     return path
 
 
-def host_off_scenario(scenario, tmpdir):
+def host_off_scenario(scenario, tmpdir, name="host-off.toml"):
     """The scenario with [cpu] time_scale = 0 and no call overheads (GPU timeline alone)."""
-    return scenario_copy(scenario, tmpdir, "host-off.toml", 0.0, overheads=False)
+    return scenario_copy(scenario, tmpdir, name, 0.0, overheads=False)
 
 
-def run_simulated(build, scenario, nproc, script, args, verbose):
+class SimulationFailed(RuntimeError):
+    """One cell's simulation ended without the script's result: the table marks the cell."""
+
+
+def check_build(build):
+    for path in (os.path.join(build, "bridge", "phantora-cluster"), os.path.join(build, "venv", "bin", "python")):
+        if not os.path.exists(path):
+            raise RuntimeError(f"{path} does not exist: build the tree first (./ns3 build) or pass --build")
+
+
+def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None):
     """`phantora-cluster --scenario S --nproc N -- <build's venv python> SCRIPT ARGS...`;
     the finished process, stdout and stderr together."""
     cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
            "--nproc", str(nproc), "--", os.path.join(build, "venv", "bin", "python"), script, *args]
     if verbose:
         print("+", " ".join(cmd), file=sys.stderr, flush=True)
-    return subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        return subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise SimulationFailed(f"{' '.join(cmd)}: no result after {timeout} s (--sim-timeout)") from e
 
 
-def simulate(build, scenario, cell, steps, warmup, verbose):
-    p = run_simulated(build, scenario, cell["gpus"], os.path.join(ROOT, "examples", "torch", "train_gpt.py"),
+def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None):
+    p = run_simulated(build, scenario, cell["gpus"], suite.script,
                       [*cell["flags"], "--mode", cell["mode"], "--steps", str(steps),
-                       "--warmup", str(warmup)], verbose)
-    m = MEAN_RE.search(p.stdout)
-    if p.returncode != 0 or not m:
-        tail = "\n".join(p.stdout.splitlines()[-15:])
-        raise RuntimeError(f"simulation of {key(cell)} failed (exit {p.returncode}):\n{tail}")
-    cov = re.search(r"([0-9.]+)% of the GPU time measured", p.stdout)
-    return {"step_ms": float(m.group(1)), "peak_allocated_bytes": int(m.group(2)),
-            "peak_reserved_bytes": int(m.group(3)), "measured_share": float(cov.group(1)) if cov else None}
+                       "--warmup", str(warmup)], verbose, timeout)
+    result = suite.parse(p.stdout)
+    if p.returncode != 0 or result is None:
+        # phantora-cluster's own verdict where it gave one (else the last lines), each line cut
+        # short: the interposer's call stacks run to pages
+        lines = p.stdout.splitlines()
+        verdicts = [i for i, ln in enumerate(lines) if ln.startswith("phantora-cluster: simulation failed")]
+        shown = lines[verdicts[-1]:][:8] if verdicts else lines[-15:]
+        tail = "\n".join(ln if len(ln) <= 300 else ln[:300] + " ..." for ln in shown)
+        raise SimulationFailed(f"simulation of {suite.name}/{key(cell)} failed (exit {p.returncode}):\n{tail}")
+    cov = COVERAGE_RE.search(p.stdout)
+    return dict(result, measured_share=float(cov.group(1)) if cov else None)
 
 
-def simulate_reps(build, scenario, cell, steps, warmup, reps, verbose):
+def simulate_reps(build, suite, scenario, cell, steps, warmup, reps, verbose, timeout=None):
     """The median of `reps` simulations: the simulated host time is this machine's real
     CPU time, which varies from run to run as the real host's does."""
-    runs = [simulate(build, scenario, cell, steps, warmup, verbose) for _ in range(reps)]
+    runs = [simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout) for _ in range(reps)]
     med = statistics.median(r["step_ms"] for r in runs)
     best = min(runs, key=lambda r: abs(r["step_ms"] - med))
     return dict(best, step_ms=med, step_ms_all=[r["step_ms"] for r in runs])
@@ -153,6 +282,32 @@ def load_json(path):
         raise ValueError(f"{path}: not valid JSON: {e}") from e
 
 
+def load_real(path):
+    """A real-data file: {"suite"?, "env", "cells": [{size, mode, gpus, step_ms, ...}]}."""
+    real = load_json(path)
+    if not isinstance(real, dict) or not isinstance(real.get("cells"), list):
+        raise ValueError(f"{path}: not real data (a JSON object with a 'cells' list)")
+    return real
+
+
+def load_sim_results(path):
+    """Saved simulated results by suite: {"suites": {name: saved}}, or one suite's saved
+    results with its cells at the top (files saved before suites: train_gpt's)."""
+    saved = load_json(path)
+    if isinstance(saved, dict) and isinstance(saved.get("suites"), dict):
+        suites = saved["suites"]
+    elif isinstance(saved, dict) and isinstance(saved.get("cells"), dict):
+        suites = {saved.get("suite", DEFAULT_SUITE): saved}
+    else:
+        raise ValueError(f"{path}: not saved simulated results (a 'suites' or 'cells' object)")
+    for name, s in suites.items():
+        if name not in SUITES:
+            raise ValueError(f"{path}: unknown suite '{name}' (known: {', '.join(SUITES)})")
+        if not isinstance(s, dict) or not isinstance(s.get("cells"), dict):
+            raise ValueError(f"{path}: suite '{name}' has no 'cells' object")
+    return suites
+
+
 def minmax(values):
     return (min(values), max(values)) if values else (None, None)
 
@@ -166,7 +321,7 @@ def table(matrix, real, sim, out=sys.stdout):
     head = ["workload (size, mode, GPUs)", "real ms", "real range", "sim ms", "sim range", "err %",
             "sim GPU-only ms",
             "real peak alloc B", "sim peak alloc B", "mem err %"]
-    rows, step_err, mem_err = [], [], []
+    rows, step_err, mem_err, failed = [], [], [], []
     for c in matrix:
         k = key(c)
         name = f"{c['size']} {c['mode']} {c['gpus']}"
@@ -178,6 +333,10 @@ def table(matrix, real, sim, out=sys.stdout):
         if s is None:
             rows.append([name, f"{r['step_ms']:.3f}", "(not simulated)"])
             continue
+        if "failed" in s:
+            rows.append([name, f"{r['step_ms']:.3f}", "(simulation failed: below)"])
+            failed.append(s["failed"])
+            continue
         e = pct(s["step_ms"], r["step_ms"])
         me = pct(s["peak_allocated_bytes"], r["peak_allocated_bytes"])
         step_err.append(abs(e))
@@ -187,7 +346,7 @@ def table(matrix, real, sim, out=sys.stdout):
                      f"{s['step_ms']:.3f}", spread(*minmax(s.get("step_ms_all"))), f"{e:+.1f}",
                      f"{gpu:.3f}" if gpu is not None else "-",
                      str(r["peak_allocated_bytes"]), str(s["peak_allocated_bytes"]), f"{me:+.2f}"])
-    widths = [max(len(head[i]), *(len(r[i]) for r in rows if len(r) > i and len(r) == len(head)))
+    widths = [max([len(head[i])] + [len(r[i]) for r in rows if len(r) == len(head)])
               for i in range(len(head))]
     line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
     print(line, file=out)
@@ -208,16 +367,138 @@ def table(matrix, real, sim, out=sys.stdout):
     if missing:
         print(f"{missing} cells not measured: they need a multi-GPU machine "
               f"(bench/accuracy/measure_real_on_device.sh runs them where the GPUs exist)", file=out)
-    return step_err, mem_err
+    for message in failed:
+        print(message, file=out)
+    return step_err, mem_err, len(failed)
+
+
+def split_suite_value(value, option):
+    """'SUITE=VALUE' -> (SUITE, VALUE); a plain VALUE -> (None, VALUE)."""
+    name, sep, rest = value.partition("=")
+    if sep and name in SUITES:
+        return name, rest
+    if sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and not os.path.exists(value):
+        raise ValueError(f"{option} {value}: unknown suite '{name}' (known: {', '.join(SUITES)})")
+    return None, value
+
+
+def apply_overrides(suites, selected, values, field, option):
+    """--scenario / --matrix / --script [SUITE=]FILE: a plain FILE is for the one selected suite."""
+    for value in values or []:
+        name, path = split_suite_value(value, option)
+        if name is None:
+            if len(selected) != 1:
+                raise ValueError(f"{option} {value}: {len(selected)} suites run "
+                                 f"({', '.join(selected)}); write {option} SUITE={value} "
+                                 f"or pick one suite with --cells")
+            name = selected[0]
+        setattr(suites[name], field, os.path.abspath(path))
+
+
+def select(args, suites, only=None, strict=True):
+    """The suites to show and each one's cells (matrix rows), after --cells; \\p only limits
+    the suites (those of --sim-results); \\p strict: a pattern that picks no cell is an error."""
+    patterns = [p for item in args.cells or [] for p in item.split(",") if p]
+    chosen, used = {}, set()
+    for name, suite in suites.items():
+        if only is not None and name not in only:
+            continue
+        cells = read_matrix(suite.matrix)
+        if patterns:
+            picked = []
+            for c in cells:
+                hits = [p for p in patterns if cell_matches(p, f"{name}/{key(c)}")]
+                used.update(hits)
+                if hits:
+                    picked.append(c)
+            cells = picked
+        if cells:
+            chosen[name] = cells
+    unused = [p for p in patterns if p not in used]
+    if unused and strict:
+        every = [f"{n}/{key(c)}" for n, s in suites.items() if only is None or n in only
+                 for c in read_matrix(s.matrix)]
+        raise ValueError(f"--cells {', '.join(unused)}: no such cell; the cells are: {', '.join(every)}")
+    return chosen
+
+
+def print_real_header(path, real):
+    env = real.get("env", {})
+    print(f"real: {rel(path)}: {env.get('query', '?')}; {env.get('torch', '?')}; "
+          f"{env.get('date_utc', '?')}; reps {env.get('reps', '?')}")
+
+
+def run_suite(args, suite, matrix, real, tmp):
+    """Simulates the suite's measured cells of \\p matrix; its saved-results object."""
+    measured = {key(c) for c in real["cells"] if "step_ms" in c}
+    scenario = suite.scenario
+    scenario_name = rel(scenario)
+    print(f"simulated: {scenario_name}, {suite.describe_steps(args.steps, args.warmup)}, "
+          f"median of {args.sim_reps} runs, build {args.build}", flush=True)
+    time_scale = args.time_scale
+    if args.host_scale:
+        if not (real.get("host_speed") or real.get("host_speed_end")):
+            print(f"--host-scale: {rel(suite.real)} has no host_speed.py figures of "
+                  f"its machine; simulated at the scenario's time_scale", flush=True)
+        else:
+            time_scale, ratios, here = host_scale(args.build, scenario, real, args.verbose)
+            print("host_speed.py, real GPU machine / simulated here: " +
+                  ", ".join(f"{w} {ratios[w]:.3f}" for w in HOST_WORKLOADS) +
+                  f" (here: " + ", ".join(f"{w} {here[w]:.0f} ns" for w in HOST_WORKLOADS) + ")"
+                  f"; time_scale = their geometric mean {time_scale:.3f}", flush=True)
+            time_scale = round(time_scale, 3)
+    if time_scale is not None:
+        scenario = scenario_copy(scenario, tmp, f"{suite.name}-scaled.toml", time_scale)
+        print(f"simulated with [cpu] time_scale = {time_scale}", flush=True)
+    if suite.script != SUITES_DEFAULT_SCRIPTS[suite.name]:
+        print(f"script: {rel(suite.script)} instead of the suite's "
+              f"{rel(SUITES_DEFAULT_SCRIPTS[suite.name])} (--script)", flush=True)
+    off = None if args.no_host_off else host_off_scenario(scenario, tmp, f"{suite.name}-host-off.toml")
+    sim = {}
+    for c in matrix:
+        if key(c) not in measured:
+            continue
+        try:
+            s = simulate_reps(args.build, suite, scenario, c, args.steps, args.warmup, args.sim_reps,
+                              args.verbose, args.sim_timeout)
+            if off:
+                s["host_off_step_ms"] = simulate(args.build, suite, off, c, args.steps, args.warmup,
+                                                 args.verbose, args.sim_timeout)["step_ms"]
+        except SimulationFailed as e:  # the other cells still run; the table says which failed
+            s = {"failed": str(e)}
+        sim[key(c)] = s
+    return {"scenario": scenario_name, "time_scale": time_scale, "steps": args.steps,
+            "warmup": args.warmup, "reps": args.sim_reps, "real": rel(suite.real),
+            "script": rel(suite.script), "cells": sim}
+
+
+def print_saved_header(path, saved, suite):
+    scaled = f", time_scale {saved['time_scale']}" if saved.get("time_scale") is not None else ""
+    steps = suite.describe_steps(saved.get("steps", "?"), saved.get("warmup", "?"))
+    script = saved.get("script")
+    other = (f"; script {script}" if script and os.path.abspath(os.path.join(ROOT, script))
+             != SUITES_DEFAULT_SCRIPTS[suite.name] else "")
+    print(f"simulated: saved results {rel(path)} "
+          f"({saved.get('scenario', '?')}{scaled}, {steps}, median of {saved.get('reps', 1)} runs{other})")
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", default=os.environ.get("PHANTORA_BUILD_DIR", os.path.join(ROOT, "build")),
                    help="a built tree (phantora-cluster and venv/)")
-    p.add_argument("--real", default=os.path.join(HERE, "real", "H200.json"))
-    p.add_argument("--matrix", default=os.path.join(HERE, "matrix.tsv"))
-    p.add_argument("--scenario", default=os.path.join(ROOT, "scenarios", "h200-profile.toml"))
+    p.add_argument("--cells", action="append", metavar="PATTERN[,PATTERN]",
+                   help="only the cells whose suite/size/mode/gpus hold these parts in this order, "
+                        "e.g. gpt_ref, gpt_ref/fsdp/4, train_gpt/w1024, fsdp (default: every cell)")
+    p.add_argument("--real", action="append", metavar="[SUITE=]FILE",
+                   help="real measurements for a suite (default: the one its file's 'suite' key "
+                        f"names, else {DEFAULT_SUITE}); each suite has its own by default")
+    p.add_argument("--matrix", action="append", metavar="[SUITE=]FILE",
+                   help="another matrix of cells (without SUITE=: when one suite runs)")
+    p.add_argument("--scenario", action="append", metavar="[SUITE=]FILE",
+                   help="another scenario (without SUITE=: when one suite runs)")
+    p.add_argument("--script", action="append", metavar="[SUITE=]FILE",
+                   help="run this script instead of the suite's (a modified copy, to debug; the "
+                        "header says so)")
     p.add_argument("--steps", type=int, default=8, help="simulated steps per cell")
     p.add_argument("--warmup", type=int, default=3, help="simulated steps left out of the mean")
     p.add_argument("--host-scale", action="store_true",
@@ -228,62 +509,84 @@ def main():
                         "host's speed relative to this one, e.g. from host_speed.py run on both)")
     p.add_argument("--sim-reps", type=int, default=3,
                    help="simulations per cell; the table gives their median, as it does the real runs'")
+    p.add_argument("--sim-timeout", type=int, default=1800, help="seconds one simulation may take")
     p.add_argument("--no-host-off", action="store_true", help="skip the GPU-only diagnostic runs")
-    p.add_argument("--sim-results", help="print from these saved simulated results instead of simulating")
-    p.add_argument("--save-sim", help="write the simulated results here (JSON)")
+    p.add_argument("--sim-results", action="append", metavar="FILE",
+                   help="print from these saved simulated results (their suites only) instead of simulating")
+    p.add_argument("--save-sim", help="write the simulated results here (JSON, by suite)")
     p.add_argument("--max-step-error", type=float,
                    help="exit 1 if the max |step-time error| exceeds this many percent")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args()
+    if args.steps <= args.warmup or args.warmup < 0:
+        p.error("--steps must exceed --warmup >= 0")
+    if args.sim_reps < 1:
+        p.error("--sim-reps must be at least 1")
 
-    matrix = read_matrix(args.matrix)
-    real = load_json(args.real)
-    measured = {key(c) for c in real["cells"] if "step_ms" in c}
-    env = real.get("env", {})
-    print(f"real: {os.path.relpath(args.real, ROOT)}: {env.get('query', '?')}; {env.get('torch', '?')}; "
-          f"{env.get('date_utc', '?')}; reps {env.get('reps', '?')}")
-    if args.sim_results:
-        saved = load_json(args.sim_results)
-        sim = saved["cells"]
-        scaled = f", time_scale {saved['time_scale']}" if saved.get("time_scale") is not None else ""
-        print(f"simulated: saved results {os.path.relpath(args.sim_results, ROOT)} "
-              f"({saved.get('scenario', '?')}{scaled}, {saved.get('steps', '?')} steps, "
-              f"warm-up {saved.get('warmup', '?')}, median of {saved.get('reps', 1)} runs)")
-    else:
-        scenario_name = os.path.relpath(args.scenario, ROOT)
-        print(f"simulated: {scenario_name}, {args.steps} steps, warm-up {args.warmup}, "
-              f"median of {args.sim_reps} runs, build {args.build}", flush=True)
-        sim = {}
-        with tempfile.TemporaryDirectory() as tmp:
-            if args.host_scale:
-                args.time_scale, ratios, here = host_scale(args.build, args.scenario, real, args.verbose)
-                print("host_speed.py, real GPU machine / simulated here: " +
-                      ", ".join(f"{w} {ratios[w]:.3f}" for w in HOST_WORKLOADS) +
-                      f" (here: " + ", ".join(f"{w} {here[w]:.0f} ns" for w in HOST_WORKLOADS) + ")"
-                      f"; time_scale = their geometric mean {args.time_scale:.3f}", flush=True)
-                args.time_scale = round(args.time_scale, 3)
-            if args.time_scale is not None:
-                args.scenario = scenario_copy(args.scenario, tmp, "scaled.toml", args.time_scale)
-                print(f"simulated with [cpu] time_scale = {args.time_scale}", flush=True)
-            off = None if args.no_host_off else host_off_scenario(args.scenario, tmp)
-            for c in matrix:
-                if key(c) not in measured:
-                    continue
-                s = simulate_reps(args.build, args.scenario, c, args.steps, args.warmup,
-                                  args.sim_reps, args.verbose)
-                if off:
-                    s["host_off_step_ms"] = simulate(args.build, off, c, args.steps, args.warmup,
-                                                     args.verbose)["step_ms"]
-                sim[key(c)] = s
-        if args.save_sim:
-            with open(args.save_sim, "w") as f:
-                json.dump({"scenario": scenario_name, "time_scale": args.time_scale, "steps": args.steps,
-                           "warmup": args.warmup, "reps": args.sim_reps, "real": os.path.relpath(args.real, ROOT),
-                           "cells": sim}, f, indent=1)
-                f.write("\n")
-    print()
-    step_err, _ = table(matrix, real, sim)
-    if args.max_step_error is not None and (not step_err or max(step_err) > args.max_step_error):
+    suites = {name: dataclasses.replace(s) for name, s in SUITES.items()}
+    saved = {}
+    for path in args.sim_results or []:
+        for name, s in load_sim_results(path).items():
+            if name in saved:
+                raise ValueError(f"--sim-results: suite '{name}' is in {saved[name][0]} and {path}")
+            saved[name] = (path, s)
+
+    reals = {}
+    for value in args.real or []:
+        name, path = split_suite_value(value, "--real")
+        data = load_real(path)
+        name = name or data.get("suite", DEFAULT_SUITE)
+        if name not in suites:
+            raise ValueError(f"{path}: unknown suite '{name}' (known: {', '.join(SUITES)})")
+        suites[name].real = os.path.abspath(path)
+        reals[name] = data
+
+    # which suites run decides what a plain --scenario FILE is for; then the cells of the
+    # matrices that run (a --matrix may replace one)
+    only = set(saved) if args.sim_results else None
+    chosen = select(args, suites, only, strict=False)
+    for option, field in (("--scenario", "scenario"), ("--matrix", "matrix"), ("--script", "script")):
+        apply_overrides(suites, list(chosen), getattr(args, option[2:]), field, option)
+    chosen = select(args, suites, only)
+    if not chosen:
+        raise ValueError("no cells to show")
+
+    if not args.sim_results:
+        check_build(args.build)
+    results, all_step, all_mem, counts, failed = {}, [], [], {}, 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (name, matrix) in enumerate(chosen.items()):
+            suite = suites[name]
+            if len(chosen) > 1:
+                print(("\n" if i else "") + f"== {name}: {rel(suite.script)} "
+                      f"({rel(suite.matrix)}), real range: {suite.real_range} ==")
+            real = reals.get(name) or load_real(suite.real)
+            print_real_header(suite.real, real)
+            if name in saved:
+                print_saved_header(saved[name][0], saved[name][1], suite)
+                sim = saved[name][1]["cells"]
+            else:
+                results[name] = run_suite(args, suite, matrix, real, tmp)
+                sim = results[name]["cells"]
+            print()
+            step_err, mem_err, failures = table(matrix, real, sim)
+            failed += failures
+            all_step += step_err
+            all_mem += mem_err
+            counts[name] = len(step_err)
+    if len(chosen) > 1 and all_step:
+        print()
+        print(f"all suites ({', '.join(f'{n} {k}' for n, k in counts.items())} measured cells): "
+              f"step time mean |error| {statistics.mean(all_step):.1f} %, max |error| {max(all_step):.1f} %; "
+              f"peak memory allocated mean |error| {statistics.mean(all_mem):.2f} %, "
+              f"max |error| {max(all_mem):.2f} %")
+    if args.save_sim and results:
+        with open(args.save_sim, "w") as f:
+            json.dump({"suites": results}, f, indent=1)
+            f.write("\n")
+    if failed:
+        sys.exit(f"accuracy.py: {failed} simulation(s) failed (above)")
+    if args.max_step_error is not None and (not all_step or max(all_step) > args.max_step_error):
         sys.exit(1)
 
 

@@ -1,10 +1,20 @@
-"""Parses what measure_real_on_device.sh wrote (env.txt, runs.log, probe.log,
-host_speed.json, host_speed_end.json) into one JSON file: bench/accuracy/real/<KIND>.json.
+"""Parses real measurements into the accuracy harness's real-data format (bench/accuracy/real/).
 
     python3 bench/accuracy/collect_real.py --dir OUT -o real.json
+    python3 bench/accuracy/collect_real.py --results RESULTS --suite gpt_ref --size 217m \
+        [--env KEY=VALUE ...] -o real.json
 
-Per cell (size, mode, gpus): every repetition's rank-0 'mean step' and peak memory lines,
-their median, min and max, the exact command, and host_probe.py's summary.
+--dir: what measure_real_on_device.sh wrote (env.txt, runs.log, probe.log, host_speed.json,
+host_speed_end.json), the train_gpt suite. Per cell (size, mode, gpus): every repetition's
+rank-0 'mean step' and peak memory lines, their median, min and max, the exact command, and
+host_probe.py's summary.
+
+--results: the `RESULT {json}` lines of bench/accuracy/workloads/gpt_ref.py (a log holding
+them, or a JSON-lines file of their payloads), the gpt_ref suite. Per cell (mode, world
+size): every run's RESULT, the median of the runs' median steps, the fastest and slowest
+timed step of any run, the largest peak, and the command that ran it. --env adds the
+provenance the lines lack (date, versions, machine).
+
 Standard library only (it runs on the GPU machine and here).
 """
 
@@ -13,6 +23,12 @@ import json
 import os
 import re
 import statistics
+import sys
+
+# the RESULT line's numbers in the table's units: one definition for the real and simulated sides
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from accuracy import gpt_ref_numbers, read_result_lines  # noqa: E402
 
 MEAN_RE = re.compile(r"rank (\d+): mean step ([0-9.]+) ms, .*peak memory allocated (\d+) bytes .*reserved (\d+) bytes")
 STEP_RE = re.compile(r"^step (\d+): ([0-9.]+) ms")
@@ -100,12 +116,66 @@ def collect(d):
     return out
 
 
+# gpt_ref.py's defaults: the command of a RESULT names only the flags that differ from them
+GPT_REF_DEFAULTS = {"vocab": 32000, "seq": 1024}
+GPT_REF_FLAGS = (("layers", "layers"), ("dim", "d"), ("heads", "heads"), ("batch", "batch"),
+                 ("seq", "seq"), ("vocab", "vocab"))
+
+
+def gpt_ref_command(r):
+    """The torchrun command that prints RESULT \p r (gpt_ref.py's flags from its fields)."""
+    flags = [f"--{flag} {r[field]}" for flag, field in GPT_REF_FLAGS
+             if GPT_REF_DEFAULTS.get(field) != r[field]]
+    return (f"torchrun --standalone --nproc_per_node={r['world']} gpt_ref.py --mode {r['mode']} "
+            + " ".join(flags))
+
+
+def collect_results(paths, suite, size, env):
+    """The real-data file of the gpt_ref suite from RESULT lines; several runs of a cell
+    (same mode and world size) are its repetitions."""
+    cells = {}
+    for path in paths:
+        for where, r in read_result_lines(path):
+            try:
+                key = f"{size}/{r['mode']}/{r['world']}"
+                cell = cells.setdefault(key, {"size": size, "mode": r["mode"], "gpus": int(r["world"]),
+                                              "command": gpt_ref_command(r), "reps": []})
+                cell["reps"].append(dict(r, numbers=gpt_ref_numbers(r)))
+            except (KeyError, TypeError, ValueError) as e:
+                raise ValueError(f"{where}: a RESULT without the fields gpt_ref.py prints ({e})") from e
+    if not cells:
+        raise ValueError(f"no RESULT lines in {', '.join(paths)}")
+    for cell in cells.values():
+        runs = [r.pop("numbers") for r in cell["reps"]]
+        cell["step_ms"] = statistics.median(n["step_ms"] for n in runs)
+        cell["step_ms_min"] = min(n["step_ms_min"] for n in runs)
+        cell["step_ms_max"] = max(n["step_ms_max"] for n in runs)
+        cell["peak_allocated_bytes"] = max(n["peak_allocated_bytes"] for n in runs)
+        cell["peak_reserved_bytes"] = max(n["peak_reserved_bytes"] for n in runs)
+    return {"suite": suite, "env": env, "cells": list(cells.values())}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--dir", required=True, help="the folder measure_real_on_device.sh wrote")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dir", help="the folder measure_real_on_device.sh wrote (suite train_gpt)")
+    source.add_argument("--results", nargs="+", help="logs or JSON lines of gpt_ref.py's RESULT lines")
+    p.add_argument("--suite", default="gpt_ref", help="with --results: the suite the data is for")
+    p.add_argument("--size", default="217m", help="with --results: the size label of matrix-gpt_ref.tsv")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --results: provenance (date_utc, query, torch, reps, ...)")
     p.add_argument("-o", "--output", required=True)
     args = p.parse_args()
-    data = collect(args.dir)
+    if args.results:
+        env = {}
+        for item in args.env:
+            k, sep, v = item.partition("=")
+            if not sep or not k:
+                p.error(f"--env takes KEY=VALUE, got '{item}'")
+            env[k] = v
+        data = collect_results(args.results, args.suite, args.size, env)
+    else:
+        data = collect(args.dir)
     with open(args.output, "w") as f:
         json.dump(data, f, indent=1)
         f.write("\n")
@@ -114,4 +184,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError) as e:
+        sys.exit(f"collect_real.py: {e}")

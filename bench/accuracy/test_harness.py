@@ -1,0 +1,176 @@
+"""The accuracy harness's own logic, with no simulation and no GPU: cell selection, the
+gpt_ref RESULT parser, the real-data converter, saved results by suite, the committed data's
+consistency and the user errors. Run by CTest (phantora-accuracy-harness) or directly:
+
+    python3 bench/accuracy/test_harness.py
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+import accuracy  # noqa: E402
+import collect_real  # noqa: E402
+
+RESULT = {"tag": "t", "mode": "fsdp", "world": 4, "layers": 12, "d": 1024, "heads": 16, "vocab": 32000,
+          "seq": 1024, "batch": 8, "params": 1, "iter_s_median": 0.0439433049999991,
+          "iter_s_min": 0.04114158899997733, "iter_s_max": 0.049930971000009094,
+          "iter_gpu_s_median": 0.0438, "tokens_per_s": 1.0, "peak_mem_gib": 7.266843318939209,
+          "peak_reserved_gib": 8.298828125, "gpu": "NVIDIA H200", "torch": "2.11.0", "nccl": "2.28.9"}
+
+
+def run_accuracy(*args):
+    return subprocess.run([sys.executable, os.path.join(HERE, "accuracy.py"), *args],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+class CellSelection(unittest.TestCase):
+    def test_parts_in_order(self):
+        name = "gpt_ref/217m/fsdp/4"
+        for pattern in ("gpt_ref", "gpt_ref/fsdp/4", "fsdp/4", "217m", name):
+            self.assertTrue(accuracy.cell_matches(pattern, name), pattern)
+        for pattern in ("gpt_ref/fsdp/2", "4/fsdp", "train_gpt", "fsdp/4/4", "gpt"):
+            self.assertFalse(accuracy.cell_matches(pattern, name), pattern)
+
+
+class GptRefResult(unittest.TestCase):
+    def test_numbers_in_the_table_units(self):
+        n = accuracy.gpt_ref_numbers(RESULT)
+        self.assertEqual(n["step_ms"], 43.943305)
+        self.assertEqual((n["step_ms_min"], n["step_ms_max"]), (41.141589, 49.930971))
+        self.assertEqual(n["peak_allocated_bytes"], 7802713600)  # the GiB figure was bytes / 2^30
+        self.assertEqual(n["peak_reserved_bytes"], 8910798848)
+
+    def test_parsed_from_the_rank_prefixed_output(self):
+        out = "[rank 1] noise\n[rank 0] RESULT " + json.dumps(RESULT) + "\n[rank 0] bye\n"
+        r = accuracy.parse_gpt_ref(out)
+        self.assertEqual(r["step_ms"], 43.943305)
+        self.assertEqual(r["peak_allocated_bytes"], 7802713600)
+        self.assertNotIn("step_ms_min", r)  # the simulated range is that of the simulations
+
+    def test_missing_or_broken_result(self):
+        self.assertIsNone(accuracy.parse_gpt_ref("[rank 0] Traceback ...\n"))
+        self.assertIsNone(accuracy.parse_gpt_ref("[rank 0] RESULT {\"mode\": \"fsdp\"}\n"))
+        self.assertIsNone(accuracy.parse_gpt_ref("[rank 0] RESULT {not json}\n"))
+
+
+class RealDataConverter(unittest.TestCase):
+    def test_runs_of_a_cell_are_its_repetitions(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "runs.log")
+            slower = dict(RESULT, iter_s_median=0.05, iter_s_min=0.04, iter_s_max=0.06, peak_mem_gib=8.0)
+            single = dict(RESULT, mode="single", world=1, nccl="")
+            with open(log, "w") as f:
+                f.write("some output\nRESULT " + json.dumps(RESULT) + "\n")
+                f.write(json.dumps(slower) + "\n")
+                f.write("[rank 0] RESULT " + json.dumps(single) + "\n")
+            data = collect_real.collect_results([log], "gpt_ref", "217m", {"date_utc": "d"})
+        self.assertEqual(data["suite"], "gpt_ref")
+        cells = {accuracy.key(c): c for c in data["cells"]}
+        self.assertEqual(sorted(cells), ["217m/fsdp/4", "217m/single/1"])
+        fsdp = cells["217m/fsdp/4"]
+        self.assertEqual(len(fsdp["reps"]), 2)
+        self.assertAlmostEqual(fsdp["step_ms"], (43.943305 + 50.0) / 2)
+        self.assertEqual((fsdp["step_ms_min"], fsdp["step_ms_max"]), (40.0, 60.0))
+        self.assertEqual(fsdp["peak_allocated_bytes"], 8 * 2**30)
+        self.assertEqual(fsdp["command"], "torchrun --standalone --nproc_per_node=4 gpt_ref.py --mode fsdp "
+                                          "--layers 12 --dim 1024 --heads 16 --batch 8")
+
+    def test_broken_lines_are_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "runs.log")
+            with open(log, "w") as f:
+                f.write("RESULT {\"mode\": \"ddp\"}\n")
+            with self.assertRaisesRegex(ValueError, "runs.log:1: a RESULT without"):
+                collect_real.collect_results([log], "gpt_ref", "217m", {})
+            with open(log, "w") as f:
+                f.write("nothing here\n")
+            with self.assertRaisesRegex(ValueError, "no RESULT lines"):
+                collect_real.collect_results([log], "gpt_ref", "217m", {})
+
+
+class CommittedData(unittest.TestCase):
+    def test_every_gpt_ref_cell_is_measured(self):
+        suite = accuracy.SUITES["gpt_ref"]
+        real = accuracy.load_real(suite.real)
+        self.assertEqual(real["suite"], "gpt_ref")
+        measured = {accuracy.key(c): c for c in real["cells"] if "step_ms" in c}
+        matrix = accuracy.read_matrix(suite.matrix)
+        self.assertEqual(sorted(accuracy.key(c) for c in matrix), sorted(measured))
+        for c in matrix:
+            r = measured[accuracy.key(c)]
+            # the matrix's flags are the flags of the command that measured the cell
+            self.assertTrue(r["command"].endswith(" ".join(["--mode", c["mode"], *c["flags"]])), r["command"])
+            self.assertIn(f"--nproc_per_node={c['gpus']} ", r["command"])
+
+    def test_suite_files_exist(self):
+        for suite in accuracy.SUITES.values():
+            for path in (suite.script, suite.matrix, suite.real, suite.scenario):
+                self.assertTrue(os.path.isfile(path), path)
+
+
+class SavedResults(unittest.TestCase):
+    def sim_cell(self, step_ms):
+        return {"step_ms": step_ms, "peak_allocated_bytes": 7802713600, "peak_reserved_bytes": 1,
+                "step_ms_all": [step_ms], "measured_share": 100.0}
+
+    def test_files_saved_before_suites_are_train_gpt(self):
+        saved = accuracy.load_sim_results(os.path.join(HERE, "sim", "h200-profile.json"))
+        self.assertEqual(list(saved), ["train_gpt"])
+
+    def test_both_tables_and_the_overall_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            train = accuracy.load_json(os.path.join(HERE, "sim", "h200-profile.json"))
+            gpt_ref = {"scenario": "scenarios/h200x4-nvlink-profiled.toml", "time_scale": None, "steps": 8,
+                       "warmup": 3, "reps": 1, "cells": {"217m/fsdp/4": self.sim_cell(48.337636)}}
+            path = os.path.join(tmp, "sim.json")
+            with open(path, "w") as f:
+                json.dump({"suites": {"train_gpt": train, "gpt_ref": gpt_ref}}, f)
+            p = run_accuracy("--sim-results", path)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertIn("== gpt_ref: bench/accuracy/workloads/gpt_ref.py", p.stdout)
+            self.assertIn("8 timed steps after 3 warm-up", p.stdout)
+            self.assertRegex(p.stdout, r"217m fsdp 4 +43\.943 +41\.14-49\.93 +48\.338 .* \+10\.0 ")
+            self.assertRegex(p.stdout, r"217m ddp 2 +34\.378 +\(not simulated\)")
+            self.assertRegex(p.stdout, r"all suites \(train_gpt 7, gpt_ref 1 measured cells\): step time "
+                                       r"mean \|error\| [0-9.]+ %, max \|error\| 12\.6 %")
+            p = run_accuracy("--sim-results", path, "--cells", "gpt_ref/fsdp/4")
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertNotIn("train_gpt", p.stdout)
+            self.assertNotIn("ddp", p.stdout)
+            self.assertIn("over 1 measured cells", p.stdout)
+
+
+class UserErrors(unittest.TestCase):
+    def assertFails(self, args, message):
+        p = run_accuracy(*args)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn(message, p.stdout)
+        self.assertNotIn("Traceback", p.stdout)
+
+    def test_messages_not_tracebacks(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "bad.json")
+            with open(bad, "w") as f:
+                f.write("{")
+            self.assertFails(["--sim-results", bad], "not valid JSON")
+            self.assertFails(["--sim-results", os.path.join(tmp, "none.json")], "No such file")
+            matrix = os.path.join(tmp, "m.tsv")
+            with open(matrix, "w") as f:
+                f.write("217m fsdp four\n")
+            self.assertFails(["--cells", "gpt_ref", "--matrix", matrix], "m.tsv:1: expected")
+        self.assertFails(["--cells", "gpt_ref/fsdp/8"], "no such cell; the cells are: train_gpt/default/single/1")
+        self.assertFails(["--scenario", "x.toml"], "2 suites run (train_gpt, gpt_ref)")
+        self.assertFails(["--scenario", "gpt=x.toml"], "unknown suite 'gpt'")
+        self.assertFails(["--build", "/nonexistent", "--cells", "gpt_ref/single"],
+                         "/nonexistent/bridge/phantora-cluster does not exist")
+
+
+if __name__ == "__main__":
+    unittest.main()
