@@ -58,13 +58,13 @@ CREATE TABLE IF NOT EXISTS host_labels(
     id   INTEGER PRIMARY KEY,
     text TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS host_gaps(
-    run    TEXT NOT NULL,
-    thread TEXT NOT NULL,
-    seq    INTEGER NOT NULL,
-    label  INTEGER NOT NULL REFERENCES host_labels(id),
-    gap_ns INTEGER NOT NULL,
-    call_ns INTEGER NOT NULL DEFAULT -1);
-CREATE INDEX IF NOT EXISTS host_gaps_by_run ON host_gaps(run, thread, seq);
+    run     TEXT NOT NULL,
+    thread  TEXT NOT NULL,
+    seq     INTEGER NOT NULL,
+    label   INTEGER NOT NULL REFERENCES host_labels(id),
+    gap_ns  INTEGER NOT NULL,
+    call_ns INTEGER NOT NULL DEFAULT -1,
+    PRIMARY KEY(run, thread, seq)) WITHOUT ROWID;
 )sql";
 }
 
