@@ -621,6 +621,7 @@ void ReadNcclProtocol(const Section& s, const char* prefix, nccl::ProtocolParams
     {
         p.channelBytesPerSecond = *v / 8.0;
     }
+    p.chunkBytes = s.Bytes(pre + "_chunk_bytes", false).value_or(p.chunkBytes);
 }
 
 void ReadNccl(const Section& s, nccl::Config& nccl)
@@ -629,7 +630,8 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
                  "chunk_bytes", "max_chunks_per_channel", "tree_level_latency", "ll_base_latency",
                  "ll_step_latency", "ll_channel_bandwidth", "ll128_base_latency",
                  "ll128_step_latency", "ll128_channel_bandwidth", "simple_base_latency",
-                 "simple_step_latency", "simple_channel_bandwidth"});
+                 "simple_step_latency", "simple_channel_bandwidth", "ll_chunk_bytes",
+                 "ll128_chunk_bytes", "simple_chunk_bytes"});
     if (auto a = s.String("algorithm", false))
     {
         if (*a != "auto" && *a != "ring" && *a != "tree")

@@ -36,6 +36,10 @@ struct ProtocolParams
     double baseLatencyNs{0};         ///< once per collective: kernel launch and teardown
     double stepLatencyNs{0};         ///< per pipeline step: flag write, poll, SM hand-off
     double channelBytesPerSecond{0}; ///< data one channel's SMs can move; 0: no cap
+    /// Data of one pipeline slice per channel with this protocol (NCCL: the protocol's
+    /// buffer over NCCL_STEPS, e.g. LL's 512 KiB of lines / 8 steps / 2 for the flags);
+    /// 0: Config::chunkBytes.
+    uint64_t chunkBytes{0};
 };
 
 /**
@@ -62,6 +66,12 @@ struct Config
     const ProtocolParams& Params(Protocol p) const
     {
         return p == Protocol::LL ? ll : (p == Protocol::LL128 ? ll128 : simple);
+    }
+    /// The pipeline slice of protocol \p p.
+    uint64_t ChunkBytes(Protocol p) const
+    {
+        const uint64_t own = Params(p).chunkBytes;
+        return own > 0 ? own : chunkBytes;
     }
 };
 

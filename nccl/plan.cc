@@ -58,6 +58,11 @@ public:
     {
     }
 
+    Protocol Proto() const
+    {
+        return m_proto;
+    }
+
     /// Adds a transfer carrying \p dataBytes of payload; returns its index.
     uint32_t Add(uint32_t src, uint32_t dst, uint64_t dataBytes, uint32_t channel,
                  std::vector<uint32_t> deps)
@@ -84,12 +89,12 @@ private:
     Protocol m_proto;
 };
 
-/// Chunks per channel: enough that one chunk holds at most chunkBytes of a step's data,
-/// never more than the config's bound (1 GiB must stay cheap to simulate).
-uint32_t ChunksFor(uint64_t stepBytesPerChannel, const Config& config)
+/// Chunks per channel: enough that one chunk holds at most the protocol's slice of a
+/// step's data, never more than the config's bound (1 GiB must stay cheap to simulate).
+uint32_t ChunksFor(uint64_t stepBytesPerChannel, const Config& config, Protocol proto)
 {
     const uint64_t wanted = CeilDiv(std::max<uint64_t>(stepBytesPerChannel, 1),
-                                    std::max<uint64_t>(config.chunkBytes, 1));
+                                    std::max<uint64_t>(config.ChunkBytes(proto), 1));
     return static_cast<uint32_t>(
         std::clamp<uint64_t>(wanted, 1, std::max<uint32_t>(config.maxChunksPerChannel, 1)));
 }
@@ -246,7 +251,7 @@ void AddRing(PlanBuilder& b, Plan& plan, CollectiveKind kind, const CommShape& s
                                    " is not a ring collective");
         }
     }
-    const uint32_t chunks = ChunksFor(CeilDiv(unit, nc), config);
+    const uint32_t chunks = ChunksFor(CeilDiv(unit, nc), config, b.Proto());
     plan.chunksPerChannel = chunks;
     const uint64_t slice = CeilDiv(bytes, parts * nc * chunks);
     AddPipeline(b, stepsOfChannel, nc, chunks, slice, true);
@@ -258,7 +263,7 @@ void AddPairs(PlanBuilder& b, Plan& plan, const std::vector<std::pair<uint32_t, 
               uint64_t pairBytes, const Config& config)
 {
     const uint32_t nc = plan.nChannels;
-    const uint32_t chunks = ChunksFor(CeilDiv(pairBytes, nc), config);
+    const uint32_t chunks = ChunksFor(CeilDiv(pairBytes, nc), config, b.Proto());
     plan.chunksPerChannel = chunks;
     const uint64_t slice = CeilDiv(pairBytes, uint64_t{nc} * chunks);
     AddPipeline(b, {Steps{pairs}}, nc, chunks, slice, false);
@@ -277,7 +282,7 @@ void AddTree(PlanBuilder& b, Plan& plan, const CommShape& shape, uint64_t bytes,
     const uint32_t perNode = std::clamp<uint32_t>(shape.ranksPerNode, 1, n);
     const uint32_t nNodes = CeilDiv(n, perNode);
     const uint32_t nc = plan.nChannels;
-    const uint32_t chunks = ChunksFor(CeilDiv(bytes, nc), config);
+    const uint32_t chunks = ChunksFor(CeilDiv(bytes, nc), config, b.Proto());
     plan.chunksPerChannel = chunks;
     const uint64_t slice = CeilDiv(bytes, uint64_t{nc} * chunks);
     for (uint32_t ch = 0; ch < nc; ++ch)

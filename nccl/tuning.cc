@@ -19,6 +19,19 @@ uint32_t ChannelsFor(const Config& config, uint64_t bytes)
         std::clamp<uint64_t>(wanted, std::max<uint32_t>(config.minChannels, 1), hi));
 }
 
+uint64_t ChannelBasisBytes(CollectiveKind kind, uint32_t nRanks, uint64_t bytes)
+{
+    switch (kind)
+    {
+    case CollectiveKind::AllReduce:
+    case CollectiveKind::Reduce:
+    case CollectiveKind::Broadcast:
+        return bytes / std::max<uint32_t>(nRanks, 1);
+    default:
+        return bytes;
+    }
+}
+
 namespace
 {
 
@@ -102,7 +115,8 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
     const std::vector<Protocol> protos = AllowedProtocols(config.protocol, kind);
     // Only a tree left for a collective that has none: NCCL runs it as a ring.
     const bool forcedTree = algos.size() == 1 && algos.front() == Algorithm::Tree;
-    const uint32_t nChannels = ChannelsFor(config, bytes);
+    const uint32_t nChannels =
+        ChannelsFor(config, ChannelBasisBytes(kind, std::max<uint32_t>(shape.nRanks, 1), bytes));
     Choice best;
     best.estimatedNs = std::numeric_limits<double>::infinity();
     for (Algorithm a : algos)

@@ -8,6 +8,12 @@ of those cells and the scenario that simulates them):
   train_gpt  examples/torch/train_gpt.py, matrix.tsv, real/H200.json (one H200, written on the
              GPU machine by measure_real_on_device.sh and collect_real.py),
              scenarios/h200-profile.toml;
+  train_gpt_x4  the same script and matrix, real/H200x4-train_gpt.json (its 2- and 4-GPU cells
+             on one host of 4 H200s with NVLink), scenarios/h200x4-nvlink-profiled.toml;
+  cudnn_gpt  train_gpt.py --attention auto (cuDNN's fused attention), matrix-cudnn_gpt.tsv,
+             real/H200-cudnn_gpt.json, scenarios/h200-profile.toml;
+  cudnn_cnn  examples/torch/train_cnn.py (cuDNN convolutions), matrix-cudnn_cnn.tsv,
+             real/H200-cudnn_cnn.json, scenarios/h200-profile.toml;
   gpt_ref    workloads/gpt_ref.py (the reference script of the multi-GPU measurements),
              matrix-gpt_ref.tsv, real/H200x4-gpt_ref.json (1, 2 and 4 H200s with NVLink),
              scenarios/h200x4-nvlink-profiled.toml.
@@ -125,6 +131,21 @@ SUITES = {
     "train_gpt": Suite(
         "train_gpt", os.path.join(ROOT, "examples", "torch", "train_gpt.py"),
         os.path.join(HERE, "matrix.tsv"), os.path.join(HERE, "real", "H200.json"),
+        os.path.join(ROOT, "scenarios", "h200-profile.toml"), parse_train_gpt,
+        "{s} steps, warm-up {w}", "the repetitions' mean steps"),
+    "train_gpt_x4": Suite(
+        "train_gpt_x4", os.path.join(ROOT, "examples", "torch", "train_gpt.py"),
+        os.path.join(HERE, "matrix.tsv"), os.path.join(HERE, "real", "H200x4-train_gpt.json"),
+        os.path.join(ROOT, "scenarios", "h200x4-nvlink-profiled.toml"), parse_train_gpt,
+        "{s} steps, warm-up {w}", "the repetitions' mean steps"),
+    "cudnn_gpt": Suite(
+        "cudnn_gpt", os.path.join(ROOT, "examples", "torch", "train_gpt.py"),
+        os.path.join(HERE, "matrix-cudnn_gpt.tsv"), os.path.join(HERE, "real", "H200-cudnn_gpt.json"),
+        os.path.join(ROOT, "scenarios", "h200-profile.toml"), parse_train_gpt,
+        "{s} steps, warm-up {w}", "the repetitions' mean steps"),
+    "cudnn_cnn": Suite(
+        "cudnn_cnn", os.path.join(ROOT, "examples", "torch", "train_cnn.py"),
+        os.path.join(HERE, "matrix-cudnn_cnn.tsv"), os.path.join(HERE, "real", "H200-cudnn_cnn.json"),
         os.path.join(ROOT, "scenarios", "h200-profile.toml"), parse_train_gpt,
         "{s} steps, warm-up {w}", "the repetitions' mean steps"),
     "gpt_ref": Suite(

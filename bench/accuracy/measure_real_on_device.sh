@@ -11,7 +11,11 @@
 # Run from the repository root on the GPU machine:
 #   KIND=nvidia-h200 OUT=/some/dir bash bench/accuracy/measure_real_on_device.sh
 # Environment: REPS (5), STEPS (25), WARMUP (5), KIND (a label for the device kind),
-# ONLY_GPUS (measure only cells of this many GPUs), ONLY_MODES (e.g. "ddp fsdp").
+# ONLY_GPUS (measure only cells of these many GPUs, e.g. "2 4"), ONLY_MODES (e.g. "ddp fsdp"),
+# SUITE (train_gpt: examples/torch/train_gpt.py over matrix.tsv; gpt_ref:
+# workloads/gpt_ref.py over matrix-gpt_ref.tsv, whose RESULT lines collect_real.py --results reads;
+# cudnn_gpt, cudnn_cnn: matrix-cudnn_gpt.tsv with train_gpt.py, matrix-cudnn_cnn.tsv with
+# examples/torch/train_cnn.py).
 # DDP and FSDP cells (one GPU included: init_process_group needs a rendezvous) run
 # under torchrun --standalone --nproc_per_node N with the cell's --mode. NVLink multicast stays off (the device notes ask for it).
 set -u
@@ -26,6 +30,13 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 export PYTHONUNBUFFERED=1
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 PY=${PY:-python3}
+case "${SUITE:-train_gpt}" in
+  train_gpt) MATRIX=$HERE/matrix.tsv; SCRIPT=examples/torch/train_gpt.py ;;
+  gpt_ref) MATRIX=$HERE/matrix-gpt_ref.tsv; SCRIPT=$HERE/workloads/gpt_ref.py ;;
+  cudnn_gpt) MATRIX=$HERE/matrix-cudnn_gpt.tsv; SCRIPT=examples/torch/train_gpt.py ;;
+  cudnn_cnn) MATRIX=$HERE/matrix-cudnn_cnn.tsv; SCRIPT=examples/torch/train_cnn.py ;;
+  *) echo "measure_real_on_device.sh: SUITE=$SUITE: expected train_gpt, gpt_ref, cudnn_gpt or cudnn_cnn" >&2; exit 2 ;;
+esac
 
 {
   echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -47,9 +58,9 @@ $PY $HERE/host_speed.py > "$OUT/host_speed.json" 2>&1 || echo "host_speed.py FAI
 # shared, and their host speed was seen to differ by 1.5x from one lease to the next)
 # falls on every cell alike rather than on one cell's repetitions.
 cells() {
-  grep -v '^#' $HERE/matrix.tsv | while read -r size mode gpus flags; do
+  grep -v '^#' "$MATRIX" | while read -r size mode gpus flags; do
     [ -n "$size" ] || continue
-    if [ -n "${ONLY_GPUS:-}" ] && [ "$gpus" != "$ONLY_GPUS" ]; then continue; fi
+    if [ -n "${ONLY_GPUS:-}" ] && ! [[ " $ONLY_GPUS " == *" $gpus "* ]]; then continue; fi
     if [ -n "${ONLY_MODES:-}" ] && ! [[ " $ONLY_MODES " == *" $mode "* ]]; then continue; fi
     echo "$size $mode $gpus $flags"
   done
@@ -66,17 +77,17 @@ for rep in $(seq 1 "$REPS"); do
       [ "$rep" = 1 ] && echo "### skip $size $mode $gpus: needs $gpus GPUs, $NGPU here" >> "$OUT/runs.log"
       continue
     fi
-    cmd="$(launcher "$mode" "$gpus") examples/torch/train_gpt.py $flags --mode $mode --steps $STEPS --warmup $WARMUP"
+    cmd="$(launcher "$mode" "$gpus") $SCRIPT $flags --mode $mode --steps $STEPS --warmup $WARMUP"
     {
       echo "### cell $size $mode $gpus rep $rep"
       echo "### command $cmd"
-      $cmd 2>&1 < /dev/null
+      timeout "${RUN_TIMEOUT:-240}" $cmd 2>&1 < /dev/null
       echo "### rc $?"
     } >> "$OUT/runs.log"
   done
 done
 cells | while read -r size mode gpus flags; do
-  [ "$gpus" = 1 ] || continue
+  [ "$gpus" = 1 ] && [ "$MATRIX" = "$HERE/matrix.tsv" ] || continue  # the probe takes train_gpt's flags
   {
     echo "### cell $size $mode $gpus probe"
     $(launcher "$mode" "$gpus") $HERE/host_probe.py $flags --mode "$mode" --steps "$STEPS" --warmup "$WARMUP" 2>&1 < /dev/null | grep -v '^step '
@@ -85,5 +96,9 @@ cells | while read -r size mode gpus flags; do
 done
 $PY $HERE/host_speed.py > "$OUT/host_speed_end.json" 2>&1 || echo "host_speed.py FAILED" >> "$OUT/host_speed_end.json"
 
-$PY $HERE/collect_real.py --dir "$OUT" -o "$OUT/real.json"
+if [ "${SUITE:-train_gpt}" = gpt_ref ]; then
+  $PY $HERE/collect_real.py --results "$OUT/runs.log" --suite gpt_ref --size 217m -o "$OUT/real.json"
+else
+  $PY $HERE/collect_real.py --dir "$OUT" -o "$OUT/real.json"
+fi
 grep -E '^### (cell|rc|skip)|mean step|^probe' "$OUT/runs.log" "$OUT/probe.log" | tail -60

@@ -141,6 +141,34 @@ TEST(NcclModel, ChannelsSplitTheDataEvenlyChunksAreBoundedStepsPipeline)
     ASSERT_EQ(nccl::ChannelsFor(a, 1024), 2U) << "min channels";
     ASSERT_EQ(nccl::ChannelsFor(a, 5 << 20), 5U) << "1 MiB per channel";
     ASSERT_EQ(nccl::ChannelsFor(a, 1ULL << 30), 12U) << "max channels";
+    // NCCL weighs one rank's share for all-reduce and broadcast, the buffer for the others
+    using K = nccl::CollectiveKind;
+    ASSERT_EQ(nccl::ChannelBasisBytes(K::AllReduce, 4, 32 << 10), 8U << 10);
+    ASSERT_EQ(nccl::ChannelBasisBytes(K::Broadcast, 2, 16 << 10), 8U << 10);
+    ASSERT_EQ(nccl::ChannelBasisBytes(K::AllGather, 4, 8 << 10), 8U << 10);
+    a.minChannels = 1;
+    a.maxChannels = 24;
+    a.minBytesPerChannel = 4 << 10;
+    const nccl::CommShape four{4, 4};
+    // the 4-GPU node's log: a second channel at 32 KiB for an all-reduce, 8 KiB for an all-gather
+    ASSERT_EQ(nccl::Choose(K::AllReduce, four, 32 << 10, a).nChannels, 2U);
+    ASSERT_EQ(nccl::Choose(K::AllReduce, four, 16 << 10, a).nChannels, 1U);
+    ASSERT_EQ(nccl::Choose(K::AllGather, four, 8 << 10, a).nChannels, 2U);
+}
+
+TEST(NcclModel, EachProtocolPipelinesInItsOwnSlices)
+{
+    nccl::Config c;
+    c.chunkBytes = 512 << 10;
+    c.maxChunksPerChannel = 64;
+    c.ll.chunkBytes = 32 << 10;
+    EXPECT_EQ(c.ChunkBytes(nccl::Protocol::LL), 32U << 10);
+    EXPECT_EQ(c.ChunkBytes(nccl::Protocol::Simple), 512U << 10) << "0: the config's";
+    const nccl::CommShape two{2, 2};
+    const auto plan = [&](nccl::Protocol p)
+    { return nccl::MakePlan(nccl::CollectiveKind::Broadcast, two, 1 << 20, c, {nccl::Algorithm::Ring, p, 1, 0}); };
+    EXPECT_EQ(plan(nccl::Protocol::LL).chunksPerChannel, 32U) << "1 MiB in 32 KiB slices";
+    EXPECT_EQ(plan(nccl::Protocol::Simple).chunksPerChannel, 2U) << "1 MiB in 512 KiB slices";
 }
 
 TEST(NcclModel, TreeAllReduceGoesUpAndDownADoubleBinaryTreeAcrossNodes)

@@ -195,6 +195,10 @@ TEST_F(ScenarioFile, TheCalibratedScenarioLoads)
         LoadScenario(std::string(PHANTORA_SOURCE_DIR) + "/scenarios/h200x4-nvlink.toml");
     EXPECT_EQ(s.topology.gpus, 4U);
     EXPECT_GT(s.nccl.simple.channelBytesPerSecond, 0.0);
+    // per-protocol pipeline slices: LL's and LL128's own, Simple's from chunk_bytes
+    EXPECT_EQ(s.nccl.ChunkBytes(phantora::nccl::Protocol::LL), 32U * 1024);
+    EXPECT_EQ(s.nccl.ChunkBytes(phantora::nccl::Protocol::LL128), 560U * 1024);
+    EXPECT_EQ(s.nccl.ChunkBytes(phantora::nccl::Protocol::Simple), s.nccl.chunkBytes);
 }
 
 namespace
