@@ -43,14 +43,32 @@ std::set<std::string> ArgumentItems(const std::string& arguments)
     return items;
 }
 
-std::size_t Shared(const std::set<std::string>& a, const std::set<std::string>& b)
+/// Flags that set how many iterations a program runs, not what an iteration does: a
+/// recording of 6 steps holds the same host time per step as a run of 12.
+bool CountsIterations(const std::string& item)
 {
-    std::size_t n = 0;
-    for (const auto& x : a)
+    static const std::set<std::string> kFlags = {
+        "--steps",      "--warmup",       "--warmup-steps", "--iters",  "--iterations",
+        "--max-steps",  "--train-iters",  "--epochs",       "--num-steps", "--log-interval",
+        "--eval-iters", "--eval-interval"};
+    return kFlags.count(item.substr(0, item.find('='))) > 0;
+}
+
+/// How like \p wanted (the simulated command's items) a recording's \p items are: the
+/// items they share, less the recording's items the command does not have (an option
+/// the recording ran with changes the code that ran: `--attention auto` picks other
+/// kernels and other host paths). Iteration counts do not count either way.
+long Similarity(const std::set<std::string>& items, const std::set<std::string>& wanted)
+{
+    long score = 0;
+    for (const auto& x : items)
     {
-        n += b.count(x);
+        if (!CountsIterations(x))
+        {
+            score += wanted.count(x) ? 1 : -1;
+        }
     }
-    return n;
+    return score;
 }
 
 double Median(std::vector<double> v)
@@ -71,12 +89,12 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
     if (profile)
     {
         // The program's own recordings that hold host time; of those, the ones given the
-        // arguments most like the simulated command's run the code most like it (a one-GPU
-        // recording of the same script, mode and sizes; the step count may differ), so only
-        // they make the table.
+        // arguments most like the simulated command's (Similarity) run the code most like
+        // it (a one-GPU recording of the same script, mode and sizes; the step count may
+        // differ), so only they make the table.
         const std::string program = profile::ProgramName(command);
         const auto wanted = ArgumentItems(profile::ProgramArguments(command));
-        std::map<std::size_t, std::vector<std::string>> bySimilarity;
+        std::map<long, std::vector<std::string>> bySimilarity;
         for (const auto& [run, r] : profile->Runs())
         {
             if (r.program != program || program.empty())
@@ -90,18 +108,23 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
             if (cpu.recordedHostTime && r.hostGaps)
             {
                 const auto items = ArgumentItems(profile::ProgramArguments(r.command));
-                bySimilarity[Shared(items, wanted)].push_back(run);
+                bySimilarity[Similarity(items, wanted)].push_back(run);
             }
         }
         if (!bySimilarity.empty())
         {
-            const auto& [shared, runs] = *bySimilarity.rbegin();
+            const auto& runs = bySimilarity.rbegin()->second;
             const auto sequences = profile->HostSequences(runs);
             const auto table = host_time::GapTable::Build(sequences);
             p.table = table.Serialize();
             p.keys = table.Keys();
             p.runs = runs;
-            p.sameArguments = shared == wanted.size();
+            p.sameArguments = std::all_of(runs.begin(), runs.end(), [&](const std::string& run) {
+                const auto items =
+                    ArgumentItems(profile::ProgramArguments(profile->Runs().at(run).command));
+                return std::all_of(wanted.begin(), wanted.end(), [&](const std::string& x)
+                                   { return CountsIterations(x) || items.count(x) > 0; });
+            });
             for (const auto& s : sequences)
             {
                 p.gaps += s.labels.size();

@@ -20,7 +20,7 @@ struct HostTimeProfile
     /// The recorded runs the table was built from.
     std::vector<std::string> runs;
     /// Whether those runs gave the program every argument the simulated command gives it
-    /// (they may give more, or other step counts: the runs with the most in common win).
+    /// (iteration counts aside: --steps, --warmup, ...; the runs most like the command win).
     bool sameArguments{false};
     std::size_t gaps{0};
     std::size_t keys{0};
