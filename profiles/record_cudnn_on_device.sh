@@ -18,7 +18,8 @@
 #   env.txt             GPU, driver, torch/CUDA/cuDNN versions
 # MISSING=file.json additionally replays the cuDNN ops (and GEMMs, copies) a simulation
 # reported missing: gpu_profiler replay --python python3 (raw log replay_missing.tsv and
-# replay_missing.cudnn.tsv).  STEPS (12), WARMUP (4), REPS (3), PY (python3).
+# replay_missing.cudnn.tsv).  STEPS (12), WARMUP (4), REPS (3), PY (python3), ONLY (names of
+# the workloads to run, e.g. "gpt_auto_default gpt_auto_w1024"; default all).
 set -u
 B=$PWD/build-devbin
 OUT=${OUT:-/tmp/cudnn-out}
@@ -54,6 +55,7 @@ WORKLOADS=(
   for w in "${WORKLOADS[@]}"; do
     name=${w%%|*}
     args=${w#*|}
+    [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || continue
     echo "== $name: $PY $args --steps $STEPS --warmup $WARMUP"
     $G record --raw "$OUT/cudnn_$name.tsv" -- $PY $args --steps "$STEPS" --warmup "$WARMUP" </dev/null ||
       echo "$name FAILED"
@@ -78,6 +80,7 @@ WORKLOADS=(
     for w in "${WORKLOADS[@]}"; do
       name=${w%%|*}
       args=${w#*|}
+      [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || continue
       echo "### $name rep $rep: $PY $args --steps $STEPS --warmup $WARMUP"
       $PY $args --steps "$STEPS" --warmup "$WARMUP" </dev/null 2>&1 | grep -E "^model:|mean step|Error" ||
         echo "$name FAILED"
