@@ -48,9 +48,9 @@ std::set<std::string> ArgumentItems(const std::string& arguments)
 bool CountsIterations(const std::string& item)
 {
     static const std::set<std::string> kFlags = {
-        "--steps",      "--warmup",       "--warmup-steps", "--iters",  "--iterations",
-        "--max-steps",  "--train-iters",  "--epochs",       "--num-steps", "--log-interval",
-        "--eval-iters", "--eval-interval"};
+        "--steps",      "--warmup",       "--warmup-steps", "--iters",
+        "--iterations", "--max-steps",    "--train-iters",  "--epochs",
+        "--num-steps",  "--log-interval", "--eval-iters",   "--eval-interval"};
     return kFlags.count(item.substr(0, item.find('='))) > 0;
 }
 
@@ -69,6 +69,16 @@ long Similarity(const std::set<std::string>& items, const std::set<std::string>&
         }
     }
     return score;
+}
+
+/// Whether recording \p r gave the program every argument in \p wanted (iteration
+/// counts aside).
+bool GivesEvery(const profile::ProfileReader::Run& r, const std::set<std::string>& wanted)
+{
+    const auto items = ArgumentItems(profile::ProgramArguments(r.command));
+    return std::all_of(wanted.begin(), wanted.end(),
+                       [&](const std::string& x)
+                       { return CountsIterations(x) || items.count(x) > 0; });
 }
 
 double Median(std::vector<double> v)
@@ -119,12 +129,9 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
             p.table = table.Serialize();
             p.keys = table.Keys();
             p.runs = runs;
-            p.sameArguments = std::all_of(runs.begin(), runs.end(), [&](const std::string& run) {
-                const auto items =
-                    ArgumentItems(profile::ProgramArguments(profile->Runs().at(run).command));
-                return std::all_of(wanted.begin(), wanted.end(), [&](const std::string& x)
-                                   { return CountsIterations(x) || items.count(x) > 0; });
-            });
+            p.sameArguments = std::all_of(runs.begin(), runs.end(),
+                                          [&](const std::string& run)
+                                          { return GivesEvery(profile->Runs().at(run), wanted); });
             for (const auto& s : sequences)
             {
                 p.gaps += s.labels.size();

@@ -52,8 +52,10 @@ struct Config
     std::string protocol{};   ///< NCCL_PROTO: "" (automatic), "ll", "ll128" or "simple"
     uint32_t minChannels{1};  ///< NCCL_MIN_NCHANNELS
     uint32_t maxChannels{16}; ///< NCCL_MAX_NCHANNELS: channels the communicator has
-    /// NCCL gives a channel at least this much data before using another one.
-    uint64_t minBytesPerChannel{64 * 1024};
+    /// NCCL gives a channel at least this much data before using another one (of the
+    /// size ChannelBasisBytes() weighs): LL's thread threshold, 8 bytes for each of 512
+    /// threads, as the 4-GPU node's NCCL logs bear out.
+    uint64_t minBytesPerChannel{4 * 1024};
     uint64_t chunkBytes{512 * 1024}; ///< data of one pipeline slice per channel (Simple)
     /// Upper bound of pipeline chunks per channel: more cost simulation time, not accuracy.
     uint32_t maxChunksPerChannel{64};

@@ -58,10 +58,7 @@ public:
     {
     }
 
-    Protocol Proto() const
-    {
-        return m_proto;
-    }
+    Protocol Proto() const { return m_proto; }
 
     /// Adds a transfer carrying \p dataBytes of payload; returns its index.
     uint32_t Add(uint32_t src, uint32_t dst, uint64_t dataBytes, uint32_t channel,

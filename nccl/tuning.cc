@@ -115,8 +115,6 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
     const std::vector<Protocol> protos = AllowedProtocols(config.protocol, kind);
     // Only a tree left for a collective that has none: NCCL runs it as a ring.
     const bool forcedTree = algos.size() == 1 && algos.front() == Algorithm::Tree;
-    const uint32_t nChannels =
-        ChannelsFor(config, ChannelBasisBytes(kind, std::max<uint32_t>(shape.nRanks, 1), bytes));
     Choice best;
     best.estimatedNs = std::numeric_limits<double>::infinity();
     for (Algorithm a : algos)
@@ -127,6 +125,10 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
         {
             continue;
         }
+        const bool ring = a == Algorithm::Ring || !TreeApplies(kind, shape);
+        const uint32_t nChannels = ChannelsFor(
+            config,
+            ring ? ChannelBasisBytes(kind, std::max<uint32_t>(shape.nRanks, 1), bytes) : bytes);
         for (Protocol p : protos)
         {
             const double t = EstimateNs(kind, shape, bytes, a, p, nChannels, config);

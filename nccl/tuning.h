@@ -29,12 +29,13 @@ struct CommShape
 /// [minChannels, maxChannels].
 uint32_t ChannelsFor(const Config& config, uint64_t bytes);
 
-/// The size NCCL weighs against minBytesPerChannel when it picks the channel count of
-/// \p kind over \p bytes on \p nRanks: one rank's share for the collectives that
-/// reduce or broadcast a whole buffer (all-reduce, reduce, broadcast), the whole buffer
-/// for the others.  NCCL 2.28's own logs show it so (NCCL_DEBUG_SUBSYS=TUNING,
-/// tests/data/h200x4-nvlink/nccl_logs): a 4-rank all-reduce takes a second channel at
-/// 32 KiB, a 2-rank one at 16 KiB, an all-gather or reduce-scatter at 8 KiB on either.
+/// The size NCCL weighs against minBytesPerChannel when it picks a ring's channel count
+/// for \p kind over \p bytes on \p nRanks: one rank's share for the collectives that
+/// reduce or broadcast a whole buffer (all-reduce, reduce, broadcast; NCCL scales its
+/// ring thresholds by the rank count), the whole buffer for the others.  NCCL 2.28's own
+/// logs show it so (NCCL_DEBUG_SUBSYS=TUNING, tests/data/h200x4-nvlink/nccl_logs): a
+/// 4-rank all-reduce takes a second channel at 32 KiB, a 2-rank one at 16 KiB, an
+/// all-gather or reduce-scatter at 8 KiB on either.  A tree weighs the whole buffer.
 uint64_t ChannelBasisBytes(CollectiveKind kind, uint32_t nRanks, uint64_t bytes);
 
 /// The tuning model's time for one algorithm/protocol.

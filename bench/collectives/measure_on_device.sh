@@ -4,9 +4,9 @@
 #   OUT=/some/dir bash bench/collectives/measure_on_device.sh
 # Environment: GPUS ("2 4": the world sizes to measure, each at most the GPUs here), MODES
 # ("graph eager"), MAX_BYTES (4G), FACTOR (2). Writes under $OUT: env.txt (nvidia-smi,
-# topology, versions), nccl_perf_<mode>_<N>gpu.csv, nccl_debug_<mode>_<N>gpu.log (rank 0's
-# NCCL_DEBUG=INFO log, subsystems INIT,TUNING,COLL: the algorithm, protocol and channels
-# NCCL chose), interference_<N>gpu.csv and the console output (console.log).
+# topology, versions), nccl_perf_<mode>_<N>gpu.csv, nccl_debug_<mode>_<N>gpu.<pid>.log (each
+# rank's NCCL_DEBUG=INFO log, subsystems INIT,TUNING,COLL,GRAPH: the algorithm, protocol and
+# channels NCCL chose), interference_<N>gpu.csv and the console output (console.log).
 # NVLink multicast (NVLS) stays off, as the device notes ask.
 set -u
 OUT=${OUT:-/tmp/collectives-out}
@@ -29,7 +29,7 @@ MODES=${MODES:-"graph eager"}
 for n in $GPUS; do
   [ "$n" -le "$NGPU" ] || { echo "skip $n GPUs: $NGPU here" | tee -a "$OUT/console.log"; continue; }
   for mode in $MODES; do
-    # rank 0's NCCL log only: the choices are the same on every rank
+    # one log a process; every rank makes the same choices (nccl_tuning.py reads one)
     NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,COLL,GRAPH \
     NCCL_DEBUG_FILE="$OUT/nccl_debug_${mode}_${n}gpu.%p.log" \
       timeout 300 torchrun --standalone --nproc_per_node "$n" bench/collectives/nccl_perf.py \
