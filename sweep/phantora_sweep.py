@@ -31,8 +31,9 @@ from pathlib import Path
 
 # A rank-0 line that logs a step and its time: "step 3: 12.5 ms, ..." (train_gpt.py),
 # "rank 0 step 2 time 158.185 us" (the CUDA example), "iter 10 | 250.1 ms".
-STEP_TIME = re.compile(r"(?:step|iter|iteration)\D{0,12}?\d+\D{1,24}?([0-9]+(?:\.[0-9]+)?)\s*(ms|us|s)\b",
-                       re.IGNORECASE)
+# The step's index is a whole number ("mean step 11.9 ms" is not a step line).
+STEP_TIME = re.compile(r"(?:^|[^A-Za-z])(?:step|iter|iteration)\s*[:#=]?\s*\d+(?![\d.])\D{1,24}?"
+                       r"([0-9]+(?:\.[0-9]+)?)\s*(ms|us|s)\b", re.IGNORECASE)
 TOKENS_PER_S = re.compile(r"([0-9][0-9,]*(?:\.[0-9]+)?)\s*(?:tokens|tok)/s", re.IGNORECASE)
 PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.-]+)\}")
 RANK0 = re.compile(r"^\[rank 0\] (.*)$")
@@ -104,7 +105,9 @@ def summarise(run_dir: Path, point: dict[str, str], exit_code: int, wall: float,
                         lambda m: float(m.group(1)) * UNIT_S[m.group(2).lower()] * 1e3)
     row["step_time_ms"] = round(step, 6) if step is not None else ""
     row["steps_logged"] = n
-    tok, _ = median_of(TOKENS_PER_S, rank0, lambda m: float(m.group(1).replace(",", "")))
+    # tokens/s of the step lines only (not a closing mean over them)
+    steps = [line for line in rank0 if STEP_TIME.search(line)]
+    tok, _ = median_of(TOKENS_PER_S, steps or rank0, lambda m: float(m.group(1).replace(",", "")))
     row["tokens_per_s"] = round(tok, 1) if tok is not None else ""
     for name, pattern in metrics.items():
         value, _ = median_of(pattern, rank0, lambda m: float(m.group(1).replace(",", "")))

@@ -182,10 +182,7 @@ TEST(ComposedScenarios, ProfiledNodesAreTheNodeWithTheProfile)
         {
             const fs::path node = dir / (gpu + "x" + n + "-nvlink.toml");
             const fs::path profiled = dir / (gpu + "x" + n + "-nvlink-profiled.toml");
-            if (!fs::exists(profiled))
-            {
-                continue;
-            }
+            ASSERT_TRUE(fs::exists(profiled)) << profiled;
             SCOPED_TRACE(profiled.string());
             const Scenario a = LoadScenario(node);
             const Scenario b = LoadScenario(profiled);
@@ -203,4 +200,15 @@ TEST(ComposedScenarios, ProfiledNodesAreTheNodeWithTheProfile)
             EXPECT_EQ(b.kernels.defaultNs, p.kernels.defaultNs);
         }
     }
+    const Scenario cluster = LoadScenario(dir / "cluster-2x8-h100-ib.toml");
+    const Scenario profiled = LoadScenario(dir / "cluster-2x8-h100-ib-profiled.toml");
+    EXPECT_EQ(profiled.topology.kind, "cluster");
+    EXPECT_EQ(profiled.topology.gpus, cluster.topology.gpus);
+    EXPECT_EQ(profiled.topology.spines, cluster.topology.spines);
+    EXPECT_DOUBLE_EQ(profiled.topology.nicBitsPerSecond, cluster.topology.nicBitsPerSecond);
+    EXPECT_EQ(profiled.network.transport, cluster.network.transport);
+    EXPECT_EQ(profiled.network.headerBytes, cluster.network.headerBytes);
+    EXPECT_EQ(profiled.gpu.memoryBytes, cluster.gpu.memoryBytes);
+    EXPECT_TRUE(fs::equivalent(profiled.kernels.profile,
+                               LoadScenario(dir / "h100-profile.toml").kernels.profile));
 }
