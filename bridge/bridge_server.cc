@@ -234,6 +234,10 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
             }
             m_engine.Progress(m_outbox);
             Flush();
+            if (m_onTurn)
+            {
+                m_onTurn();
+            }
             if (m_pidOf.size() < static_cast<std::size_t>(m_engine.WorldSize()) &&
                 std::chrono::steady_clock::now() - started > m_options.connectTimeout)
             {

@@ -9,6 +9,7 @@
 #include "launcher.h"
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <zmq.hpp>
@@ -40,6 +41,9 @@ public:
     /// Runs until every rank has exited, or the simulation fails.
     RunOutcome Run(Launcher& launcher);
 
+    /// Called once per turn of the poll loop (at least every 50 ms of wall time).
+    void OnTurn(std::function<void()> f) { m_onTurn = std::move(f); }
+
 private:
     void ReceiveAll();
     void OnMessage(const std::string& identity, const std::string& payload);
@@ -66,6 +70,7 @@ private:
     std::map<int, Inbox> m_inboxes;
     std::vector<OutgoingReply> m_outbox;
     uint64_t m_rejected{0};
+    std::function<void()> m_onTurn;
 };
 
 } // namespace phantora

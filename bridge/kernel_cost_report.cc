@@ -1,9 +1,30 @@
 #include "kernel_cost_report.h"
 
+#include "kernel_short_name.h"
+
+#include <algorithm>
+#include <fmt/format.h>
 #include <string>
 
 namespace phantora
 {
+
+namespace
+{
+/// Every profile searched, in order (the first is "profile").
+std::vector<std::string> ProfileFiles(const KernelCostTable& k)
+{
+    std::vector<std::string> files;
+    if (k.Profile())
+    {
+        for (const auto& f : k.Profile()->Files())
+        {
+            files.push_back(f.string());
+        }
+    }
+    return files;
+}
+} // namespace
 
 nlohmann::json KernelCostJson(const KernelCostTable& k, std::size_t top)
 {
@@ -36,6 +57,7 @@ nlohmann::json KernelCostJson(const KernelCostTable& k, std::size_t top)
         {"defaulted", k.DefaultedCount()},
         {"missing", k.MissedKernels()},
         {"profile", k.Profile() ? k.Profile()->File().string() : std::string()},
+        {"profiles", ProfileFiles(k)},
         {"coverage", {{"measured_share", k.MeasuredShare()}, {"by_source", sources}}},
         {"top_misses", misses}};
     return j;
@@ -45,14 +67,17 @@ void PrintKernelCosts(std::FILE* out, const KernelCostTable& k, std::size_t top)
 {
     const auto& by = k.BySource();
     auto ops = [&](CostSource s) { return static_cast<unsigned long long>(by[size_t(s)].ops); };
+    // Two lines of at most ~160 characters, so a terminal shows them whole.
     std::fprintf(out,
-                 "GPU op durations: %llu from the scenario table, %llu measured (profile), %llu "
-                 "scaled from other shapes, %llu from the bytes they copy, %llu from the same "
-                 "kernel template, %llu roofline/bandwidth model, %llu defaulted; %.1f%% of the "
-                 "GPU time measured or given\n",
-                 ops(CostSource::Table), ops(CostSource::Measured), ops(CostSource::ShapeScaled),
-                 ops(CostSource::Bytes), ops(CostSource::Family), ops(CostSource::Roofline),
-                 ops(CostSource::Default), 100.0 * k.MeasuredShare());
+                 "GPU op durations: %.1f%% of the GPU time measured or given; %llu measured "
+                 "(profile), %llu from the scenario table, %llu defaulted\n",
+                 100.0 * k.MeasuredShare(), ops(CostSource::Measured), ops(CostSource::Table),
+                 ops(CostSource::Default));
+    std::fprintf(out,
+                 "  estimated: %llu scaled from other shapes, %llu from the bytes they copy, "
+                 "%llu from the same kernel template, %llu roofline/bandwidth model\n",
+                 ops(CostSource::ShapeScaled), ops(CostSource::Bytes), ops(CostSource::Family),
+                 ops(CostSource::Roofline));
     if (k.FromArgs() > 0)
     {
         std::fprintf(out,
@@ -63,21 +88,38 @@ void PrintKernelCosts(std::FILE* out, const KernelCostTable& k, std::size_t top)
     if (k.FromProgram() > 0)
     {
         std::fprintf(out,
-                     "  %llu of the measured ops timed from the profile's runs of %s itself (the "
-                     "same op at other arguments, or measured in other programs, can differ)\n",
+                     "  %llu measured ops timed from the profile's runs of %s itself (other "
+                     "arguments or programs can differ)\n",
                      static_cast<unsigned long long>(k.FromProgram()),
                      k.PreferredProgram().c_str());
     }
-    std::size_t shown = 0;
-    for (const auto& m : k.Misses())
+    const auto misses = k.Misses();
+    const std::size_t shown = std::min(top, misses.size());
+    KernelShortNames names;
+    for (std::size_t i = 0; i < shown; ++i)
     {
-        if (shown++ == top)
+        if (misses[i].key.kind == profile::OpKind::Kernel)
         {
-            break;
+            names.Add(misses[i].key.name);
         }
-        std::fprintf(out, "  estimated (%s): %s, %llu launches, %.3f ms\n",
-                     CostSourceName(m.source), m.key.Describe().c_str(),
-                     static_cast<unsigned long long>(m.count), static_cast<double>(m.ns) / 1e6);
+    }
+    for (std::size_t i = 0; i < shown; ++i)
+    {
+        const auto& m = misses[i];
+        const std::string tail = fmt::format(", {} launches, {:.3f} ms",
+                                             static_cast<unsigned long long>(m.count),
+                                             static_cast<double>(m.ns) / 1e6);
+        const std::string head = fmt::format("  estimated ({}): ", CostSourceName(m.source));
+        // Kernels by their short name and launch shape (full names: --report, --trace);
+        // GEMM and cuDNN signatures cut to what fits the line.
+        std::string what =
+            m.key.kind == profile::OpKind::Kernel
+                ? fmt::format("{} grid=({},{},{}) block=({},{},{})", names.Get(m.key.name),
+                              m.key.grid[0], m.key.grid[1], m.key.grid[2], m.key.block[0],
+                              m.key.block[1], m.key.block[2])
+                : m.key.Describe();
+        what = Ellipsize(what, kSummaryWidth - std::min(kSummaryWidth / 2, head.size() + tail.size()));
+        std::fprintf(out, "%s%s%s\n", head.c_str(), what.c_str(), tail.c_str());
     }
 }
 

@@ -15,7 +15,10 @@ namespace phantora
 /// "top_misses" (the \p top estimated ops with the most GPU time).
 nlohmann::json KernelCostJson(const KernelCostTable& k, std::size_t top = 20);
 
-/// A few lines for the run summary.
+/// The widest line the run summary prints (kernel names shortened, signatures cut).
+inline constexpr std::size_t kSummaryWidth = 160;
+
+/// A few lines for the run summary, each at most kSummaryWidth characters.
 void PrintKernelCosts(std::FILE* out, const KernelCostTable& k, std::size_t top = 10);
 
 } // namespace phantora

@@ -23,16 +23,22 @@ namespace
 {
 std::unique_ptr<profile::ProfileReader> OpenProfile(const Scenario& s)
 {
-    if (s.kernels.profile.empty())
+    // phantora-cluster --profile's files first, in order, then the scenario's.
+    std::vector<std::filesystem::path> files = s.kernels.extraProfiles;
+    if (!s.kernels.profile.empty())
+    {
+        files.push_back(s.kernels.profile);
+    }
+    if (files.empty())
     {
         return nullptr;
     }
-    auto p = std::make_unique<profile::ProfileReader>(s.kernels.profile);
+    auto p = std::make_unique<profile::ProfileReader>(files);
     if (p->GpuModel() != s.gpu.model)
     {
         throw profile::ProfileError(fmt::format(
             "profile {} was measured on \"{}\" but the scenario {} has [gpu] model = \"{}\"",
-            s.kernels.profile.string(), p->GpuModel(), s.file.string(), s.gpu.model));
+            p->File().string(), p->GpuModel(), s.file.string(), s.gpu.model));
     }
     return p;
 }

@@ -248,6 +248,10 @@ void Launcher::Emit(Stream& s, const std::string& line)
     std::FILE* to = s.isStderr ? stderr : stdout;
     std::fprintf(to, "[rank %d] %s\n", s.rank, line.c_str());
     std::fflush(to);
+    if (m_onLine)
+    {
+        m_onLine(s.rank, line);
+    }
     if (s.isStderr)
     {
         auto& tail = m_procs[static_cast<std::size_t>(s.rank)].stderrTail;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -64,6 +65,9 @@ public:
 
     int Live() const;
 
+    /// Called with every line a rank prints, after it is relayed (progress counts steps).
+    void OnLine(std::function<void(int rank, const std::string& line)> f) { m_onLine = std::move(f); }
+
 private:
     struct Stream
     {
@@ -83,6 +87,7 @@ private:
 
     std::vector<Process> m_procs;
     std::map<int, Stream> m_streams; ///< by fd
+    std::function<void(int, const std::string&)> m_onLine;
 };
 
 } // namespace phantora

@@ -3,11 +3,13 @@
 #include "bridge_server.h"
 #include "engine/simulation_engine.h"
 #include "launcher.h"
+#include "progress_line.h"
 #include "program_name.h"
 #include "run_report.h"
 #include "scenario_loader.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -40,37 +42,63 @@ int main(int argc, char** argv)
     CLI::App app{"phantora-cluster: run a real training program on a simulated GPU cluster.\n"
                  "With no arguments it runs the bundled CUDA example on the default scenario.",
                  "phantora-cluster"};
+    // One line per flag: short descriptions, a name column wide enough for the longest.
+    app.get_formatter()->column_width(28);
+    app.footer("Example:\n  phantora-cluster --scenario scenarios/h100x8-nvlink-profiled.toml "
+               "--report out.json -- python train.py\n"
+               "Scenarios: scenarios/README.md; sweeps over scenario values: phantora-sweep "
+               "--help.");
     std::string scenarioFile = std::string(PHANTORA_SOURCE_DIR) + "/scenarios/default.toml";
     int nproc = 0;
     std::string reportFile;
     std::string missingFile;
     std::string traceFile;
+    std::vector<std::string> profiles;
     std::string bindAddress = "127.0.0.1";
     int connectTimeout = 120;
     std::string sync = "optimistic";
+    std::string progress = "auto";
+    double progressInterval = 2.0;
     std::vector<std::string> command;
-    app.add_option("--scenario", scenarioFile, "cluster description (TOML)")->capture_default_str();
+    app.set_version_flag("--version", std::string("phantora-cluster ") + PHANTORA_VERSION,
+                         "print the version and exit");
+    app.add_option("--scenario", scenarioFile, "cluster description (TOML; may extend others)")
+        ->check(CLI::ExistingFile)
+        ->option_text("FILE");
     app.add_option("--nproc", nproc, "ranks to start (default: every GPU of the scenario)")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--report", reportFile, "write a JSON report of the run to this file");
-    app.add_option("--missing", missingFile,
-                   "write the GPU ops the profile had no measurement for (JSON, for "
-                   "gpu_profiler replay --missing)");
-    app.add_option("--trace", traceFile,
-                   "write a Chrome/Perfetto trace (ranks' blocking calls, streams, network "
-                   "flows) to this file");
-    app.add_option("--bind", bindAddress, "address the bridge listens on")->capture_default_str();
-    app.add_option("--connect-timeout", connectTimeout,
-                   "seconds a started rank may take to make its first CUDA call")
         ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+        ->option_text("N");
+    app.add_option("--report", reportFile, "write a JSON report of the run to FILE")
+        ->option_text("FILE");
+    app.add_option("--trace", traceFile, "write a Chrome/Perfetto trace (ui.perfetto.dev) to FILE")
+        ->option_text("FILE");
+    app.add_option("--missing", missingFile,
+                   "write the ops the profile lacks to FILE (for gpu_profiler replay)")
+        ->option_text("FILE");
+    app.add_option("--profile", profiles,
+                   "profile databases searched before the scenario's, in order")
+        ->check(CLI::ExistingFile)
+        ->expected(1, -1)
+        ->option_text("FILE...");
+    app.add_option("--progress", progress,
+                   "progress line on stderr: auto (when a terminal; default), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->option_text("MODE");
+    app.add_option("--progress-interval", progressInterval, "seconds between progress lines (default 2)")
+        ->check(CLI::PositiveNumber)
+        ->option_text("S");
     app.add_option("--sync", sync,
-                   "optimistic: the network runs ahead of the ranks and replays a checkpoint "
-                   "when an op arrives in its past; conservative: it never runs past what a "
-                   "rank could still change (same results, for comparison)")
+                   "optimistic (default: replays checkpoints) or conservative")
         ->check(CLI::IsMember({"optimistic", "conservative"}))
-        ->capture_default_str();
-    app.add_option("command", command, "the program each rank runs, after --");
+        ->option_text("MODE");
+    app.add_option("--bind", bindAddress, "address the bridge listens on (default 127.0.0.1)")
+        ->option_text("ADDR");
+    app.add_option("--connect-timeout", connectTimeout,
+                   "seconds a rank may take to make its first CUDA call (default 120)")
+        ->check(CLI::PositiveNumber)
+        ->option_text("S");
+    app.add_option("command", command, "the program each rank runs, after --")
+        ->option_text("PROGRAM ARGS...");
     CLI11_PARSE(app, argc, argv);
 
     const bool defaultProgram = command.empty();
@@ -88,6 +116,10 @@ int main(int argc, char** argv)
     {
         std::fprintf(stderr, "phantora-cluster: %s\n", e.what());
         return 2;
+    }
+    for (const auto& p : profiles)
+    {
+        scenario.kernels.extraProfiles.emplace_back(p);
     }
     if (nproc == 0)
     {
@@ -129,6 +161,24 @@ int main(int argc, char** argv)
         spec.bridgeEndpoint = server.Endpoint();
         spec.token = options.token;
         Launcher launcher;
+        const bool showProgress =
+            progress == "always" || (progress == "auto" && ProgressLine::IsTerminal(stderr));
+        ProgressLine line(stderr, std::chrono::milliseconds(
+                                      static_cast<int64_t>(progressInterval * 1000.0)));
+        if (showProgress)
+        {
+            launcher.OnLine([&line](int rank, const std::string& l) { line.OnRankLine(rank, l); });
+            server.OnTurn(
+                [&]
+                {
+                    int64_t simulatedNs = 0;
+                    for (const RankState& r : engine.Ranks())
+                    {
+                        simulatedNs = std::max(simulatedNs, r.clockNs);
+                    }
+                    line.Tick(simulatedNs, launcher.Live(), nproc);
+                });
+        }
         launcher.Start(spec);
         const RunOutcome outcome = server.Run(launcher);
 

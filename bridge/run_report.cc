@@ -142,7 +142,21 @@ void PrintHostTime(const SimulationEngine& engine)
     {
         line += " ([cpu] local_scale)";
     }
-    std::printf("%s\n", line.c_str());
+    // At most kSummaryWidth characters a line: the remainder continues indented.
+    std::string rest = line;
+    std::string indent;
+    while (rest.size() + indent.size() > kSummaryWidth)
+    {
+        std::size_t cut = rest.rfind(' ', kSummaryWidth - indent.size());
+        if (cut == std::string::npos || cut == 0)
+        {
+            break;
+        }
+        std::printf("%s%s\n", indent.c_str(), rest.substr(0, cut).c_str());
+        rest.erase(0, cut + 1);
+        indent = "  ";
+    }
+    std::printf("%s%s\n", indent.c_str(), rest.c_str());
 }
 
 nlohmann::json HostTimeJson(const SimulationEngine& engine)

@@ -122,6 +122,8 @@ struct KernelSpec
     int64_t defaultNs{0};
     std::map<std::string, int64_t> durationsNs; ///< by kernel name (as demangled, arguments off)
     std::filesystem::path profile;              ///< measured profile (gpu_profiler); empty: none
+    /// Profiles searched before \ref profile, in order (phantora-cluster --profile).
+    std::vector<std::filesystem::path> extraProfiles;
 };
 
 struct Scenario

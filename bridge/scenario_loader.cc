@@ -3,6 +3,7 @@
 // cluster.
 #include "scenario_loader.h"
 
+#include "scenario_composer.h"
 #include "units.h"
 
 #include <algorithm>
@@ -226,10 +227,7 @@ public:
     [[noreturn]] void Fail(const toml::node& n, const std::string& key,
                            const std::string& what) const
     {
-        const auto& src = n.source();
-        const std::string where = src.begin.line
-                                      ? fmt::format("{}:{}", m_file.string(), src.begin.line)
-                                      : m_file.string();
+        const std::string where = Where(n);
         throw ScenarioError(fmt::format("{}: '{}': {}", where, Qualified(key), what));
     }
 
@@ -237,6 +235,22 @@ public:
     {
         throw ScenarioError(
             fmt::format("{}: missing '{}' ({})", m_file.string(), Qualified(key), what));
+    }
+
+    /// "file:line" of \p n: the file that wrote it, which is not this scenario's own
+    /// file when the key came from a file it extends.
+    std::string Where(const toml::node& n) const
+    {
+        const auto& src = n.source();
+        const std::string file = src.path ? *src.path : m_file.string();
+        return src.begin.line ? fmt::format("{}:{}", file, src.begin.line) : file;
+    }
+
+    /// The file that wrote \p n (see Where).
+    std::filesystem::path FileOf(const toml::node& n) const
+    {
+        const auto& src = n.source();
+        return src.path ? std::filesystem::path(*src.path) : m_file;
     }
 
 private:
@@ -577,16 +591,18 @@ void ReadNetwork(const Section& s, NetworkSpec& net)
     }
 }
 
-void ReadKernels(const Section& s, const std::filesystem::path& scenarioFile, KernelSpec& k)
+void ReadKernels(const Section& s, KernelSpec& k)
 {
     s.AllowOnly({"default", "durations", "profile"});
     k.defaultNs = std::llround(*s.DurationNs("default", true));
     if (auto profile = s.String("profile", false))
     {
-        // Relative to the scenario file, so a scenario and its profile travel together.
+        // Relative to the file that names it (this scenario or one it extends), so a
+        // scenario and its profile travel together.
+        const std::filesystem::path writer = s.FileOf(*s.Node("profile"));
         k.profile = std::filesystem::path(*profile).is_absolute()
                         ? std::filesystem::path(*profile)
-                        : scenarioFile.parent_path() / *profile;
+                        : writer.parent_path() / *profile;
         std::error_code ec;
         if (!std::filesystem::is_regular_file(k.profile, ec))
         {
@@ -676,22 +692,7 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
 
 Scenario LoadScenario(const std::filesystem::path& file)
 {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec))
-    {
-        throw ScenarioError(fmt::format("{}: no such scenario file", file.string()));
-    }
-    toml::table root;
-    try
-    {
-        root = toml::parse_file(file.string());
-    }
-    catch (const toml::parse_error& e)
-    {
-        const auto& src = e.source();
-        throw ScenarioError(fmt::format("{}:{}:{}: {}", file.string(), src.begin.line,
-                                        src.begin.column, e.description()));
-    }
+    toml::table root = ComposeScenarioToml(file);
     Scenario sc;
     sc.file = file;
     const Section top(file, "", &root);
@@ -705,7 +706,7 @@ Scenario LoadScenario(const std::filesystem::path& file)
     {
         top.FailMissing("kernels", "the [kernels] table with at least 'default'");
     }
-    ReadKernels(top.Sub("kernels"), file, sc.kernels);
+    ReadKernels(top.Sub("kernels"), sc.kernels);
     ReadNccl(top.Sub("nccl"), sc.nccl);
     return sc;
 }

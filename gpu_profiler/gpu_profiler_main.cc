@@ -373,7 +373,8 @@ int main(int argc, char** argv)
 
     auto* record = app.add_subcommand("record", "run a program on the GPU, recording every op");
     record->add_option("--raw", raw, "raw log to write (default: <db>.<time>.tsv)");
-    record->add_option("--db", db, "profile database to merge the measurements into");
+    record->add_option("--db", db,
+                       "profile database to merge the measurements into (created if missing)");
     record->add_flag("--no-host-time", noHostTime,
                      "skip the second run that records the host time between GPU calls "
                      "(interposer/host_time.h); simulations of the program then measure it on "
@@ -387,7 +388,8 @@ int main(int argc, char** argv)
         ->required()
         ->check(CLI::ExistingFile);
     replay->add_option("--raw", raw, "raw log to write");
-    replay->add_option("--db", db, "profile database to merge the measurements into");
+    replay->add_option("--db", db,
+                       "profile database to merge the measurements into (created if missing)");
     replay->add_option("--warmup", warmup, "unmeasured runs of each op first")
         ->capture_default_str();
     replay->add_option("--iterations", iterations, "measured runs of each op")

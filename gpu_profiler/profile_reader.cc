@@ -7,24 +7,56 @@
 namespace phantora::profile
 {
 
-ProfileReader::ProfileReader(const std::filesystem::path& file) : m_file(file)
+ProfileReader::ProfileReader(const std::filesystem::path& file)
+    : ProfileReader(std::vector<std::filesystem::path>{file})
+{
+}
+
+ProfileReader::ProfileReader(const std::vector<std::filesystem::path>& files)
+{
+    if (files.empty())
+    {
+        throw ProfileError("no profile database given");
+    }
+    m_file = files.front();
+    for (const auto& f : files)
+    {
+        Load(f);
+    }
+    for (const auto& entry : m_ops)
+    {
+        m_byName.emplace(std::make_pair(entry.first.kind, entry.first.name), &entry);
+    }
+}
+
+void ProfileReader::Load(const std::filesystem::path& file)
 {
     SqliteDb db(file, true);
+    std::map<std::string, std::string> metadata;
     {
         SqliteStatement meta(db, "SELECT key, value FROM metadata");
         while (meta.Step())
         {
-            m_metadata[meta.Text(0)] = meta.Text(1);
+            metadata[meta.Text(0)] = meta.Text(1);
         }
     }
-    auto version = m_metadata.find("schema_version");
-    if (version == m_metadata.end() || version->second != std::to_string(kSchemaVersion))
+    auto version = metadata.find("schema_version");
+    if (version == metadata.end() || version->second != std::to_string(kSchemaVersion))
     {
         throw ProfileError(
             fmt::format("profile {}: metadata.schema_version is {}, expected {}", file.string(),
-                        version == m_metadata.end() ? "missing" : "\"" + version->second + "\"",
+                        version == metadata.end() ? "missing" : "\"" + version->second + "\"",
                         kSchemaVersion));
     }
+    if (!m_files.empty() && metadata["gpu_model"] != GpuModel())
+    {
+        throw ProfileError(fmt::format(
+            "profile {} was measured on \"{}\" but {} on \"{}\": profiles searched together "
+            "must come from one GPU model",
+            file.string(), metadata["gpu_model"], m_files.front().string(), GpuModel()));
+    }
+    m_files.push_back(file);
+    m_metadata.insert(metadata.begin(), metadata.end()); // the first file's keys win
     std::unordered_map<int64_t, OpStats*> byId;
     SqliteStatement ops(db, "SELECT kind, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,"
                             " shared_mem, bytes, samples, median_ns, p10_ns, p90_ns, mean_ns,"
@@ -65,20 +97,45 @@ ProfileReader::ProfileReader(const std::filesystem::path& file) : m_file(file)
         }
         const int64_t id = ops.Int(17);
         auto placed = m_ops.emplace(std::move(k), std::move(s));
-        byId[id] = &placed.first->second;
+        if (placed.second) // an op an earlier file measured keeps that file's samples only
+        {
+            byId[id] = &placed.first->second;
+        }
     }
     ReadProgramMedians(db, byId);
     ReadArgsMedians(db, byId);
-    for (const auto& entry : m_ops)
-    {
-        m_byName.emplace(std::make_pair(entry.first.kind, entry.first.name), &entry);
-    }
 }
 
 std::vector<host_time::Sequence>
 ProfileReader::HostSequences(const std::vector<std::string>& runs) const
 {
-    SqliteDb db(m_file, true);
+    std::vector<host_time::Sequence> out;
+    for (const auto& file : m_files)
+    {
+        std::vector<std::string> here;
+        for (const auto& run : runs)
+        {
+            auto it = m_runFile.find(run);
+            if (it != m_runFile.end() && it->second == file)
+            {
+                here.push_back(run);
+            }
+        }
+        if (!here.empty())
+        {
+            auto part = HostSequencesIn(file, here);
+            out.insert(out.end(), std::make_move_iterator(part.begin()),
+                       std::make_move_iterator(part.end()));
+        }
+    }
+    return out;
+}
+
+std::vector<host_time::Sequence>
+ProfileReader::HostSequencesIn(const std::filesystem::path& file,
+                               const std::vector<std::string>& runs)
+{
+    SqliteDb db(file, true);
     {
         SqliteStatement has(
             db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'host_gaps'");
@@ -133,6 +190,11 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
                                           : "SELECT run, program, command, NULL FROM runs");
         while (runs.Step())
         {
+            if (m_runs.count(runs.Text(0)))
+            {
+                continue; // an earlier file has a run of this name
+            }
+            m_runFile[runs.Text(0)] = m_files.back();
             m_runPrograms[runs.Text(0)] = runs.Text(1);
             Run& r = m_runs[runs.Text(0)];
             r.program = runs.Text(1);
@@ -150,7 +212,8 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
         SqliteStatement gaps(db, "SELECT DISTINCT run FROM host_gaps");
         while (gaps.Step())
         {
-            if (auto it = m_runs.find(gaps.Text(0)); it != m_runs.end())
+            if (auto it = m_runs.find(gaps.Text(0));
+                it != m_runs.end() && m_runFile[it->first] == m_files.back())
             {
                 it->second.hostGaps = true;
             }

@@ -24,8 +24,15 @@ public:
     /// Throws ProfileError naming the file if it is missing, not a profile, or of
     /// another schema version.
     explicit ProfileReader(const std::filesystem::path& file);
+    /// Several databases searched in order (a user's own recording, then a committed
+    /// profile): an op, a run or a metadata key is taken from the first file that has it.
+    /// Throws ProfileError if the files were measured on different GPU models.
+    explicit ProfileReader(const std::vector<std::filesystem::path>& files);
 
+    /// The first file.
     const std::filesystem::path& File() const { return m_file; }
+    /// Every file, in search order.
+    const std::vector<std::filesystem::path>& Files() const { return m_files; }
     const std::map<std::string, std::string>& Metadata() const { return m_metadata; }
     /// metadata["gpu_model"], e.g. "H200"
     std::string GpuModel() const;
@@ -52,10 +59,16 @@ public:
     std::vector<host_time::Sequence> HostSequences(const std::vector<std::string>& runs) const;
 
 private:
+    /// Adds what \p file has and the files read before it lack.
+    void Load(const std::filesystem::path& file);
+    static std::vector<host_time::Sequence> HostSequencesIn(const std::filesystem::path& file,
+                                                            const std::vector<std::string>& runs);
     void ReadProgramMedians(SqliteDb& db, const std::unordered_map<int64_t, OpStats*>& byId);
     static void ReadArgsMedians(SqliteDb& db, const std::unordered_map<int64_t, OpStats*>& byId);
 
     std::filesystem::path m_file;
+    std::vector<std::filesystem::path> m_files;
+    std::map<std::string, std::filesystem::path> m_runFile; ///< run -> the file holding it
     std::map<std::string, std::string> m_metadata;
     std::map<OpKey, OpStats> m_ops;
     std::map<std::string, std::string> m_runPrograms;

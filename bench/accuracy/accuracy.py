@@ -187,27 +187,16 @@ def cell_matches(pattern, name):
 
 
 def scenario_copy(scenario, tmpdir, name, time_scale, overheads=True):
-    """The scenario with [cpu] time_scale replaced (and, unless \\p overheads, no call
-    overheads); relative paths (the profile) made absolute so the copy can live elsewhere."""
-    base = os.path.dirname(os.path.abspath(scenario))
-    out = []
-    with open(scenario) as f:
-        for line in f:
-            s = line.strip()
-            if s.startswith("time_scale"):
-                line = f"time_scale = {time_scale}\n"
-            elif s.startswith("call_overhead") and not overheads:
-                line = 'call_overhead = "0us"\n'
-            elif s.startswith("query_overhead") and not overheads:
-                line = 'query_overhead = "0us"\n'
-            else:
-                m = re.match(r'(\s*profile\s*=\s*")([^"]+)(".*)', line)
-                if m and not os.path.isabs(m.group(2)):
-                    line = m.group(1) + os.path.normpath(os.path.join(base, m.group(2))) + m.group(3) + "\n"
-            out.append(line)
+    """A scenario that extends \\p scenario (scenarios/README.md, "Composing scenarios") with
+    [cpu] time_scale replaced (and, unless \\p overheads, no call overheads): the base's own
+    paths (its profile, the files it extends) stay relative to the base."""
+    lines = [f"extends = {json.dumps(os.path.abspath(scenario))}", "[cpu]",
+             f"time_scale = {time_scale}"]
+    if not overheads:
+        lines += ['call_overhead = "0us"', 'query_overhead = "0us"']
     path = os.path.join(tmpdir, name)
     with open(path, "w") as f:
-        f.writelines(out)
+        f.write("\n".join(lines) + "\n")
     return path
 
 

@@ -13,6 +13,10 @@
 using namespace ns3;
 namespace nccl = phantora::nccl;
 
+// RoCEv2 per packet: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 + preamble/IFG
+// 20, as the cluster-*-roce scenarios' header_bytes.
+constexpr uint32_t kRoceHeaderBytes = 82;
+
 int main(int argc, char** argv)
 {
     uint32_t nodes = 16;
@@ -63,7 +67,7 @@ int main(int argc, char** argv)
                     proto[i] = plan.protocol;
                     return plan;
                 },
-                transport);
+                transport, fabric == "roce" ? kRoceHeaderBytes : phantora::scripts::kIbHeaderBytes);
             us[i] = t.GetSeconds() * 1e6;
         }
         const nccl::Choice pick =

@@ -102,6 +102,53 @@ TEST(ProfileCache, WrittenOpsAreFoundByTheirExactKeyOnly)
     EXPECT_EQ(r.SameName(OpKind::Kernel, "k(float*)").size(), 1u);
 }
 
+// phantora-cluster --profile mine.sqlite: the user's recording first, the committed
+// profile after it. An op both measured is the first file's; the rest come from either.
+TEST(ProfileCache, SeveralFilesAreSearchedInOrder)
+{
+    const fs::path mine = Scratch("mine.sqlite");
+    const fs::path committed = Scratch("committed.sqlite");
+    {
+        ProfileWriter w(mine); // created: it did not exist
+        w.SetMetadata("gpu_model", "H200");
+        w.AddRun("mine.tsv", "train.py", "python train.py");
+        w.AddSamples(Kernel("shared", 8, 128), {1000, 1000, 1000}, "mine.tsv", "record");
+        w.AddSamples(Kernel("only_mine", 8, 128), {50}, "mine.tsv", "record");
+        w.Commit();
+    }
+    {
+        ProfileWriter w(committed);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddRun("old.tsv", "train.py", "python train.py --old");
+        w.AddSamples(Kernel("shared", 8, 128), {10, 10}, "old.tsv", "record");
+        w.AddSamples(Kernel("only_committed", 8, 128), {70}, "old.tsv", "record");
+        w.Commit();
+    }
+    const ProfileReader r(std::vector<fs::path>{mine, committed});
+    ASSERT_NE(r.Find(Kernel("shared", 8, 128)), nullptr);
+    EXPECT_DOUBLE_EQ(r.Find(Kernel("shared", 8, 128))->medianNs, 1000.0);
+    EXPECT_EQ(r.Find(Kernel("shared", 8, 128))->samples, 3);
+    // the committed file's samples of the same program do not leak into mine's op
+    EXPECT_DOUBLE_EQ(r.Find(Kernel("shared", 8, 128))->medianByProgramNs.at("train.py"), 1000.0);
+    ASSERT_NE(r.Find(Kernel("only_mine", 8, 128)), nullptr);
+    ASSERT_NE(r.Find(Kernel("only_committed", 8, 128)), nullptr);
+    EXPECT_DOUBLE_EQ(r.Find(Kernel("only_committed", 8, 128))->medianNs, 70.0);
+    EXPECT_EQ(r.Runs().size(), 2u);
+    EXPECT_EQ(r.Files(), (std::vector<fs::path>{mine, committed}));
+    // The other order: the committed one wins.
+    const ProfileReader back(std::vector<fs::path>{committed, mine});
+    EXPECT_DOUBLE_EQ(back.Find(Kernel("shared", 8, 128))->medianNs, 10.0);
+
+    const fs::path other = Scratch("h100.sqlite");
+    {
+        ProfileWriter w(other);
+        w.SetMetadata("gpu_model", "H100");
+        w.Commit();
+    }
+    ExpectThrowsMentioning([&] { ProfileReader(std::vector<fs::path>{mine, other}); },
+                           {other.string(), "H100", "H200", "one GPU model"});
+}
+
 TEST(ProgramName, IsTheScriptOrModuleOfAnInterpreterElseTheExecutable)
 {
     EXPECT_EQ(ProgramName(std::vector<std::string>{"python3", "-u", "examples/torch/train_gpt.py",

@@ -1,0 +1,142 @@
+#include "scenario_composer.h"
+
+#include "scenario.h"
+
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+namespace phantora
+{
+
+namespace
+{
+
+namespace fs = std::filesystem;
+
+toml::table ParseOne(const fs::path& file)
+{
+    try
+    {
+        return toml::parse_file(file.string());
+    }
+    catch (const toml::parse_error& e)
+    {
+        const auto& src = e.source();
+        throw ScenarioError(fmt::format("{}:{}:{}: {}", file.string(), src.begin.line,
+                                        src.begin.column, e.description()));
+    }
+}
+
+/// A [topology] that names another kind is a different network, not an edit of this one.
+bool ReplacesWhole(std::string_view key, const toml::table& base, const toml::table& over)
+{
+    if (key != "topology")
+    {
+        return false;
+    }
+    const auto a = base["kind"].value<std::string>();
+    const auto b = over["kind"].value<std::string>();
+    return a && b && *a != *b;
+}
+
+/// Lays \p over onto \p base. Nodes are moved, never copied: a copy would lose the file
+/// and line the node was read from (toml++ copies no source information).
+void MergeInto(toml::table& base, toml::table&& over)
+{
+    for (auto&& [key, node] : over)
+    {
+        toml::node* existing = base.get(key.str());
+        if (existing && existing->is_table() && node.is_table() &&
+            !ReplacesWhole(key.str(), *existing->as_table(), *node.as_table()))
+        {
+            MergeInto(*existing->as_table(), std::move(*node.as_table()));
+            continue;
+        }
+        std::move(node).visit([&base, &key = key](auto&& n)
+                              { base.insert_or_assign(key, std::move(n)); });
+    }
+}
+
+std::string Chain(const std::vector<fs::path>& chain, const fs::path& last)
+{
+    std::string out;
+    for (const auto& f : chain)
+    {
+        out += f.string() + " extends ";
+    }
+    return out + last.string();
+}
+
+toml::table Compose(const fs::path& file, std::vector<fs::path>& chain)
+{
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec))
+    {
+        throw ScenarioError(fmt::format("{}: no such scenario file", file.string()));
+    }
+    toml::table own = ParseOne(file);
+    const toml::node* extends = own.get("extends");
+    if (!extends)
+    {
+        return own;
+    }
+    auto where = [&file](const toml::node& n)
+    { return fmt::format("{}:{}: 'extends'", file.string(), n.source().begin.line); };
+    std::vector<std::pair<fs::path, const toml::node*>> bases;
+    auto addBase = [&](const toml::node& n)
+    {
+        if (!n.is_string() || n.as_string()->get().empty())
+        {
+            throw ScenarioError(fmt::format(
+                "{}: expected a scenario file such as \"h200x4-nvlink.toml\" or a list of them",
+                where(n)));
+        }
+        const fs::path named = n.as_string()->get();
+        bases.emplace_back(named.is_absolute() ? named : file.parent_path() / named, &n);
+    };
+    if (const toml::array* list = extends->as_array())
+    {
+        for (const toml::node& e : *list)
+        {
+            addBase(e);
+        }
+    }
+    else
+    {
+        addBase(*extends);
+    }
+    chain.push_back(file);
+    toml::table merged;
+    for (const auto& [base, node] : bases)
+    {
+        const fs::path canonical = fs::weakly_canonical(base, ec);
+        for (const fs::path& seen : chain)
+        {
+            if (fs::weakly_canonical(seen, ec) == canonical)
+            {
+                throw ScenarioError(fmt::format("{}: a cycle: {}", where(*node), Chain(chain, base)));
+            }
+        }
+        if (!fs::is_regular_file(base, ec))
+        {
+            throw ScenarioError(
+                fmt::format("{}: no such scenario file {}", where(*node), base.string()));
+        }
+        MergeInto(merged, Compose(base, chain));
+    }
+    chain.pop_back();
+    own.erase("extends");
+    MergeInto(merged, std::move(own));
+    return merged;
+}
+
+} // namespace
+
+toml::table ComposeScenarioToml(const std::filesystem::path& file)
+{
+    std::vector<fs::path> chain;
+    return Compose(file, chain);
+}
+
+} // namespace phantora
