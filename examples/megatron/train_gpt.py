@@ -39,6 +39,10 @@ from megatron.core.pipeline_parallel.schedules import get_forward_backward_func
 from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
 from megatron.core.transformer.module import Float16Module
 from megatron.core.transformer.moe import moe_utils
+from megatron.core.transformer.transformer_block import (
+    TransformerBlockSubmodules,
+    get_num_layers_to_build,
+)
 from megatron.core.transformer.transformer_config import TransformerConfig
 
 # megatron-core 0.16.1 without Transformer Engine: moe_utils names te_general_gemm only when
@@ -138,15 +142,93 @@ def transformer_config(args):
     )
 
 
+class SequenceParallelLayerNorm(torch.nn.LayerNorm):
+    """torch's LayerNorm with its parameters marked as sequence-parallel, so that
+    finalize_model_grads all-reduces their gradients over the TP group.  That is what
+    Apex's FusedLayerNorm does in the local spec; without Apex, megatron-core 0.16.1 picks
+    WrappedTorchNorm, which refuses sequence parallelism."""
+
+    def __init__(self, config, hidden_size, eps=1e-5, **unused):
+        super().__init__(hidden_size, eps=eps)
+        for p in self.parameters():
+            setattr(p, "sequence_parallel", config.sequence_parallel)
+
+
+class ContextParallelAttention(torch.nn.Module):
+    """Causal attention over a sequence split among the context-parallel ranks, for the
+    local spec: megatron-core 0.16.1's DotProductAttention asserts context_parallel_size
+    == 1 (context parallelism is Transformer Engine's there).  This is TE's "all_gather"
+    scheme: each rank all-gathers the keys and values of the CP group (their gradients
+    reduce-scatter back), then attends its own queries, which hold sequence chunks r and
+    2CP-1-r (the load-balanced split of slice_for_context_parallel), to every key at or
+    before them."""
+
+    def __init__(self, config, layer_number, attn_mask_type, attention_type,
+                 attention_dropout=None, softmax_scale=None, cp_comm_type=None,
+                 pg_collection=None):
+        super().__init__()
+        self.dropout = config.attention_dropout if attention_dropout is None else attention_dropout
+        self.softmax_scale = softmax_scale
+        self.group = parallel_state.get_context_parallel_group()
+        self.cp = parallel_state.get_context_parallel_world_size()
+        self.cp_rank = parallel_state.get_context_parallel_rank()
+        self._masks = {}
+
+    def positions(self, rank, chunk, device):
+        first = torch.arange(rank * chunk, (rank + 1) * chunk, device=device)
+        second = torch.arange((2 * self.cp - 1 - rank) * chunk, (2 * self.cp - rank) * chunk,
+                              device=device)
+        return torch.cat([first, second])
+
+    def mask(self, local_len, device):
+        """True where a query may attend a key (built once per length)."""
+        if local_len not in self._masks:
+            chunk = local_len // 2
+            q = self.positions(self.cp_rank, chunk, device)
+            k = torch.cat([self.positions(r, chunk, device) for r in range(self.cp)])
+            self._masks[local_len] = k.unsqueeze(0) <= q.unsqueeze(1)
+        return self._masks[local_len]
+
+    def forward(self, query, key, value, attention_mask, attn_mask_type=None,
+                attention_bias=None, packed_seq_params=None):
+        from megatron.core.tensor_parallel.mappings import gather_from_sequence_parallel_region
+
+        # [s/cp, b, n, d] -> all ranks' [s, b, n, d] in rank order
+        key = gather_from_sequence_parallel_region(key, group=self.group)
+        value = gather_from_sequence_parallel_region(value, group=self.group)
+        q, k, v = (t.permute(1, 2, 0, 3) for t in (query, key, value))  # [b, n, s, d]
+        out = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=self.mask(query.shape[0], query.device),
+            dropout_p=self.dropout if self.training else 0.0, scale=self.softmax_scale)
+        s, b, n, d = query.shape
+        return out.permute(2, 0, 1, 3).reshape(s, b, n * d)
+
+
+def block_spec(args, config, vp):
+    """The local layer spec; with sequence parallelism its norms (and the final one)
+    replaced by SequenceParallelLayerNorm, with context parallelism its attention by
+    ContextParallelAttention."""
+    layer_spec = get_gpt_layer_local_spec(num_experts=args.experts or None)
+    if args.cp > 1:
+        layer_spec.submodules.self_attention.submodules.core_attention = ContextParallelAttention
+    if not args.sequence_parallel:
+        return layer_spec
+    layer_spec.submodules.input_layernorm = SequenceParallelLayerNorm
+    layer_spec.submodules.pre_mlp_layernorm = SequenceParallelLayerNorm
+    return TransformerBlockSubmodules(
+        layer_specs=[layer_spec] * get_num_layers_to_build(config, vp_stage=vp),
+        layer_norm=SequenceParallelLayerNorm,
+    )
+
+
 def build_model(args, config):
     """One GPTModel per virtual pipeline stage, wrapped for bf16 and Megatron DDP."""
-    layer_spec = get_gpt_layer_local_spec(num_experts=args.experts or None)
     chunks = []
     for vp_stage in range(args.vpp or 1):
         vp = vp_stage if args.vpp else None
         model = GPTModel(
             config=config,
-            transformer_layer_spec=layer_spec,
+            transformer_layer_spec=block_spec(args, config, vp),
             vocab_size=args.vocab,
             max_sequence_length=args.seq,
             pre_process=parallel_state.is_pipeline_first_stage(ignore_virtual=False, vp_stage=vp),
