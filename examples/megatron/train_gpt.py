@@ -298,6 +298,23 @@ def forward_step(data_iterator, model):
     return output_tensor, partial(loss_func, batch["loss_mask"])
 
 
+def count_expert_rows(model):
+    """Token-expert pairs this rank's experts computed on, summed over MoE layers: the row
+    count of the experts' input after dispatch (a shape, so known on the host)."""
+    from megatron.core.transformer.moe.experts import SequentialMLP
+
+    rows = [0]
+
+    def hook(module, inputs):
+        rows[0] += inputs[0].shape[0]
+
+    for chunk in model:
+        for module in chunk.modules():
+            if isinstance(module, SequentialMLP):
+                module.register_forward_pre_hook(hook)
+    return rows
+
+
 def flops_per_step(args, global_batch):
     """Model FLOPs of one step (forward + backward, no recomputation), Megatron-LM's
     formula: 6 x the GEMM parameters each token passes through, plus attention."""
@@ -348,6 +365,7 @@ def main(argv=None):
     data = [synthetic_batches(args, device) for _ in model]
     forward_backward = get_forward_backward_func()
 
+    expert_rows = count_expert_rows(model)
     params = sum(p.numel() for chunk in model for p in chunk.parameters())
     tokens_per_step = global_batch * args.seq
     flops = flops_per_step(args, global_batch)
@@ -395,6 +413,9 @@ def main(argv=None):
           f"MFU {100 * flops / mean / world / (peak * 1e12):.1f} %, "
           f"peak memory allocated {allocated} bytes ({allocated / 2**20:.1f} MiB), "
           f"reserved {reserved} bytes ({reserved / 2**20:.1f} MiB)", flush=True)
+    if args.experts:
+        print(f"rank {rank}: expert rows per step {expert_rows[0] // args.steps} "
+              f"(token-expert pairs its experts computed on)", flush=True)
     parallel_state.destroy_model_parallel()
     dist.destroy_process_group()
     assert math.isfinite(mean) and mean > 0
