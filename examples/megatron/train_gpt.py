@@ -130,8 +130,8 @@ def transformer_config(args):
         params_dtype=torch.bfloat16,
         bf16=True,
         use_cpu_initialization=False,
-        # Megatron-core's default fusions are written for Transformer Engine / Apex or
-        # compiled by torch.jit; the local spec runs the plain PyTorch paths.
+        # Megatron-core's defaults, spelled out: the fused paths need Transformer Engine,
+        # Apex or torch.compile (Triton), none of which this example relies on.
         bias_activation_fusion=False,
         masked_softmax_fusion=False,
         persist_layer_norm=False,
