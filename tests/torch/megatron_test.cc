@@ -31,8 +31,8 @@ CommandResult Simulate(int ranks, const std::string& scenario, const std::string
                        const std::string& report)
 {
     return RunCommand(fmt::format("{} --scenario {} --nproc {} --report {} -- {} {} {} 2>&1",
-                                  PHANTORA_CLUSTER, scenario, ranks, report,
-                                  PHANTORA_TORCH_PYTHON, kExample, args));
+                                  PHANTORA_CLUSTER, scenario, ranks, report, PHANTORA_TORCH_PYTHON,
+                                  kExample, args));
 }
 
 nlohmann::json ReadJson(const std::string& path)
@@ -71,8 +71,8 @@ void ExpectPositiveAndSteady(const std::vector<double>& ms, double spread)
     }
     for (double m : steady)
     {
-        EXPECT_NEAR(m, mean, spread * mean) << "steps after the first differ by more than "
-                                            << spread * 100 << " % of their mean";
+        EXPECT_NEAR(m, mean, spread * mean)
+            << "steps after the first differ by more than " << spread * 100 << " % of their mean";
     }
 }
 
@@ -118,7 +118,8 @@ int ExpertRows(const nlohmann::json& run, int rank)
 {
     const std::string output = run["output"].get<std::string>();
     std::smatch m;
-    const std::regex line(fmt::format(R"(\[rank {0}\] rank {0}: expert rows per step (\d+))", rank));
+    const std::regex line(
+        fmt::format(R"(\[rank {0}\] rank {0}: expert rows per step (\d+))", rank));
     return std::regex_search(output, m, line) ? std::stoi(m[1]) : -1;
 }
 
@@ -197,7 +198,8 @@ TEST(Megatron, MoeRoutingSwitchMovesTokens)
 {
     const std::string args = kTinyModel + " --experts 4 --topk 2 --ep 2 --steps 3";
     const std::vector<int> ep = {0, 1};
-    auto run = [&](const std::string& scenario, const std::string& name) {
+    auto run = [&](const std::string& scenario, const std::string& name)
+    {
         const std::string report = (ScratchDir() / (name + ".json")).string();
         const CommandResult r = Simulate(2, scenario, args, report);
         EXPECT_EQ(r.exitCode, 0) << r.output;
@@ -230,8 +232,7 @@ TEST(Megatron, MoeRoutingSwitchMovesTokens)
     EXPECT_EQ(ExpertRows(balanced, 0), 2 * 2 * 128);
     EXPECT_EQ(ExpertRows(balanced, 1), 2 * 2 * 128);
 
-    const nlohmann::json skew =
-        run(WithWorkload("moe_routing = \"skew\"\nmoe_skew = 1.5"), "skew");
+    const nlohmann::json skew = run(WithWorkload("moe_routing = \"skew\"\nmoe_skew = 1.5"), "skew");
     ASSERT_FALSE(skew.is_null());
     // Experts 0 and 1 (rank 0's) are the popular ones: 128 tokens x top-2 per micro-batch
     // and rank, shared 128 / 67 / 37 / 24 (expert 0 capped at one pair per token), so rank
@@ -244,8 +245,7 @@ TEST(Megatron, MoeRoutingSwitchMovesTokens)
 TEST(Megatron, ABadWorkloadTableIsRefusedNamingTheKey)
 {
     const std::string report = (ScratchDir() / "report.json").string();
-    const CommandResult r =
-        Simulate(1, WithWorkload("moe_routing = \"skew\""), kTinyModel, report);
+    const CommandResult r = Simulate(1, WithWorkload("moe_routing = \"skew\""), kTinyModel, report);
     EXPECT_NE(r.exitCode, 0);
     EXPECT_NE(r.output.find("moe_skew"), std::string::npos) << r.output;
 }
