@@ -4,12 +4,12 @@ Written the way Megatron-core's own examples are (parallel_state, GPTModel with 
 local layer spec, Megatron DDP with the distributed optimizer,
 get_forward_backward_func, bf16), so it runs as is on real GPUs:
 
-    torchrun --nproc-per-node 8 examples/megatron/train_gpt.py --tp 2 --pp 2
+    torchrun --nproc-per-node 4 examples/megatron/train_gpt.py --tp 2 --sequence-parallel
 
 and unchanged under the simulator:
 
-    phantora-cluster --scenario scenarios/h200x8-nvlink.toml --nproc 8 -- \\
-        build/venv/bin/python examples/megatron/train_gpt.py --tp 2 --pp 2
+    phantora-cluster --scenario scenarios/h200x8-nvlink-profiled.toml --nproc 4 -- \\
+        build/venv/bin/python examples/megatron/train_gpt.py --tp 2 --sequence-parallel
 
 Data parallelism is what is left of the world after TP x CP x PP.  Every number it
 prints comes from its own timers (time.perf_counter around a synchronised step) and
