@@ -137,6 +137,17 @@ std::vector<std::string> RankEnvironment(const LaunchSpec& spec, int rank)
     {
         env["MASTER_PORT"] = std::to_string(spec.masterPort);
     }
+    for (const auto& [key, value] : spec.extraEnv)
+    {
+        env[key] = value;
+    }
+    if (!spec.pythonPathPrefix.empty())
+    {
+        const auto old = env.find("PYTHONPATH");
+        env["PYTHONPATH"] = old != env.end() && !old->second.empty()
+                                ? spec.pythonPathPrefix + ":" + old->second
+                                : spec.pythonPathPrefix;
+    }
     env["PHANTORA_BRIDGE"] = spec.bridgeEndpoint;
     env["PHANTORA_TOKEN"] = spec.token;
     env["PHANTORA_LAUNCHER_PID"] = std::to_string(getpid());

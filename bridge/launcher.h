@@ -26,6 +26,10 @@ struct LaunchSpec
     /// MASTER_PORT for the ranks' rendezvous; 0: the caller's MASTER_PORT if it has one,
     /// else a port free at launch (a fixed default would collide between concurrent runs).
     int masterPort{0};
+    /// Set in every rank's environment over the caller's (the scenario's [workload]).
+    std::map<std::string, std::string> extraEnv;
+    /// Put before the caller's PYTHONPATH (python support the scenario asks for).
+    std::string pythonPathPrefix;
 };
 
 struct RankExit

@@ -158,6 +158,15 @@ int main(int argc, char** argv)
         spec.nproc = nproc;
         spec.gpusPerNode = static_cast<int>(scenario.topology.gpusPerNode);
         spec.interposer = PHANTORA_INTERPOSER_PATH;
+        if (scenario.workload.moeRouting != WorkloadSpec::MoeRouting::None)
+        {
+            // python/sitecustomize.py loads python/phantora_moe_routing.py into every
+            // Python rank; it reads these two variables.
+            const bool skew = scenario.workload.moeRouting == WorkloadSpec::MoeRouting::Skew;
+            spec.extraEnv["PHANTORA_MOE_ROUTING"] = skew ? "skew" : "balanced";
+            spec.extraEnv["PHANTORA_MOE_SKEW"] = fmt::format("{}", scenario.workload.moeSkew);
+            spec.pythonPathPrefix = PHANTORA_PYTHON_SUPPORT_DIR;
+        }
         spec.bridgeEndpoint = server.Endpoint();
         spec.token = options.token;
         Launcher launcher;

@@ -248,6 +248,14 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
         const RankState& r = engine.Ranks()[static_cast<std::size_t>(rank)];
         const DeviceTimeline& tl = engine.Timeline(rank);
         const TimeShares t = SharesOf(r, tl);
+        nlohmann::json byGroup = nlohmann::json::array();
+        for (const auto& [key, tally] : r.tally)
+        {
+            byGroup.push_back({{"op", key.first},
+                               {"group", key.second},
+                               {"count", tally.count},
+                               {"bytes", tally.bytes}});
+        }
         ranks.push_back({{"rank", rank},
                          {"pid", r.pid},
                          {"state", PhaseName(r.phase)},
@@ -256,6 +264,7 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
                          {"kernels", r.kernels},
                          {"copies", r.copies},
                          {"collectives", r.collectives},
+                         {"collectives_by_group", byGroup},
                          {"gpu_busy_s", static_cast<double>(tl.BusyNs()) * 1e-9},
                          {"peak_device_bytes", r.peakDeviceBytes},
                          {"gpu_time_ns",

@@ -126,6 +126,22 @@ struct KernelSpec
     std::vector<std::filesystem::path> extraProfiles;
 };
 
+/// [workload]: values the program reads back that kernels would have computed.  The
+/// simulator computes no kernel, so a mixture-of-experts router's choices read back as
+/// zeros (no expert gets a token); these settings give them a distribution instead,
+/// through python/phantora_moe_routing.py (see the README's Megatron section).
+struct WorkloadSpec
+{
+    enum class MoeRouting
+    {
+        None,     ///< leave routing alone: what kernels "compute" (zeros) is read back
+        Balanced, ///< every expert gets the same share of the tokens
+        Skew,     ///< expert e's share falls as (e + 1)^-moeSkew (Zipf)
+    };
+    MoeRouting moeRouting{MoeRouting::None};
+    double moeSkew{0.0}; ///< the Zipf exponent of "skew" (0 would be balanced)
+};
+
 struct Scenario
 {
     std::filesystem::path file;
@@ -136,6 +152,7 @@ struct Scenario
     NetworkSpec network;
     KernelSpec kernels;
     nccl::Config nccl; ///< the [nccl] table; NCCL's own orders of magnitude when absent
+    WorkloadSpec workload;
 };
 
 } // namespace phantora

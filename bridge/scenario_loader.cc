@@ -358,6 +358,26 @@ void ReadCpu(const Section& s, CpuSpec& cpu)
     cpu.queryOverheadNs = std::llround(s.DurationNs("query_overhead", false).value_or(0));
 }
 
+void ReadWorkload(const Section& s, WorkloadSpec& w)
+{
+    s.AllowOnly({"moe_routing", "moe_skew"});
+    const std::string routing =
+        s.Choice("moe_routing", false, {"none", "balanced", "skew"}).value_or("none");
+    w.moeRouting = routing == "balanced" ? WorkloadSpec::MoeRouting::Balanced
+                   : routing == "skew"   ? WorkloadSpec::MoeRouting::Skew
+                                         : WorkloadSpec::MoeRouting::None;
+    const std::optional<double> skew = s.Number("moe_skew", false, 0.0);
+    if (skew && w.moeRouting != WorkloadSpec::MoeRouting::Skew)
+    {
+        s.Fail(*s.Node("moe_skew"), "moe_skew", "only with moe_routing = \"skew\"");
+    }
+    if (w.moeRouting == WorkloadSpec::MoeRouting::Skew && !skew)
+    {
+        s.FailMissing("moe_skew", "the Zipf exponent of expert popularity (e.g. 1.0)");
+    }
+    w.moeSkew = skew.value_or(0.0);
+}
+
 // Bounds well above any machine built so far; past them a typo (an extra zero) is likelier
 // than a real cluster, and route tables grow with the square of the GPU count.
 constexpr int64_t kMaxGpusPerNode = 1024;
@@ -696,7 +716,7 @@ Scenario LoadScenario(const std::filesystem::path& file)
     Scenario sc;
     sc.file = file;
     const Section top(file, "", &root);
-    top.AllowOnly({"name", "gpu", "cpu", "topology", "network", "kernels", "nccl"});
+    top.AllowOnly({"name", "gpu", "cpu", "topology", "network", "kernels", "nccl", "workload"});
     sc.name = top.String("name", false).value_or(file.stem().string());
     ReadGpu(top.Sub("gpu"), sc.gpu);
     ReadCpu(top.Sub("cpu"), sc.cpu);
@@ -708,6 +728,7 @@ Scenario LoadScenario(const std::filesystem::path& file)
     }
     ReadKernels(top.Sub("kernels"), sc.kernels);
     ReadNccl(top.Sub("nccl"), sc.nccl);
+    ReadWorkload(top.Sub("workload"), sc.workload);
     return sc;
 }
 

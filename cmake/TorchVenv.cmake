@@ -22,3 +22,20 @@ if(PHANTORA_WITH_TORCH)
     USES_TERMINAL)
   add_custom_target(phantora-torch-venv ALL DEPENDS ${PHANTORA_TORCH_STAMP})
 endif()
+
+# Megatron-core (PyPI wheel, no Transformer Engine or Apex) for examples/megatron/:
+# a second stamp so that turning it on later does not reinstall torch.
+option(PHANTORA_WITH_MEGATRON "Install megatron-core into build/venv for examples/megatron and its tests" ON)
+if(PHANTORA_WITH_MEGATRON AND NOT PHANTORA_WITH_TORCH)
+  message(FATAL_ERROR "PHANTORA_WITH_MEGATRON needs PHANTORA_WITH_TORCH (megatron-core runs on torch)")
+endif()
+if(PHANTORA_WITH_MEGATRON)
+  set(PHANTORA_MEGATRON_STAMP ${PHANTORA_TORCH_VENV}/.phantora-megatron-installed)
+  add_custom_command(
+    OUTPUT ${PHANTORA_MEGATRON_STAMP}
+    COMMAND ${CMAKE_SOURCE_DIR}/cmake/setup_megatron.sh ${PHANTORA_TORCH_VENV} ${PHANTORA_MEGATRON_STAMP}
+    DEPENDS ${CMAKE_SOURCE_DIR}/cmake/setup_megatron.sh ${PHANTORA_TORCH_STAMP}
+    COMMENT "Installing megatron-core==0.16.1 (PyPI wheel, no Transformer Engine/Apex) into ${PHANTORA_TORCH_VENV}"
+    USES_TERMINAL)
+  add_custom_target(phantora-megatron-venv ALL DEPENDS ${PHANTORA_MEGATRON_STAMP})
+endif()

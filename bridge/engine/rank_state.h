@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace phantora
 {
@@ -61,6 +63,13 @@ struct LaneState
     std::optional<PendingWait> wait;
 };
 
+/// How many operations of one kind a rank issued on one communicator, and their bytes.
+struct CollectiveTally
+{
+    uint64_t count{0};
+    uint64_t bytes{0}; ///< the rank's buffer size per call (a send/recv op: its message)
+};
+
 struct RankState
 {
     RankPhase phase{RankPhase::NotConnected};
@@ -76,6 +85,10 @@ struct RankState
     uint64_t kernels{0};
     uint64_t copies{0};
     uint64_t collectives{0};
+    /// By (operation name, the communicator's global ranks): collectives by NCCL's name
+    /// ("all_reduce"), point-to-point by "send" and "recv"; for the report, so that a
+    /// parallel layout can be checked against what the program issued on which group.
+    std::map<std::pair<std::string, std::vector<int>>, CollectiveTally> tally;
     uint64_t peakDeviceBytes{0};
     /// Host time its threads were charged between GPU calls, by host_time::Source (from
     /// its goodbye).

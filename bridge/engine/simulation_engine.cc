@@ -194,6 +194,9 @@ void SimulationEngine::OnCollective(const RequestContext& ctx, const wire::NcclC
     ++r.collectives;
     r.lastCall = fmt::format("{} of {} bytes", CollectiveName(m.op), m.bytes);
     const Communicator& comm = m_comms.Get(m.comm);
+    CollectiveTally& tally = r.tally[{CollectiveName(m.op), comm.ranks}];
+    ++tally.count;
+    tally.bytes += m.bytes;
     const int member = m_comms.MemberIndex(comm, ctx.rank);
     const uint64_t sequence = m_launch.NumberCollective(m.comm, ctx.rank);
     if (m.hasValues)
@@ -208,6 +211,12 @@ void SimulationEngine::OnP2P(const RequestContext& ctx, const wire::NcclP2P& m)
     RankState& r = m_lanes.Rank(ctx.rank);
     ++r.collectives;
     const Communicator& comm = m_comms.Get(m.comm);
+    for (const wire::P2POp& op : m.ops)
+    {
+        CollectiveTally& tally = r.tally[{op.send ? "send" : "recv", comm.ranks}];
+        ++tally.count;
+        tally.bytes += op.bytes;
+    }
     const int member = m_comms.MemberIndex(comm, ctx.rank);
     CollectiveLaunch::P2PBatch batch = m_launch.NumberP2P(comm, member, m.ops);
     r.lastCall = fmt::format("send/recv ({} ops, {} bytes)", m.ops.size(), batch.bytes);

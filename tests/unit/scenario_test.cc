@@ -381,3 +381,27 @@ latency = "1us"
     ExpectError(WithTopology(Replace(custom, "bandwidth = \"100Gbps\"", "bandwdth = \"1Gbps\"")),
                 {"topology.links[0].bandwdth", "unknown key"});
 }
+
+TEST_F(ScenarioFile, WorkloadTableSetsMoeRouting)
+{
+    EXPECT_EQ(LoadScenario(Write(kValid)).workload.moeRouting, WorkloadSpec::MoeRouting::None);
+    const Scenario balanced =
+        LoadScenario(Write(std::string(kValid) + "[workload]\nmoe_routing = \"balanced\"\n"));
+    EXPECT_EQ(balanced.workload.moeRouting, WorkloadSpec::MoeRouting::Balanced);
+    const Scenario skew = LoadScenario(
+        Write(std::string(kValid) + "[workload]\nmoe_routing = \"skew\"\nmoe_skew = 1.25\n"));
+    EXPECT_EQ(skew.workload.moeRouting, WorkloadSpec::MoeRouting::Skew);
+    EXPECT_DOUBLE_EQ(skew.workload.moeSkew, 1.25);
+}
+
+TEST_F(ScenarioFile, WorkloadTableIsStrict)
+{
+    ExpectError(std::string(kValid) + "[workload]\nmoe_routing = \"random\"\n",
+                {"moe_routing", "balanced"});
+    ExpectError(std::string(kValid) + "[workload]\nmoe_routing = \"skew\"\n", {"moe_skew"});
+    ExpectError(std::string(kValid) + "[workload]\nmoe_routing = \"balanced\"\nmoe_skew = 1\n",
+                {"moe_skew", "only with"});
+    ExpectError(std::string(kValid) + "[workload]\nmoe_skew = -1\nmoe_routing = \"skew\"\n",
+                {"moe_skew"});
+    ExpectError(std::string(kValid) + "[workload]\nrouting = \"balanced\"\n", {"routing"});
+}

@@ -1,0 +1,48 @@
+#!/bin/bash
+# examples/megatron/train_gpt.py (Megatron-core 0.16.1, local layer spec, bf16) recorded for
+# real on one GPU under `torchrun --nproc_per_node 1` (TP = PP = 1): the dense default size
+# and the smallest MoE (4 experts, top-2, EP = 1), each with gpu_profiler's host-time pass,
+# then each run for real without the recorder on the same lease (its "mean step" line is
+# the number to compare with the simulation of the same command).  Binaries built here are
+# in build-devbin/ (gpu_profiler, gpu_profiler_gpu, libphantora_recorder.so, lib/), as for
+# record_train_gpt_on_device.sh.
+#
+# The device cannot reach PyPI: megatron-core's wheel (and packaging's) must travel with
+# the working tree in WHEELS (default device-wheels/, an untracked folder), e.g.
+#   mkdir -p device-wheels && build/venv/bin/python -m pip download --no-deps \
+#       megatron-core==0.16.1 packaging==25.0 -d device-wheels
+#
+# Writes $OUT/megatron_<cell>.tsv and $OUT/record_megatron.log.  ONLY="dense moe" picks cells.
+set -u
+B=$PWD/build-devbin
+export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
+export NCCL_NVLS_ENABLE=0 # NVLink multicast off on these machines (device KINDS.md)
+G=$B/gpu_profiler
+STEPS=${STEPS:-6}
+declare -A CELLS=(
+  [dense]=""
+  [moe]="--experts 4 --topk 2"
+)
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,power.limit --format=csv
+  python3 -m pip install --disable-pip-version-check -q --no-deps --no-index \
+    --find-links "${WHEELS:-device-wheels}" megatron-core==0.16.1 packaging==25.0 \
+    || echo "megatron-core install FAILED"
+  python3 -c "import megatron.core, torch; print('megatron-core', megatron.core.__version__, 'torch', torch.__version__)"
+  for cell in ${ONLY:-dense moe}; do
+    cmd=(torchrun --standalone --nproc_per_node 1 examples/megatron/train_gpt.py ${CELLS[$cell]})
+    echo "== record $cell: ${cmd[*]} --steps $STEPS"
+    $G record --raw "$OUT/megatron_$cell.tsv" -- "${cmd[@]}" --steps "$STEPS" </dev/null \
+      || echo "record $cell FAILED"
+    if [ -z "${NO_REAL:-}" ]; then
+      echo "== real $cell: ${cmd[*]} --steps 20 --warmup 5"
+      "${cmd[@]}" --steps 20 --warmup 5 </dev/null || echo "real $cell FAILED"
+    fi
+  done
+  DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+  for f in "$OUT"/megatron_*.tsv; do printf 'meta\tnvidia_driver\t%s\n' "$DRIVER" >> "$f"; done
+  wc -l "$OUT"/*.tsv
+  date -u
+} > "$OUT/record_megatron.log" 2>&1
+tail -30 "$OUT/record_megatron.log"

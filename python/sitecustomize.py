@@ -1,0 +1,24 @@
+"""Loaded by Python at start-up when phantora-cluster puts this folder on a rank's
+PYTHONPATH (a scenario's [workload] table asks for it): installs the workload support
+the scenario names.  Nothing here runs unless phantora-cluster set the variables.
+A sitecustomize of the program's own, later on the path, is still loaded."""
+
+import importlib.util
+import os
+import sys
+
+if os.environ.get("PHANTORA_MOE_ROUTING"):
+    import phantora_moe_routing
+
+    phantora_moe_routing.install()
+
+# Python imports only the first sitecustomize on the path: hand over to the next one.
+_here = os.path.dirname(os.path.abspath(__file__))
+for _entry in sys.path:
+    if not _entry or os.path.abspath(_entry) == _here:
+        continue
+    _candidate = os.path.join(_entry, "sitecustomize.py")
+    if os.path.isfile(_candidate):
+        _spec = importlib.util.spec_from_file_location("_phantora_next_sitecustomize", _candidate)
+        _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+        break

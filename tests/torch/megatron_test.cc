@@ -1,0 +1,251 @@
+// Megatron-core 0.16.1 (build/venv, PHANTORA_WITH_MEGATRON) under phantora-cluster with no
+// GPU: examples/megatron/train_gpt.py on 4 ranks of a tiny model with TP=2 and with PP=2
+// issues its collectives on the right groups and gives positive, steady step times; the
+// scenario's [workload] moe_routing makes an expert-parallel MoE move tokens.
+#include "../e2e/run_helpers.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace phantora::test;
+
+namespace
+{
+
+const std::string kSource = PHANTORA_SOURCE_DIR;
+const std::string kScenario = kSource + "/scenarios/h200x4-nvlink.toml";
+const std::string kExample = kSource + "/examples/megatron/train_gpt.py";
+// A 2-core CI machine runs 4 ranks of this in about a minute.
+const std::string kTinyModel =
+    "--layers 2 --hidden 128 --heads 4 --seq 64 --vocab 1024 --micro-batch 2 --steps 4";
+
+CommandResult Simulate(int ranks, const std::string& scenario, const std::string& args,
+                       const std::string& report)
+{
+    return RunCommand(fmt::format("{} --scenario {} --nproc {} --report {} -- {} {} {} 2>&1",
+                                  PHANTORA_CLUSTER, scenario, ranks, report, PHANTORA_TORCH_PYTHON,
+                                  kExample, args));
+}
+
+nlohmann::json ReadJson(const std::string& path)
+{
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+/// Rank 0's "step N: X ms" lines.
+std::vector<double> StepMs(const std::string& output)
+{
+    const std::regex line(R"(\[rank 0\] step (\d+): ([0-9.]+) ms, )");
+    std::vector<double> ms;
+    for (auto it = std::sregex_iterator(output.begin(), output.end(), line);
+         it != std::sregex_iterator(); ++it)
+    {
+        ms.push_back(std::stod((*it)[2]));
+    }
+    return ms;
+}
+
+/// Every step took simulated time, and the steps after the first (warm-up) agree within
+/// \p spread of their mean: the run is in a steady state.
+void ExpectPositiveAndSteady(const std::vector<double>& ms, double spread)
+{
+    ASSERT_GE(ms.size(), 3u);
+    for (double m : ms)
+    {
+        EXPECT_GT(m, 0.0);
+    }
+    const std::vector<double> steady(ms.begin() + 1, ms.end());
+    double mean = 0;
+    for (double m : steady)
+    {
+        mean += m / static_cast<double>(steady.size());
+    }
+    for (double m : steady)
+    {
+        EXPECT_NEAR(m, mean, spread * mean)
+            << "steps after the first differ by more than " << spread * 100 << " % of their mean";
+    }
+}
+
+struct Tally
+{
+    uint64_t count{0};
+    uint64_t bytes{0};
+};
+
+/// What rank \p rank issued as \p op on the communicator of exactly \p group (global ranks).
+Tally On(const nlohmann::json& report, int rank, const std::string& op,
+         const std::vector<int>& group)
+{
+    Tally t;
+    for (const auto& g : report["ranks"][rank]["collectives_by_group"])
+    {
+        if (g["op"] == op && g["group"].get<std::vector<int>>() == group)
+        {
+            t.count += g["count"].get<uint64_t>();
+            t.bytes += g["bytes"].get<uint64_t>();
+        }
+    }
+    return t;
+}
+
+/// \p op on any communicator of rank \p rank.
+Tally AnyGroup(const nlohmann::json& report, int rank, const std::string& op)
+{
+    Tally t;
+    for (const auto& g : report["ranks"][rank]["collectives_by_group"])
+    {
+        if (g["op"] == op)
+        {
+            t.count += g["count"].get<uint64_t>();
+            t.bytes += g["bytes"].get<uint64_t>();
+        }
+    }
+    return t;
+}
+
+/// "rank R: expert rows per step N" of the example's MoE runs (-1: no such line).
+int ExpertRows(const nlohmann::json& run, int rank)
+{
+    const std::string output = run["output"].get<std::string>();
+    std::smatch m;
+    const std::regex line(
+        fmt::format(R"(\[rank {0}\] rank {0}: expert rows per step (\d+))", rank));
+    return std::regex_search(output, m, line) ? std::stoi(m[1]) : -1;
+}
+
+std::string WithWorkload(const std::string& table)
+{
+    std::ifstream in(kScenario);
+    std::stringstream text;
+    text << in.rdbuf() << "\n[workload]\n" << table << "\n";
+    return WriteFile("scenario.toml", text.str()).string();
+}
+
+} // namespace
+
+// TP=2 x DP=2: Megatron's groups are TP {0,1} {2,3} and DP {0,2} {1,3}.  The
+// row-/column-parallel layers all-reduce activations and gradients on the TP group; the
+// distributed optimizer reduce-scatters gradients and all-gathers parameters on the DP group.
+TEST(Megatron, TensorParallelCollectivesRunOnTheTensorParallelGroups)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r = Simulate(4, kScenario, kTinyModel + " --tp 2", report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("layout: TP=2 PP=1 CP=1 EP=1 DP=2 on 4 ranks"), std::string::npos)
+        << r.output;
+    ExpectPositiveAndSteady(StepMs(r.output), 0.25);
+
+    const nlohmann::json j = ReadJson(report);
+    ASSERT_EQ(j["ranks"].size(), 4u);
+    for (int rank = 0; rank < 4; ++rank)
+    {
+        const std::vector<int> tp = rank < 2 ? std::vector<int>{0, 1} : std::vector<int>{2, 3};
+        const std::vector<int> dp = {rank % 2, rank % 2 + 2};
+        // 2 layers x (attention + MLP) x (forward + backward) per micro-batch and step.
+        EXPECT_GE(On(j, rank, "all_reduce", tp).count, 4u * 2 * 4) << "rank " << rank;
+        EXPECT_GT(On(j, rank, "all_reduce", tp).bytes, 0u);
+        EXPECT_GE(On(j, rank, "reduce_scatter", dp).count, 4u) << "rank " << rank;
+        EXPECT_GE(On(j, rank, "all_gather", dp).count, 4u) << "rank " << rank;
+        EXPECT_EQ(AnyGroup(j, rank, "send").count, 0u); // no pipeline
+    }
+}
+
+// PP=2 x DP=2 with 8 micro-batches (1F1B): stages {0,1} then {2,3}; each step sends
+// activations forward and gradients back between the stages, 8 each way.
+TEST(Megatron, PipelineStagesSendAndReceiveEveryMicroBatch)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r = Simulate(4, kScenario, kTinyModel + " --pp 2 --microbatches 8", report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("layout: TP=1 PP=2 CP=1 EP=1 DP=2 on 4 ranks"), std::string::npos)
+        << r.output;
+    ExpectPositiveAndSteady(StepMs(r.output), 0.25);
+
+    const nlohmann::json j = ReadJson(report);
+    ASSERT_EQ(j["ranks"].size(), 4u);
+    const uint64_t steps = 4, microbatches = 8;
+    // micro-batch 2 x seq 64 x hidden 128 in bf16: one activation or its gradient.
+    const uint64_t message = 2 * 64 * 128 * 2;
+    for (int rank = 0; rank < 4; ++rank)
+    {
+        const Tally sends = AnyGroup(j, rank, "send");
+        const Tally recvs = AnyGroup(j, rank, "recv");
+        EXPECT_EQ(sends.count, steps * microbatches) << "rank " << rank;
+        EXPECT_EQ(recvs.count, steps * microbatches) << "rank " << rank;
+        EXPECT_EQ(sends.bytes, steps * microbatches * message) << "rank " << rank;
+        // Between the stages only: rank r and r + 2 (or r - 2).
+        const std::vector<int> pipeline = {rank % 2, rank % 2 + 2};
+        EXPECT_EQ(On(j, rank, "send", pipeline).count + On(j, rank, "recv", pipeline).count,
+                  sends.count + recvs.count)
+            << "rank " << rank << " sent or received outside its pipeline";
+    }
+}
+
+// EP=2, 4 experts top-2: without the switch, routing reads zeros and the all-to-alls move
+// nothing; with moe_routing = "balanced" each rank sends half its token-expert pairs to
+// the other; with "skew" the rank holding the popular experts computes more.
+TEST(Megatron, MoeRoutingSwitchMovesTokens)
+{
+    const std::string args = kTinyModel + " --experts 4 --topk 2 --ep 2 --steps 3";
+    const std::vector<int> ep = {0, 1};
+    auto run = [&](const std::string& scenario, const std::string& name)
+    {
+        const std::string report = (ScratchDir() / (name + ".json")).string();
+        const CommandResult r = Simulate(2, scenario, args, report);
+        EXPECT_EQ(r.exitCode, 0) << r.output;
+        if (r.exitCode != 0)
+        {
+            return nlohmann::json();
+        }
+        nlohmann::json j = ReadJson(report);
+        j["output"] = r.output;
+        return j;
+    };
+
+    const nlohmann::json zeros = run(kScenario, "zeros");
+    ASSERT_FALSE(zeros.is_null());
+    EXPECT_EQ(On(zeros, 0, "send", ep).bytes, 0u);
+    EXPECT_EQ(ExpertRows(zeros, 0), 0);
+
+    const nlohmann::json balanced = run(WithWorkload("moe_routing = \"balanced\""), "balanced");
+    ASSERT_FALSE(balanced.is_null());
+    // 128 tokens per micro-batch x top-2 = 256 pairs, half to the other rank's 2 experts:
+    // 128 rows of hidden 128 in bf16 forward (tokens and fp32 probabilities), then back.
+    for (int rank = 0; rank < 2; ++rank)
+    {
+        const Tally sends = On(balanced, rank, "send", ep);
+        EXPECT_GT(sends.bytes, 0u) << "rank " << rank;
+        EXPECT_EQ(sends.bytes, On(balanced, 1 - rank, "recv", ep).bytes);
+    }
+    EXPECT_EQ(On(balanced, 0, "recv", ep).bytes, On(balanced, 1, "recv", ep).bytes);
+    // 2 MoE layers x 2 sources x 128 pairs for each rank's 2 experts.
+    EXPECT_EQ(ExpertRows(balanced, 0), 2 * 2 * 128);
+    EXPECT_EQ(ExpertRows(balanced, 1), 2 * 2 * 128);
+
+    const nlohmann::json skew = run(WithWorkload("moe_routing = \"skew\"\nmoe_skew = 1.5"), "skew");
+    ASSERT_FALSE(skew.is_null());
+    // Experts 0 and 1 (rank 0's) are the popular ones: 128 tokens x top-2 per micro-batch
+    // and rank, shared 128 / 67 / 37 / 24 (expert 0 capped at one pair per token), so rank
+    // 0's experts compute on 2 x (128 + 67) rows per MoE layer and rank 1's on 2 x 61.
+    EXPECT_EQ(ExpertRows(skew, 0), 2 * 2 * (128 + 67));
+    EXPECT_EQ(ExpertRows(skew, 1), 2 * 2 * (37 + 24));
+    EXPECT_GT(On(skew, 0, "send", ep).bytes, 0u);
+}
+
+TEST(Megatron, ABadWorkloadTableIsRefusedNamingTheKey)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r = Simulate(1, WithWorkload("moe_routing = \"skew\""), kTinyModel, report);
+    EXPECT_NE(r.exitCode, 0);
+    EXPECT_NE(r.output.find("moe_skew"), std::string::npos) << r.output;
+}
