@@ -29,8 +29,8 @@ PairActivity& FlowRecordingTransport::Record(uint32_t srcGpu, uint32_t dstGpu, u
 }
 
 void FlowRecordingTransport::SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
-                                               const std::vector<uint32_t>& dstGpus,
-                                               uint64_t bytes, DeliveredCallback onDelivered)
+                                               const std::vector<uint32_t>& dstGpus, uint64_t bytes,
+                                               DeliveredCallback onDelivered)
 {
     std::vector<PairActivity*> records;
     for (uint32_t s : srcGpus)
@@ -44,20 +44,20 @@ void FlowRecordingTransport::SendThroughSwitch(const std::vector<uint32_t>& srcG
         }
     }
     // std::map nodes stay put, so the pointers outlive later insertions.
-    m_target->SendThroughSwitch(srcGpus, dstGpus, bytes,
-                                [records = std::move(records),
-                                 onDelivered = std::move(onDelivered)]()
-                                {
-                                    const int64_t now = ns3::Simulator::Now().GetPicoSeconds();
-                                    for (PairActivity* a : records)
-                                    {
-                                        a->lastDeliveryPs = now;
-                                    }
-                                    if (onDelivered)
-                                    {
-                                        onDelivered();
-                                    }
-                                });
+    m_target->SendThroughSwitch(
+        srcGpus, dstGpus, bytes,
+        [records = std::move(records), onDelivered = std::move(onDelivered)]()
+        {
+            const int64_t now = ns3::Simulator::Now().GetPicoSeconds();
+            for (PairActivity* a : records)
+            {
+                a->lastDeliveryPs = now;
+            }
+            if (onDelivered)
+            {
+                onDelivered();
+            }
+        });
 }
 
 void FlowRecordingTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,

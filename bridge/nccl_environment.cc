@@ -75,8 +75,8 @@ nccl::Config WithNcclTuningEnv(nccl::Config config, const wire::NcclTuningEnv& e
         const long v = std::strtol(env.nvlsEnable.c_str(), &end, 10);
         if (*end != '\0' || v < 0 || v > 2)
         {
-            throw std::invalid_argument(fmt::format(
-                "NCCL_NVLS_ENABLE='{}': expected 0, 1 or 2", env.nvlsEnable));
+            throw std::invalid_argument(
+                fmt::format("NCCL_NVLS_ENABLE='{}': expected 0, 1 or 2", env.nvlsEnable));
         }
         if (v == 1 && !config.nvlsEnable)
         {

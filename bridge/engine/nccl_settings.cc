@@ -51,8 +51,7 @@ void NcclSettings::Settle(const std::vector<std::pair<int, const Communicator*>>
                 "NCCL_MAX_NCHANNELS '{}' / '{}', NCCL_NVLS_ENABLE '{}' / '{}'); NCCL needs them "
                 "equal on every rank",
                 it->second, rank, ref.algo, env.algo, ref.proto, env.proto, ref.minChannels,
-                env.minChannels, ref.maxChannels, env.maxChannels, ref.nvlsEnable,
-                env.nvlsEnable));
+                env.minChannels, ref.maxChannels, env.maxChannels, ref.nvlsEnable, env.nvlsEnable));
         }
     }
 }

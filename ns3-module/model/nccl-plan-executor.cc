@@ -101,8 +101,8 @@ void NcclPlanExecutor::Launch(uint32_t index)
             // the SMs may still be copying what the link already took
             if (Simulator::Now() < earliest)
             {
-                Simulator::Schedule(earliest - Simulator::Now(), &NcclPlanExecutor::Delivered,
-                                    this, index);
+                Simulator::Schedule(earliest - Simulator::Now(), &NcclPlanExecutor::Delivered, this,
+                                    index);
                 return;
             }
             Delivered(index);
@@ -113,8 +113,7 @@ void NcclPlanExecutor::Launch(uint32_t index)
                                            std::move(delivered));
             return;
         }
-        m_transport->Send(m_rankToGpu[tr.src], m_rankToGpu[tr.dst], tr.bytes,
-                          std::move(delivered));
+        m_transport->Send(m_rankToGpu[tr.src], m_rankToGpu[tr.dst], tr.bytes, std::move(delivered));
     };
     // Converted before the test: a delay below the Time resolution rounds to none.
     const Time delay = PicoSeconds(t.delay.count());

@@ -20,8 +20,7 @@ TypeId PhantoraTransport::GetTypeId()
 PhantoraTransport::~PhantoraTransport() = default;
 
 void PhantoraTransport::SendThroughSwitch(const std::vector<uint32_t>&,
-                                          const std::vector<uint32_t>&, uint64_t,
-                                          DeliveredCallback)
+                                          const std::vector<uint32_t>&, uint64_t, DeliveredCallback)
 {
     throw std::logic_error(GetInstanceTypeId().GetName() +
                            " does not model the NVSwitch's reduction (NVLS): use the flow-level "

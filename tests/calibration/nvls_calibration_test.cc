@@ -46,7 +46,8 @@ TEST_P(EightGpuNode, NvlsAndRingReachThePublishedBusBandwidth)
     const phantora::Scenario ring = Load(GetParam(), {"Ring", "", "", "", ""});
     for (uint64_t bytes : {uint64_t{1} << 30, uint64_t{4} << 30})
     {
-        const auto nvls = phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 8, bytes, 1);
+        const auto nvls =
+            phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 8, bytes, 1);
         const auto rg = phantora::BenchCollective(ring, CollectiveKind::AllReduce, 8, bytes, 1);
         const double nvlsBw = BusBw(nvls, bytes, 8);
         const double ringBw = BusBw(rg, bytes, 8);
@@ -64,18 +65,18 @@ TEST_P(EightGpuNode, SmallAllReducesStayOnTheRingAndNvlsCanBeTurnedOff)
 {
     const phantora::Scenario automatic = Load(GetParam());
     // NCCL's tuning keeps the ring (its LL latency is below NVLS's 25 us) up to ~1 MB.
-    EXPECT_EQ(phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 8, 64 << 10, 1)
-                  .algorithm,
-              "ring");
-    EXPECT_EQ(phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 8, 64 << 20, 1)
-                  .algorithm,
-              "nvls");
+    EXPECT_EQ(
+        phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 8, 64 << 10, 1).algorithm,
+        "ring");
+    EXPECT_EQ(
+        phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 8, 64 << 20, 1).algorithm,
+        "nvls");
     // 256 MiB is too small to reach the peak (nccl-tests#212), as here.
     const uint64_t mid = uint64_t{256} << 20;
     const auto at256 = phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 8, mid, 1);
-    EXPECT_LT(BusBw(at256, mid, 8), BusBw(phantora::BenchCollective(
-                                              automatic, CollectiveKind::AllReduce, 8, mid * 4, 1),
-                                          mid * 4, 8));
+    EXPECT_LT(BusBw(at256, mid, 8),
+              BusBw(phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 8, mid * 4, 1),
+                    mid * 4, 8));
     const phantora::Scenario off = Load(GetParam(), {"", "", "", "", "0"});
     EXPECT_EQ(phantora::BenchCollective(off, CollectiveKind::AllReduce, 8, uint64_t{1} << 30, 1)
                   .algorithm,
@@ -96,9 +97,9 @@ TEST(NvlsCalibration, TheMeasuredFourGpuNodeKeepsNvlsOff)
     // tests/data/h200x4-nvlink was measured with NVLS off: the scenario must say so.
     const phantora::Scenario s = Load("h200x4-nvlink.toml");
     EXPECT_FALSE(s.nccl.nvlsEnable);
-    EXPECT_EQ(phantora::BenchCollective(s, CollectiveKind::AllReduce, 4, uint64_t{1} << 30, 1)
-                  .algorithm,
-              "ring");
+    EXPECT_EQ(
+        phantora::BenchCollective(s, CollectiveKind::AllReduce, 4, uint64_t{1} << 30, 1).algorithm,
+        "ring");
     EXPECT_THROW(Load("h200x4-nvlink.toml", {"", "", "", "", "1"}), std::invalid_argument);
     EXPECT_THROW(phantora::BenchCollective(Load("h200x4-nvlink.toml", {"NVLS", "", "", "", ""}),
                                            CollectiveKind::AllReduce, 4, 1 << 20, 1),
