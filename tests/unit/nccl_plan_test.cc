@@ -80,7 +80,7 @@ TEST(NcclPlan, NvlsIsChosenForLargeOneNodeAllReducesOnlyWhereTheNodeHasIt)
 {
     const nccl::CommShape node{8, 8};
     nccl::Config c = NvlsConfig();
-    c.simple.channelBytesPerSecond = 10e9;
+    c.nvls.channelBytesPerSecond = 100e9; // 4 channels: 400 GB/s of buffer, above any ring here
     EXPECT_EQ(nccl::Choose(nccl::CollectiveKind::AllReduce, node, 1ULL << 30, c).algorithm,
               nccl::Algorithm::Nvls);
     EXPECT_EQ(nccl::Choose(nccl::CollectiveKind::AllReduce, node, 1ULL << 30, c).nChannels,
