@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
 
 namespace phantora
 {
@@ -33,6 +34,10 @@ public:
 
     void Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
               DeliveredCallback onDelivered) override;
+    /// Recorded as a transfer from every source to every other destination.
+    void SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
+                           const std::vector<uint32_t>& dstGpus, uint64_t bytes,
+                           DeliveredCallback onDelivered) override;
     uint32_t GetNGpus() const override { return m_target->GetNGpus(); }
     uint64_t GetFlowNumbering() const override { return m_target->GetFlowNumbering(); }
     void SetFlowNumbering(uint64_t flowsSent) override { m_target->SetFlowNumbering(flowsSent); }
@@ -44,6 +49,9 @@ protected:
     void DoDispose() override;
 
 private:
+    /// The records of (src, dst), started now if new.
+    PairActivity& Record(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes);
+
     ns3::Ptr<ns3::PhantoraTransport> m_target;
     std::map<std::pair<uint32_t, uint32_t>, PairActivity> m_pairs;
 };

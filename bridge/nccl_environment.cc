@@ -42,7 +42,7 @@ std::optional<uint32_t> Channels(const char* name, const std::string& value)
 wire::NcclTuningEnv NcclTuningEnvFromProcess()
 {
     return {Getenv("NCCL_ALGO"), Getenv("NCCL_PROTO"), Getenv("NCCL_MIN_NCHANNELS"),
-            Getenv("NCCL_MAX_NCHANNELS")};
+            Getenv("NCCL_MAX_NCHANNELS"), Getenv("NCCL_NVLS_ENABLE")};
 }
 
 nccl::Config WithNcclTuningEnv(nccl::Config config, const wire::NcclTuningEnv& env)
@@ -66,6 +66,25 @@ nccl::Config WithNcclTuningEnv(nccl::Config config, const wire::NcclTuningEnv& e
     {
         throw std::invalid_argument(
             fmt::format("NCCL_MIN_NCHANNELS={} is above NCCL_MAX_NCHANNELS={}", *lo, *hi));
+    }
+    // NCCL_NVLS_ENABLE: 0 off, 1 forced on, 2 (NCCL's default) on where the GPUs report
+    // multicast support, which is what the scenario's nvls key says.
+    if (!env.nvlsEnable.empty())
+    {
+        char* end = nullptr;
+        const long v = std::strtol(env.nvlsEnable.c_str(), &end, 10);
+        if (*end != '\0' || v < 0 || v > 2)
+        {
+            throw std::invalid_argument(
+                fmt::format("NCCL_NVLS_ENABLE='{}': expected 0, 1 or 2", env.nvlsEnable));
+        }
+        if (v == 1 && !config.nvlsEnable)
+        {
+            // NCCL then fails creating the multicast object on GPUs without the support.
+            throw std::invalid_argument(
+                "NCCL_NVLS_ENABLE=1 on a node without NVLS (the scenario's [nccl] nvls is false)");
+        }
+        config.nvlsEnable = config.nvlsEnable && v != 0;
     }
     // One bound given alone moves the other out of its way, as NCCL clamps them.
     if (config.minChannels > config.maxChannels)

@@ -98,6 +98,20 @@ public:
         return n->as_string()->get();
     }
 
+    std::optional<bool> Boolean(std::string_view key, bool required) const
+    {
+        const toml::node* n = Lookup(key, required, "true or false");
+        if (!n)
+        {
+            return std::nullopt;
+        }
+        if (!n->is_boolean())
+        {
+            Fail(*n, std::string(key), "expected true or false");
+        }
+        return n->as_boolean()->get();
+    }
+
     std::optional<int64_t> Integer(std::string_view key, bool required, int64_t min,
                                    int64_t max = std::numeric_limits<int64_t>::max()) const
     {
@@ -667,13 +681,15 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
                  "ll_step_latency", "ll_channel_bandwidth", "ll128_base_latency",
                  "ll128_step_latency", "ll128_channel_bandwidth", "simple_base_latency",
                  "simple_step_latency", "simple_channel_bandwidth", "ll_chunk_bytes",
-                 "ll128_chunk_bytes", "simple_chunk_bytes"});
+                 "ll128_chunk_bytes", "simple_chunk_bytes", "nvls", "nvls_channels",
+                 "nvls_chunk_bytes", "nvls_base_latency", "nvls_step_latency",
+                 "nvls_channel_bandwidth"});
     if (auto a = s.String("algorithm", false))
     {
-        if (*a != "auto" && *a != "ring" && *a != "tree")
+        if (*a != "auto" && *a != "ring" && *a != "tree" && *a != "nvls")
         {
             s.Fail(*s.Table()->get("algorithm"), "algorithm",
-                   "expected \"auto\", \"ring\" or \"tree\" (NCCL_ALGO)");
+                   "expected \"auto\", \"ring\", \"tree\" or \"nvls\" (NCCL_ALGO)");
         }
         nccl.algorithm = *a == "auto" ? "" : *a;
     }
@@ -706,6 +722,33 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
     ReadNcclProtocol(s, "ll", nccl.ll);
     ReadNcclProtocol(s, "ll128", nccl.ll128);
     ReadNcclProtocol(s, "simple", nccl.simple);
+    nccl.nvlsEnable = s.Boolean("nvls", false).value_or(nccl.nvlsEnable);
+    nccl.nvlsChannels = static_cast<uint32_t>(
+        s.Integer("nvls_channels", false, 2, 64).value_or(nccl.nvlsChannels));
+    ReadNcclProtocol(s, "nvls", nccl.nvls);
+}
+
+/// NVLS needs the NVSwitch's reduction, which only the flow-level transport models.
+void CheckNvls(const Section& s, const Scenario& sc)
+{
+    if (!sc.nccl.nvlsEnable)
+    {
+        return;
+    }
+    const TopologySpec& t = sc.topology;
+    const bool nvswitch = ((t.kind == "node" || t.kind == "cluster") && t.intra == "nvswitch") ||
+                          (t.kind == "switch" && t.linkKind == "nvlink");
+    if (!nvswitch)
+    {
+        s.Fail(*s.Table()->get("nvls"), "nvls",
+               "NVLS needs GPUs on an NVSwitch ([topology] intra = \"nvswitch\")");
+    }
+    if (sc.network.transport != "flow")
+    {
+        s.Fail(*s.Table()->get("nvls"), "nvls",
+               "NVLS (the switch's reduction) is modelled on the flow-level transport only: set "
+               "[network] transport = \"flow\" or nvls = false");
+    }
 }
 
 } // namespace
@@ -729,6 +772,7 @@ Scenario LoadScenario(const std::filesystem::path& file)
     ReadKernels(top.Sub("kernels"), sc.kernels);
     ReadNccl(top.Sub("nccl"), sc.nccl);
     ReadWorkload(top.Sub("workload"), sc.workload);
+    CheckNvls(top.Sub("nccl"), sc);
     return sc;
 }
 

@@ -77,7 +77,7 @@ wire::NcclTuningEnv TuningEnv(const ncclConfig_t* config)
         return std::string(v ? v : "");
     };
     wire::NcclTuningEnv t{env("NCCL_ALGO"), env("NCCL_PROTO"), env("NCCL_MIN_NCHANNELS"),
-                          env("NCCL_MAX_NCHANNELS")};
+                          env("NCCL_MAX_NCHANNELS"), env("NCCL_NVLS_ENABLE")};
     if (config && t.minChannels.empty() && config->minCTAs != NCCL_CONFIG_UNDEF_INT)
     {
         t.minChannels = std::to_string(config->minCTAs);

@@ -5,7 +5,16 @@ namespace phantora::nccl
 
 const char* AlgorithmName(Algorithm algo)
 {
-    return algo == Algorithm::Ring ? "ring" : "tree";
+    switch (algo)
+    {
+    case Algorithm::Ring:
+        return "ring";
+    case Algorithm::Tree:
+        return "tree";
+    case Algorithm::Nvls:
+        return "nvls";
+    }
+    return "ring";
 }
 
 const char* ProtocolName(Protocol proto)

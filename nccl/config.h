@@ -13,6 +13,7 @@ enum class Algorithm
 {
     Ring,
     Tree,
+    Nvls, ///< NVLink SHARP: the NVSwitch reduces and multicasts (one node)
 };
 
 enum class Protocol
@@ -64,6 +65,16 @@ struct Config
     ProtocolParams simple{8400, 3400, 24e9};
     /// Tree only: extra cost per tree level crossed (network hop between nodes).
     double treeLevelLatencyNs{2000};
+    /// NVLink SHARP (NCCL's NVLS algorithm): the node's NVSwitch can reduce and multicast
+    /// (CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, H100/H200 SXM) and NCCL_NVLS_ENABLE is not 0.
+    /// Off by default: only scenarios of nodes that have it turn it on.
+    bool nvlsEnable{false};
+    uint32_t nvlsChannels{16};         ///< NCCL's NVLS_NCHANNELS_SM90: NVLS always uses them all
+    /// NVLS runs the Simple protocol only.  baseLatencyNs: NCCL's tuning has 25 us for NVLS
+    /// on NVLink; channelBytesPerSecond: bytes of the buffer one NVLS channel reduces and
+    /// multicasts per second (its SMs issue the switch's loads and stores); chunkBytes:
+    /// NCCL_NVLS_CHUNKSIZE, the data one head reduces per step.
+    ProtocolParams nvls{25000, 0, 0, 128 * 1024};
 
     const ProtocolParams& Params(Protocol p) const
     {

@@ -364,6 +364,85 @@ void AddTree(PlanBuilder& b, Plan& plan, const CommShape& shape, uint64_t bytes,
     }
 }
 
+/**
+ * NCCL's single-node NVLS collectives (src/device/all_reduce.h, RunWorkColl<..., NVLS>):
+ * every rank is the head of one n-th of each step's data.  Head j's reduce warps load its
+ * slice through the multicast address (multimem.ld_reduce: the NVSwitch reads the slice
+ * from every GPU and returns the sum) and store the sum through it (multimem.st: the switch
+ * writes it into every GPU).  The scatter into and gather out of the NVLS buffers are local
+ * copies and cross no NVLink.  So each rank's NVLink carries its whole buffer once up and
+ * the result once down (plus its own slice once more each way), against 2(n-1)/n of the
+ * buffer each way for a ring.
+ *
+ * As transfers: per channel, step and head, a switch reduce (every rank -> head) and a
+ * switch multicast (head -> every rank), started together (the warps stream one into the
+ * other); a head's next step starts when both are delivered.  All-gather has the multicasts
+ * only (each rank's own piece), reduce-scatter the reduces only.  A channel's SMs bound its
+ * rate (nvls.channelBytesPerSecond of the buffer), the links the rest.
+ */
+void AddNvls(Plan& plan, CollectiveKind kind, const CommShape& shape, uint64_t bytes,
+             const Config& config)
+{
+    const uint32_t n = shape.nRanks;
+    const uint32_t nc = plan.nChannels;
+    const uint64_t perStep = uint64_t{nc} * n; // slices of the buffer in one step
+    const auto steps = static_cast<uint32_t>(std::clamp<uint64_t>(
+        CeilDiv(bytes, perStep * std::max<uint64_t>(config.nvls.chunkBytes, 1)), 1,
+        std::max<uint32_t>(config.maxChunksPerChannel, 1)));
+    plan.chunksPerChannel = steps;
+    const uint64_t slice = CeilDiv(bytes, perStep * steps);
+    const double rate = config.nvls.channelBytesPerSecond;
+    // All n heads of a channel share its SMs' rate: one step of n slices takes n * slice / rate.
+    const Picoseconds minDuration =
+        rate > 0 ? Picoseconds(static_cast<int64_t>(static_cast<double>(n * slice) / rate * 1e12 +
+                                                    0.5))
+                 : Picoseconds(0);
+    const Picoseconds delay(static_cast<int64_t>(config.nvls.stepLatencyNs * 1000.0 + 0.5));
+    std::vector<uint32_t> all(n);
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        all[r] = r;
+    }
+    const bool reduce = kind != CollectiveKind::AllGather;
+    const bool multicast = kind != CollectiveKind::ReduceScatter;
+    auto add = [&](std::vector<uint32_t> srcs, std::vector<uint32_t> dsts, uint32_t ch,
+                   const std::vector<uint32_t>& deps)
+    {
+        Transfer t;
+        t.src = srcs.front();
+        t.dst = dsts.front();
+        t.bytes = slice; // Simple: the data as is
+        t.channel = ch;
+        t.delay = delay;
+        t.minDuration = minDuration;
+        t.deps = deps;
+        t.switchSrcs = std::move(srcs);
+        t.switchDsts = std::move(dsts);
+        plan.transfers.push_back(std::move(t));
+        return static_cast<uint32_t>(plan.transfers.size() - 1);
+    };
+    for (uint32_t ch = 0; ch < nc; ++ch)
+    {
+        std::vector<std::vector<uint32_t>> prev(n); // per head: its previous step's transfers
+        for (uint32_t k = 0; k < steps; ++k)
+        {
+            for (uint32_t j = 0; j < n; ++j)
+            {
+                std::vector<uint32_t> cur;
+                if (reduce)
+                {
+                    cur.push_back(add(all, {j}, ch, prev[j]));
+                }
+                if (multicast)
+                {
+                    cur.push_back(add({j}, all, ch, prev[j]));
+                }
+                prev[j] = std::move(cur);
+            }
+        }
+    }
+}
+
 } // namespace
 
 Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const Config& config)
@@ -392,6 +471,19 @@ Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
     if (n == 1 && kind != CollectiveKind::SendRecv)
     {
         return plan; // nothing crosses the network; the kernel still costs its latency
+    }
+    if (choice.algorithm == Algorithm::Nvls)
+    {
+        if (!NvlsApplies(kind, shape, config))
+        {
+            throw std::invalid_argument(std::string("NVLS cannot run ") + CollectiveName(kind) +
+                                        " on this communicator (NVLS off, several nodes, or "
+                                        "fewer than two ranks or NVLS channels)");
+        }
+        plan.fixedLatency =
+            Picoseconds(static_cast<int64_t>(config.nvls.baseLatencyNs * 1000.0 + 0.5));
+        AddNvls(plan, kind, shape, bytes, config);
+        return plan;
     }
     PlanBuilder b(plan, config, choice.protocol);
     const bool tree = choice.algorithm == Algorithm::Tree && kind == CollectiveKind::AllReduce &&

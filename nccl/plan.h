@@ -34,11 +34,17 @@ struct Transfer
     /// bounded rate whatever the link offers (0: the network alone decides).
     Picoseconds minDuration{0};
     std::vector<uint32_t> deps{}; ///< indices of transfers that must be delivered first
+    /// NVLS (NVLink SHARP) only: the transfer goes through the node's NVSwitch, which takes
+    /// \p bytes from every rank of switchSrcs, reduces them (one source: copies) and delivers
+    /// the result to every rank of switchDsts; src and dst are then the first of each.
+    /// Both empty: an ordinary point-to-point transfer src -> dst.
+    std::vector<uint32_t> switchSrcs{};
+    std::vector<uint32_t> switchDsts{};
 };
 
 struct Plan
 {
-    std::string algorithm{"ring"};  ///< "ring", "tree", ...
+    std::string algorithm{"ring"};  ///< "ring", "tree", "nvls", "p2p"
     std::string protocol{"simple"}; ///< "ll", "ll128", "simple"
     uint32_t nChannels{1};
     std::vector<Transfer> transfers{};

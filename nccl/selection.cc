@@ -178,10 +178,10 @@ const Vocabulary<Algorithm>& Algorithms()
          {"collnet", std::nullopt},
          {"collnetdirect", std::nullopt},
          {"collnetchain", std::nullopt},
-         {"nvls", std::nullopt},
+         {"nvls", Algorithm::Nvls},
          {"nvlstree", std::nullopt},
          {"pat", std::nullopt}},
-        "ring, tree; collnetdirect, collnetchain, nvls, nvlstree and pat are accepted but not "
+        "ring, tree, nvls; collnetdirect, collnetchain, nvlstree and pat are accepted but not "
         "modelled"};
     return v;
 }

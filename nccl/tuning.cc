@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace phantora::nccl
@@ -89,11 +91,32 @@ bool TreeApplies(CollectiveKind kind, const CommShape& shape)
 
 } // namespace
 
+bool NvlsApplies(CollectiveKind kind, const CommShape& shape, const Config& config)
+{
+    // NCCL 2.28: NVLS needs multicast support (nvlsSupport), at least two NVLS channels and
+    // two ranks, and runs all-reduce, all-gather and reduce-scatter.  Across nodes plain
+    // NVLS needs CollNet (SHARP on the network), which no scenario declares, and NVLS-tree is
+    // not modelled: a communicator spanning nodes never gets NVLS.
+    const bool collective = kind == CollectiveKind::AllReduce ||
+                            kind == CollectiveKind::AllGather ||
+                            kind == CollectiveKind::ReduceScatter;
+    return config.nvlsEnable && collective && config.nvlsChannels >= 2 && shape.nRanks >= 2 &&
+           shape.ranksPerNode >= shape.nRanks;
+}
+
 double EstimateNs(CollectiveKind kind, const CommShape& shape, uint64_t bytes, Algorithm algo,
                   Protocol proto, uint32_t nChannels, const Config& config)
 {
-    const ProtocolParams& p = config.Params(proto);
     const uint32_t n = std::max<uint32_t>(shape.nRanks, 1);
+    if (algo == Algorithm::Nvls)
+    {
+        // NCCL's NVLS latency is one flat term (no per-step cost), and each rank's data
+        // crosses its NVLink once each way: the buffer moves at the NVLS channels' rate.
+        const double bw = config.nvls.channelBytesPerSecond * nChannels;
+        return config.nvls.baseLatencyNs + config.nvls.stepLatencyNs +
+               (bw > 0 ? static_cast<double>(bytes) / bw * 1e9 : 0.0);
+    }
+    const ProtocolParams& p = config.Params(proto);
     double latency = p.baseLatencyNs;
     if (algo == Algorithm::Tree && TreeApplies(kind, shape))
     {
@@ -125,18 +148,37 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
         {
             continue;
         }
+        if (a == Algorithm::Nvls && !NvlsApplies(kind, shape, config))
+        {
+            continue;
+        }
         const bool ring = a == Algorithm::Ring || !TreeApplies(kind, shape);
         const uint32_t nChannels = ChannelsFor(
             config,
             ring ? ChannelBasisBytes(kind, std::max<uint32_t>(shape.nRanks, 1), bytes) : bytes);
         for (Protocol p : protos)
         {
-            const double t = EstimateNs(kind, shape, bytes, a, p, nChannels, config);
+            if (a == Algorithm::Nvls && p != Protocol::Simple)
+            {
+                continue; // NCCL's NVLS kernels exist for Simple only
+            }
+            // NVLS always runs on all its channels, whatever the size (NCCL's topoGetAlgoInfo).
+            const uint32_t nc = a == Algorithm::Nvls ? config.nvlsChannels : nChannels;
+            const double t = EstimateNs(kind, shape, bytes, a, p, nc, config);
             if (t < best.estimatedNs)
             {
-                best = Choice{a, p, nChannels, t};
+                best = Choice{a, p, nc, t};
             }
         }
+    }
+    if (!std::isfinite(best.estimatedNs))
+    {
+        // As NCCL: "No algorithm/protocol available for function ..." (ncclInvalidUsage).
+        throw std::invalid_argument(
+            std::string("no algorithm/protocol available for ") + CollectiveName(kind) +
+            " on this communicator with NCCL_ALGO '" + config.algorithm + "' and NCCL_PROTO '" +
+            config.protocol + "' (NVLS needs nvls on, one node, Simple; " +
+            (config.nvlsEnable ? "nvls is on)" : "nvls is off)"));
     }
     return best;
 }

@@ -38,12 +38,17 @@ uint32_t ChannelsFor(const Config& config, uint64_t bytes);
 /// all-gather or reduce-scatter at 8 KiB on either.  A tree weighs the whole buffer.
 uint64_t ChannelBasisBytes(CollectiveKind kind, uint32_t nRanks, uint64_t bytes);
 
+/// Whether NCCL would offer NVLS for \p kind on \p shape: NVLS on in \p config, one node,
+/// all-reduce / all-gather / reduce-scatter.
+bool NvlsApplies(CollectiveKind kind, const CommShape& shape, const Config& config);
+
 /// The tuning model's time for one algorithm/protocol.
 double EstimateNs(CollectiveKind kind, const CommShape& shape, uint64_t bytes, Algorithm algo,
                   Protocol proto, uint32_t nChannels, const Config& config);
 
 /// NCCL's choice: the fastest estimate among the algorithms and protocols the config
-/// (NCCL_ALGO, NCCL_PROTO) allows.  Throws std::invalid_argument on an unknown name.
+/// (NCCL_ALGO, NCCL_PROTO) allows.  Throws std::invalid_argument on an unknown name, and
+/// when nothing allowed applies (NCCL_ALGO=NVLS where NVLS is off), as NCCL refuses it.
 Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const Config& config);
 
 } // namespace phantora::nccl

@@ -176,15 +176,16 @@ struct Synchronize
 /// communicator (NCCL reads them there); empty: unset.
 struct NcclTuningEnv
 {
-    std::string algo;        ///< NCCL_ALGO
-    std::string proto;       ///< NCCL_PROTO
-    std::string minChannels; ///< NCCL_MIN_NCHANNELS, or ncclConfig_t::minCTAs
-    std::string maxChannels; ///< NCCL_MAX_NCHANNELS, or ncclConfig_t::maxCTAs
+    std::string algo;         ///< NCCL_ALGO
+    std::string proto;        ///< NCCL_PROTO
+    std::string minChannels;  ///< NCCL_MIN_NCHANNELS, or ncclConfig_t::minCTAs
+    std::string maxChannels;  ///< NCCL_MAX_NCHANNELS, or ncclConfig_t::maxCTAs
+    std::string nvlsEnable{}; ///< NCCL_NVLS_ENABLE
     bool operator==(const NcclTuningEnv&) const = default;
     template <class A> void serialize(A& ar)
     {
         ar(BoundedString{algo}, BoundedString{proto}, BoundedString{minChannels},
-           BoundedString{maxChannels});
+           BoundedString{maxChannels}, BoundedString{nvlsEnable});
     }
 };
 

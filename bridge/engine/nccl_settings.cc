@@ -48,9 +48,10 @@ void NcclSettings::Settle(const std::vector<std::pair<int, const Communicator*>>
             throw SimulationError(fmt::format(
                 "ranks {} and {} created one communicator with different NCCL settings "
                 "(NCCL_ALGO '{}' / '{}', NCCL_PROTO '{}' / '{}', NCCL_MIN_NCHANNELS '{}' / '{}', "
-                "NCCL_MAX_NCHANNELS '{}' / '{}'); NCCL needs them equal on every rank",
+                "NCCL_MAX_NCHANNELS '{}' / '{}', NCCL_NVLS_ENABLE '{}' / '{}'); NCCL needs them "
+                "equal on every rank",
                 it->second, rank, ref.algo, env.algo, ref.proto, env.proto, ref.minChannels,
-                env.minChannels, ref.maxChannels, env.maxChannels));
+                env.minChannels, ref.maxChannels, env.maxChannels, ref.nvlsEnable, env.nvlsEnable));
         }
     }
 }

@@ -64,6 +64,11 @@ public:
     const Link& GetLink(uint32_t id) const { return m_links.at(id); }
     uint32_t GetNLinks() const { return static_cast<uint32_t>(m_links.size()); }
     uint32_t GetGpuNode(uint32_t gpuIndex) const { return m_gpuNodes.at(gpuIndex); }
+    /// Ids of the links incident to node \p node.
+    const std::vector<uint32_t>& GetAdjacentLinks(uint32_t node) const
+    {
+        return m_adjacent.at(node);
+    }
 
     /**
      * Links adjacent to \p node towards which \p dstGpu is one hop closer (the ECMP set).

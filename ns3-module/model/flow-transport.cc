@@ -277,11 +277,18 @@ void FlowTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
     }
 
     m_pathResources.clear();
-    double bottleneckCap = std::numeric_limits<double>::infinity();
     for (const auto& hop : path)
     {
-        const uint32_t r = 2 * hop.link + (hop.forward ? 0 : 1);
-        m_pathResources.push_back(r);
+        m_pathResources.push_back(2 * hop.link + (hop.forward ? 0 : 1));
+    }
+    StartFlow(bytes, GetLoneFlowTime(path, bytes), std::move(onDelivered));
+}
+
+void FlowTransport::StartFlow(uint64_t bytes, Time loneTime, DeliveredCallback onDelivered)
+{
+    double bottleneckCap = std::numeric_limits<double>::infinity();
+    for (uint32_t r : m_pathResources)
+    {
         bottleneckCap = std::min(bottleneckCap, m_rates.GetCapacity(r));
     }
     const uint32_t id = m_rates.AddFlow(m_pathResources);
@@ -296,11 +303,119 @@ void FlowTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
     // Alone on its path the flow drains in exactly DrainSteps(wire, bottleneckCap) (the rate
     // it gets is that capacity, bit for bit), so this tail makes its delivery the
     // packet-level instant.  Only TxTime's round-to-nearest can make it negative.
-    const int64_t tail = GetLoneFlowTime(path, bytes).GetTimeStep() -
-                         DrainSteps(static_cast<double>(wire), bottleneckCap);
+    const int64_t tail =
+        loneTime.GetTimeStep() - DrainSteps(static_cast<double>(wire), bottleneckCap);
     f.tail = TimeStep(std::max<int64_t>(tail, 0));
     f.onDelivered = std::move(onDelivered);
     RequestUpdate();
+}
+
+uint32_t FlowTransport::SwitchLink(uint32_t gpu, uint32_t sw) const
+{
+    const uint32_t node = m_topology->GetGpuNode(gpu);
+    for (uint32_t link : m_topology->GetAdjacentLinks(node))
+    {
+        const ClusterTopology::Link& l = m_topology->GetLink(link);
+        if ((l.a == node && l.b == sw) || (l.b == node && l.a == sw))
+        {
+            return link;
+        }
+    }
+    return UINT32_MAX;
+}
+
+void FlowTransport::SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
+                                      const std::vector<uint32_t>& dstGpus, uint64_t bytes,
+                                      DeliveredCallback onDelivered)
+{
+    NS_LOG_FUNCTION(this << srcGpus.size() << dstGpus.size() << bytes);
+    if (!m_topology)
+    {
+        throw std::logic_error("FlowTransport::SendThroughSwitch before SetTopology");
+    }
+    if (srcGpus.empty() || dstGpus.empty())
+    {
+        throw std::invalid_argument("FlowTransport::SendThroughSwitch: no source or destination");
+    }
+    if (m_rates.GetNResources() != 2 * static_cast<size_t>(m_topology->GetNLinks()))
+    {
+        if (m_rates.GetNActiveFlows() > 0)
+        {
+            throw std::logic_error("FlowTransport: the topology grew under active flows");
+        }
+        BuildResources();
+    }
+    // The switch: a forwarding node that the first source's links reach directly and that
+    // every other member reaches directly too (an NVSwitch; a PCIe switch has no SHARP, but
+    // the NCCL model only offers NVLS where the scenario says the node has it).
+    const uint32_t first = m_topology->GetGpuNode(srcGpus.front());
+    uint32_t sw = UINT32_MAX;
+    for (uint32_t link : m_topology->GetAdjacentLinks(first))
+    {
+        const ClusterTopology::Link& l = m_topology->GetLink(link);
+        const uint32_t other = l.a == first ? l.b : l.a;
+        if (m_topology->GetNode(other).kind != ClusterTopology::NodeKind::Switch)
+        {
+            continue;
+        }
+        bool everyone = true;
+        for (const auto* group : {&srcGpus, &dstGpus})
+        {
+            for (uint32_t g : *group)
+            {
+                everyone = everyone && SwitchLink(g, other) != UINT32_MAX;
+            }
+        }
+        if (everyone)
+        {
+            sw = other;
+            break;
+        }
+    }
+    if (sw == UINT32_MAX)
+    {
+        std::string names;
+        for (const auto* group : {&srcGpus, &dstGpus})
+        {
+            for (uint32_t g : *group)
+            {
+                names += (names.empty() ? "" : ", ") + std::to_string(g);
+            }
+        }
+        throw std::invalid_argument("NVLS: GPUs " + names +
+                                    " do not share a switch they are all linked to directly");
+    }
+    ++m_flowCounter; // one flow number per send, as Send, so later ECMP hashes stay aligned
+    ++m_flowsStarted;
+    m_pathResources.clear();
+    auto resource = [&](uint32_t gpu, bool up)
+    {
+        const uint32_t link = SwitchLink(gpu, sw);
+        const bool gpuIsA = m_topology->GetLink(link).a == m_topology->GetGpuNode(gpu);
+        // forward (resource 2*link) runs a -> b
+        const bool forward = up == gpuIsA;
+        return ClusterTopology::Hop{link, forward};
+    };
+    std::vector<ClusterTopology::Hop> lone;
+    for (uint32_t g : srcGpus)
+    {
+        const ClusterTopology::Hop h = resource(g, true);
+        m_pathResources.push_back(2 * h.link + (h.forward ? 0 : 1));
+        if (lone.empty())
+        {
+            lone.push_back(h);
+        }
+    }
+    for (uint32_t g : dstGpus)
+    {
+        const ClusterTopology::Hop h = resource(g, false);
+        m_pathResources.push_back(2 * h.link + (h.forward ? 0 : 1));
+        if (lone.size() == 1)
+        {
+            lone.push_back(h);
+        }
+    }
+    StartFlow(bytes, GetLoneFlowTime(lone, bytes), std::move(onDelivered));
 }
 
 void FlowTransport::RequestUpdate()

@@ -70,6 +70,20 @@ public:
     // PhantoraTransport
     void Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
               DeliveredCallback onDelivered) override;
+    /**
+     * The NVSwitch's reduction and multicast at flow level: one fluid flow whose resources
+     * are the up direction (GPU -> switch) of every source's link and the down direction of
+     * every destination's link, each carrying the wire bytes of \p bytes.  The switch
+     * combines at line rate, so the flow drains at the max-min rate of its slowest such
+     * link: a reduce of n sources costs each source's link what a unicast would, and the
+     * destination's link one copy (not n); a multicast costs the source's link one copy.
+     * Delivery adds the tail of a lone two-hop flow (GPU -> switch -> GPU).  The switch is
+     * the one node joined by a direct link to every GPU of the group (std::invalid_argument
+     * naming the GPUs otherwise).
+     */
+    void SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
+                           const std::vector<uint32_t>& dstGpus, uint64_t bytes,
+                           DeliveredCallback onDelivered) override;
     uint32_t GetNGpus() const override;
     uint64_t GetFlowNumbering() const override;
     void SetFlowNumbering(uint64_t flowsSent) override;
@@ -129,6 +143,11 @@ private:
     /// The solver's resources: both directions of every link, capacities in wire bytes per
     /// Time step.
     void BuildResources();
+    /// Starts a flow over \p resources (m_pathResources) draining \p bytes' wire bytes,
+    /// delivered \p loneTime after its start when alone.
+    void StartFlow(uint64_t bytes, Time loneTime, DeliveredCallback onDelivered);
+    /// The link joining GPU \p gpu to switch node \p sw directly, or UINT32_MAX.
+    uint32_t SwitchLink(uint32_t gpu, uint32_t sw) const;
     void RequestUpdate();
     void Update();
     /// New drain instants for the flows whose rate the last recomputation changed.

@@ -54,7 +54,21 @@ NcclPlanExecutor::NcclPlanExecutor(Ptr<PhantoraTransport> transport, phantora::n
     for (uint32_t i = 0; i < n; ++i)
     {
         const phantora::nccl::Transfer& t = m_plan.transfers[i];
-        if (t.src >= m_rankToGpu.size() || t.dst >= m_rankToGpu.size())
+        bool outside = t.src >= m_rankToGpu.size() || t.dst >= m_rankToGpu.size();
+        for (const auto* group : {&t.switchSrcs, &t.switchDsts})
+        {
+            for (uint32_t r : *group)
+            {
+                outside = outside || r >= m_rankToGpu.size();
+            }
+        }
+        if (t.switchSrcs.empty() != t.switchDsts.empty())
+        {
+            throw std::invalid_argument("NCCL plan transfer " + std::to_string(i) +
+                                        " goes through the switch with no source or no "
+                                        "destination");
+        }
+        if (outside)
         {
             throw std::invalid_argument("NCCL plan transfer " + std::to_string(i) +
                                         " names a rank outside the communicator");
@@ -82,18 +96,24 @@ void NcclPlanExecutor::Launch(uint32_t index)
         NS_LOG_LOGIC("transfer " << index << " " << tr.src << "->" << tr.dst << " " << tr.bytes
                                  << " B at " << Simulator::Now());
         const Time earliest = Simulator::Now() + PicoSeconds(tr.minDuration.count());
-        m_transport->Send(m_rankToGpu[tr.src], m_rankToGpu[tr.dst], tr.bytes,
-                          [this, index, earliest]()
-                          {
-                              // the SMs may still be copying what the link already took
-                              if (Simulator::Now() < earliest)
-                              {
-                                  Simulator::Schedule(earliest - Simulator::Now(),
-                                                      &NcclPlanExecutor::Delivered, this, index);
-                                  return;
-                              }
-                              Delivered(index);
-                          });
+        auto delivered = [this, index, earliest]()
+        {
+            // the SMs may still be copying what the link already took
+            if (Simulator::Now() < earliest)
+            {
+                Simulator::Schedule(earliest - Simulator::Now(), &NcclPlanExecutor::Delivered, this,
+                                    index);
+                return;
+            }
+            Delivered(index);
+        };
+        if (!tr.switchSrcs.empty())
+        {
+            m_transport->SendThroughSwitch(Gpus(tr.switchSrcs), Gpus(tr.switchDsts), tr.bytes,
+                                           std::move(delivered));
+            return;
+        }
+        m_transport->Send(m_rankToGpu[tr.src], m_rankToGpu[tr.dst], tr.bytes, std::move(delivered));
     };
     // Converted before the test: a delay below the Time resolution rounds to none.
     const Time delay = PicoSeconds(t.delay.count());
@@ -105,6 +125,17 @@ void NcclPlanExecutor::Launch(uint32_t index)
     {
         Simulator::Schedule(delay, send);
     }
+}
+
+std::vector<uint32_t> NcclPlanExecutor::Gpus(const std::vector<uint32_t>& ranks) const
+{
+    std::vector<uint32_t> gpus;
+    gpus.reserve(ranks.size());
+    for (uint32_t r : ranks)
+    {
+        gpus.push_back(m_rankToGpu[r]);
+    }
+    return gpus;
 }
 
 void NcclPlanExecutor::Delivered(uint32_t index)

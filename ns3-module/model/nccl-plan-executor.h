@@ -19,6 +19,8 @@ namespace ns3
  * Transfers start as soon as their dependencies are delivered (after their own
  * delay); the completion callback fires once every transfer is delivered and the
  * plan's fixed latency has elapsed.  The executor keeps itself alive until then.
+ * Transfers through the switch (NVLS: Transfer::switchSrcs) go to
+ * PhantoraTransport::SendThroughSwitch, the others to Send.
  */
 class NcclPlanExecutor : public SimpleRefCount<NcclPlanExecutor>
 {
@@ -35,6 +37,8 @@ private:
     void Launch(uint32_t index);
     void Delivered(uint32_t index);
     void Finish();
+    /// The transport's GPU ids of communicator ranks \p ranks.
+    std::vector<uint32_t> Gpus(const std::vector<uint32_t>& ranks) const;
 
     Ptr<PhantoraTransport> m_transport;
     phantora::nccl::Plan m_plan;

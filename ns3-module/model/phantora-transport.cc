@@ -2,6 +2,8 @@
 
 #include "ns3/log.h"
 
+#include <stdexcept>
+
 namespace ns3
 {
 
@@ -16,5 +18,13 @@ TypeId PhantoraTransport::GetTypeId()
 }
 
 PhantoraTransport::~PhantoraTransport() = default;
+
+void PhantoraTransport::SendThroughSwitch(const std::vector<uint32_t>&,
+                                          const std::vector<uint32_t>&, uint64_t, DeliveredCallback)
+{
+    throw std::logic_error(GetInstanceTypeId().GetName() +
+                           " does not model the NVSwitch's reduction (NVLS): use the flow-level "
+                           "transport ([network] transport = \"flow\") or NCCL_NVLS_ENABLE=0");
+}
 
 } // namespace ns3

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace ns3
 {
@@ -32,6 +33,18 @@ public:
      */
     virtual void Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
                       DeliveredCallback onDelivered) = 0;
+
+    /**
+     * NVLink SHARP (NVLS): every GPU of \p srcGpus sends \p bytes up its link to the
+     * NVSwitch all of them and \p dstGpus are attached to; the switch reduces what arrives
+     * (with one source it just copies) and sends the \p bytes of result down to every GPU
+     * of \p dstGpus (multicast).  Each link thus carries \p bytes once, whatever the group's
+     * size.  \p onDelivered is called once every destination has the result.  Transports
+     * that do not model the switch's reduction throw std::logic_error (the base class).
+     */
+    virtual void SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
+                                   const std::vector<uint32_t>& dstGpus, uint64_t bytes,
+                                   DeliveredCallback onDelivered);
 
     /// Number of GPUs this transport connects (GPU ids are 0 .. n-1).
     virtual uint32_t GetNGpus() const = 0;

@@ -32,17 +32,20 @@ TEST(NcclSelection, ListsExclusionsAndPerCollectiveEntries)
     using A = nccl::Algorithm;
     using K = nccl::CollectiveKind;
     using P = nccl::Protocol;
-    EXPECT_EQ(nccl::AllowedAlgorithms("", K::AllReduce).size(), 2U) << "empty: all";
+    EXPECT_EQ(nccl::AllowedAlgorithms("", K::AllReduce).size(), 3U) << "empty: all";
     auto ring = nccl::AllowedAlgorithms("Ring", K::AllReduce);
     ASSERT_EQ(ring.size(), 1U) << "one named";
     EXPECT_TRUE(ring[0] == A::Ring) << "case-insensitive ring";
     auto notTree = nccl::AllowedAlgorithms("^TREE", K::AllReduce);
-    ASSERT_EQ(notTree.size(), 1U) << "exclusion";
-    EXPECT_TRUE(notTree[0] == A::Ring) << "^tree leaves ring";
+    ASSERT_EQ(notTree.size(), 2U) << "exclusion";
+    EXPECT_TRUE(notTree[0] == A::Ring && notTree[1] == A::Nvls) << "^tree leaves ring, nvls";
     // Unmodelled algorithms are accepted and simply never chosen.
-    auto withNvls = nccl::AllowedAlgorithms("NVLS,Tree", K::AllReduce);
-    ASSERT_EQ(withNvls.size(), 1U) << "nvls dropped";
-    EXPECT_TRUE(withNvls[0] == A::Tree) << "tree kept";
+    auto withPat = nccl::AllowedAlgorithms("PAT,NVLSTree,Tree", K::AllReduce);
+    ASSERT_EQ(withPat.size(), 1U) << "pat and nvlstree dropped";
+    EXPECT_TRUE(withPat[0] == A::Tree) << "tree kept";
+    auto nvls = nccl::AllowedAlgorithms("NVLS", K::AllReduce);
+    ASSERT_EQ(nvls.size(), 1U);
+    EXPECT_TRUE(nvls[0] == A::Nvls) << "nvls is modelled";
 
     const std::string perOp = "allreduce:tree;allgather:ring;^ring";
     EXPECT_TRUE(nccl::AllowedAlgorithms(perOp, K::AllReduce)[0] == A::Tree) << "allreduce entry";
@@ -59,7 +62,7 @@ TEST(NcclSelection, ListsExclusionsAndPerCollectiveEntries)
     EXPECT_TRUE(Throws("", "LL256", "NCCL_PROTO: unknown name 'LL256'")) << "protocol typo named";
     EXPECT_TRUE(Throws("allreduse:ring", "", "unknown collective 'allreduse'"))
         << "collective typo named";
-    EXPECT_TRUE(Throws("nvls", "", "nothing Phantora models")) << "only unmodelled algorithms";
+    EXPECT_TRUE(Throws("pat", "", "nothing Phantora models")) << "only unmodelled algorithms";
     EXPECT_TRUE(Throws("", "^ll,ll128,simple", "nothing Phantora models"))
         << "every protocol excluded";
 }
