@@ -68,7 +68,8 @@ TEST(HostTimeProfile, TheRecordingOfTheSameModeWinsOverOneWithOtherOptionsAndSte
     // The step counts of the cuDNN recording equal the command's, but it ran another
     // attention: the FSDP recording, whose mode and sizes match, wins.
     const auto p = phantora::HostTimeProfile::Prepare(
-        &reader, Split("python3 train_gpt.py --layers 4 --width 512 --mode fsdp --steps 12 --warmup 4"),
+        &reader,
+        Split("python3 train_gpt.py --layers 4 --width 512 --mode fsdp --steps 12 --warmup 4"),
         cpu);
     ASSERT_EQ(p.runs, std::vector<std::string>{"fsdp.tsv"});
     EXPECT_TRUE(p.sameArguments) << "iteration counts aside, it gave every argument";

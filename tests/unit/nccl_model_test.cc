@@ -166,7 +166,10 @@ TEST(NcclModel, EachProtocolPipelinesInItsOwnSlices)
     EXPECT_EQ(c.ChunkBytes(nccl::Protocol::Simple), 512U << 10) << "0: the config's";
     const nccl::CommShape two{2, 2};
     const auto plan = [&](nccl::Protocol p)
-    { return nccl::MakePlan(nccl::CollectiveKind::Broadcast, two, 1 << 20, c, {nccl::Algorithm::Ring, p, 1, 0}); };
+    {
+        return nccl::MakePlan(nccl::CollectiveKind::Broadcast, two, 1 << 20, c,
+                              {nccl::Algorithm::Ring, p, 1, 0});
+    };
     EXPECT_EQ(plan(nccl::Protocol::LL).chunksPerChannel, 32U) << "1 MiB in 32 KiB slices";
     EXPECT_EQ(plan(nccl::Protocol::Simple).chunksPerChannel, 2U) << "1 MiB in 512 KiB slices";
 }
