@@ -127,27 +127,22 @@ class Suite:
         return self.steps_words.format(s=steps, w=warmup)
 
 
+def mean_step_suite(name, script, matrix, real, scenario):
+    """A suite of an example that prints `rank 0: mean step ...` (train_gpt.py, train_cnn.py)."""
+    return Suite(name, os.path.join(ROOT, "examples", "torch", script), os.path.join(HERE, matrix),
+                 os.path.join(HERE, "real", real), os.path.join(ROOT, "scenarios", scenario),
+                 parse_train_gpt, "{s} steps, warm-up {w}", "the repetitions' mean steps")
+
+
 SUITES = {
-    "train_gpt": Suite(
-        "train_gpt", os.path.join(ROOT, "examples", "torch", "train_gpt.py"),
-        os.path.join(HERE, "matrix.tsv"), os.path.join(HERE, "real", "H200.json"),
-        os.path.join(ROOT, "scenarios", "h200-profile.toml"), parse_train_gpt,
-        "{s} steps, warm-up {w}", "the repetitions' mean steps"),
-    "train_gpt_x4": Suite(
-        "train_gpt_x4", os.path.join(ROOT, "examples", "torch", "train_gpt.py"),
-        os.path.join(HERE, "matrix.tsv"), os.path.join(HERE, "real", "H200x4-train_gpt.json"),
-        os.path.join(ROOT, "scenarios", "h200x4-nvlink-profiled.toml"), parse_train_gpt,
-        "{s} steps, warm-up {w}", "the repetitions' mean steps"),
-    "cudnn_gpt": Suite(
-        "cudnn_gpt", os.path.join(ROOT, "examples", "torch", "train_gpt.py"),
-        os.path.join(HERE, "matrix-cudnn_gpt.tsv"), os.path.join(HERE, "real", "H200-cudnn_gpt.json"),
-        os.path.join(ROOT, "scenarios", "h200-profile.toml"), parse_train_gpt,
-        "{s} steps, warm-up {w}", "the repetitions' mean steps"),
-    "cudnn_cnn": Suite(
-        "cudnn_cnn", os.path.join(ROOT, "examples", "torch", "train_cnn.py"),
-        os.path.join(HERE, "matrix-cudnn_cnn.tsv"), os.path.join(HERE, "real", "H200-cudnn_cnn.json"),
-        os.path.join(ROOT, "scenarios", "h200-profile.toml"), parse_train_gpt,
-        "{s} steps, warm-up {w}", "the repetitions' mean steps"),
+    "train_gpt": mean_step_suite("train_gpt", "train_gpt.py", "matrix.tsv", "H200.json",
+                                 "h200-profile.toml"),
+    "train_gpt_x4": mean_step_suite("train_gpt_x4", "train_gpt.py", "matrix.tsv",
+                                    "H200x4-train_gpt.json", "h200x4-nvlink-profiled.toml"),
+    "cudnn_gpt": mean_step_suite("cudnn_gpt", "train_gpt.py", "matrix-cudnn_gpt.tsv",
+                                 "H200-cudnn_gpt.json", "h200-profile.toml"),
+    "cudnn_cnn": mean_step_suite("cudnn_cnn", "train_cnn.py", "matrix-cudnn_cnn.tsv",
+                                 "H200-cudnn_cnn.json", "h200-profile.toml"),
     "gpt_ref": Suite(
         "gpt_ref", os.path.join(HERE, "workloads", "gpt_ref.py"),
         os.path.join(HERE, "matrix-gpt_ref.tsv"), os.path.join(HERE, "real", "H200x4-gpt_ref.json"),
