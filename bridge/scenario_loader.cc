@@ -677,12 +677,12 @@ void ReadNcclProtocol(const Section& s, const char* prefix, nccl::ProtocolParams
 void ReadNccl(const Section& s, nccl::Config& nccl)
 {
     s.AllowOnly({"algorithm", "protocol", "min_channels", "max_channels", "min_bytes_per_channel",
-                 "chunk_bytes", "max_chunks_per_channel", "tree_level_latency", "ll_base_latency",
-                 "ll_step_latency", "ll_channel_bandwidth", "ll128_base_latency",
-                 "ll128_step_latency", "ll128_channel_bandwidth", "simple_base_latency",
-                 "simple_step_latency", "simple_channel_bandwidth", "ll_chunk_bytes",
-                 "ll128_chunk_bytes", "simple_chunk_bytes", "nvls", "nvls_channels",
-                 "nvls_chunk_bytes", "nvls_base_latency", "nvls_step_latency",
+                 "chunk_bytes", "max_chunks_per_channel", "tree_level_latency", "p2p_latency",
+                 "ll_base_latency", "ll_step_latency", "ll_channel_bandwidth",
+                 "ll128_base_latency", "ll128_step_latency", "ll128_channel_bandwidth",
+                 "simple_base_latency", "simple_step_latency", "simple_channel_bandwidth",
+                 "ll_chunk_bytes", "ll128_chunk_bytes", "simple_chunk_bytes", "nvls",
+                 "nvls_channels", "nvls_chunk_bytes", "nvls_base_latency", "nvls_step_latency",
                  "nvls_channel_bandwidth"});
     if (auto a = s.String("algorithm", false))
     {
@@ -719,6 +719,7 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
         s.Integer("max_chunks_per_channel", false, 1).value_or(nccl.maxChunksPerChannel));
     nccl.treeLevelLatencyNs =
         s.DurationNs("tree_level_latency", false).value_or(nccl.treeLevelLatencyNs);
+    nccl.p2pLatencyNs = s.DurationNs("p2p_latency", false).value_or(nccl.p2pLatencyNs);
     ReadNcclProtocol(s, "ll", nccl.ll);
     ReadNcclProtocol(s, "ll128", nccl.ll128);
     ReadNcclProtocol(s, "simple", nccl.simple);

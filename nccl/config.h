@@ -65,6 +65,11 @@ struct Config
     ProtocolParams simple{8400, 3400, 24e9};
     /// Tree only: extra cost per tree level crossed (network hop between nodes).
     double treeLevelLatencyNs{2000};
+    /// Point-to-point operations only (send/recv, all-to-all): fixed cost on top of the
+    /// protocol's base latency.  NCCL runs them through its p2p scheduler and kernel, not
+    /// a collective's: on the 4 x H200 node an 8-byte send/recv costs 9.8 us where a
+    /// 2-rank all-reduce of 8 bytes, with two ring steps, costs 8.0.
+    double p2pLatencyNs{0};
     /// NVLink SHARP (NCCL's NVLS algorithm): the node's NVSwitch can reduce and multicast
     /// (CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, H100/H200 SXM) and NCCL_NVLS_ENABLE is not 0.
     /// Off by default: only scenarios of nodes that have it turn it on.

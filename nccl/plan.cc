@@ -529,6 +529,10 @@ Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
         AddPairs(b, plan, {{0, 1}}, bytes, config);
         break;
     }
+    if (plan.algorithm == "p2p")
+    {
+        plan.fixedLatency += Picoseconds(static_cast<int64_t>(config.p2pLatencyNs * 1000.0 + 0.5));
+    }
     return plan;
 }
 

@@ -96,7 +96,7 @@ constexpr double kLargeTarget = 0.10;
 constexpr double kSmallTarget = 0.25;
 constexpr double kLargeBound = 0.55;           // reached: 53.7 % (send_recv n=4, 16-64 MiB)
 constexpr double kSmallBound = 0.40;           // reached: 38.5 % (broadcast n=4)
-constexpr double kMinWithinTargetShare = 0.60; // reached: 219 of 360
+constexpr double kMinWithinTargetShare = 0.70; // reached: 253 of 359
 constexpr double kMinProtocolAgreement = 0.85; // reached: 207 of 234
 
 /// A point more than twice as slow as both its neighbours in size is a glitch of the
