@@ -2,6 +2,7 @@
 
 #include "protocol/codec.h"
 
+#include <cerrno>
 #include <csignal>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -277,8 +278,19 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
                 items.push_back({m_zap.handle(), 0, ZMQ_POLLIN, 0});
             }
             // No waiting while the network has work to run ahead on.
-            zmq::poll(items.data(), items.size(),
-                      std::chrono::milliseconds(m_engine.WantsProgress() ? 0 : 50));
+            try
+            {
+                zmq::poll(items.data(), items.size(),
+                          std::chrono::milliseconds(m_engine.WantsProgress() ? 0 : 50));
+            }
+            catch (const zmq::error_t& e)
+            {
+                if (e.num() != EINTR)
+                {
+                    throw;
+                }
+                // a signal: reported just below
+            }
             if (g_interrupted)
             {
                 throw SimulationError(

@@ -4,6 +4,7 @@
 #include "hook_scope.h"
 #include "host_time.h"
 #include "protocol/codec.h"
+#include "real_clock.h"
 #include "request_boundary.h"
 #include "sim_clock.h"
 
@@ -149,6 +150,12 @@ zmq::socket_t RankClient::Connect(zmq::context_t& context)
 {
     zmq::socket_t s(context, zmq::socket_type::dealer);
     s.set(zmq::sockopt::linger, kLingerMs);
+    if (m_launcherPid == 0)
+    {
+        // A DEALER's send waits for a peer; with a bridge that refuses our key (or is not
+        // there) the handshake never completes, so the wait must end (see Send).
+        s.set(zmq::sockopt::sndtimeo, m_helloTimeoutS * 1000);
+    }
     if (m_curve)
     {
         s.set(zmq::sockopt::curve_serverkey, m_curve->serverPublic);
@@ -249,13 +256,25 @@ void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
     env.lane = lane.id;
     env.order = m_nextOrder++;
     const std::string bytes = wire::Encode(env);
-    lane.socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+    while (!lane.socket.send(zmq::buffer(bytes), zmq::send_flags::none))
+    {
+        // Only with a send timeout (no launcher watches the rank, see Connect).  Once
+        // the bridge has answered a hello, a slow send is just a busy bridge.
+        if (std::holds_alternative<wire::Hello>(env.body) && m_welcome.gpuName.empty())
+        {
+            Fatal("no answer from the bridge at " + m_endpoint + " within " +
+                  std::to_string(m_helloTimeoutS) +
+                  " s (PHANTORA_CONNECT_TIMEOUT): is phantora-cluster --serve listening there, "
+                  "and are PHANTORA_KEYS's keys (phantora-rank --keys) the bridge's?");
+        }
+    }
 }
 
 wire::Reply RankClient::Receive(Lane& lane, uint64_t seq, const char* what)
 {
     const bool isHello = std::string_view(what) == "hello";
-    const auto since = std::chrono::steady_clock::now();
+    // The real clock: the program's clocks (and std::chrono's) answer simulated time.
+    const int64_t since = RealNowNs(CLOCK_MONOTONIC);
     for (;;)
     {
         zmq::pollitem_t item{lane.socket.handle(), 0, ZMQ_POLLIN, 0};
@@ -270,7 +289,7 @@ wire::Reply RankClient::Receive(Lane& lane, uint64_t seq, const char* what)
                 Fatal(std::string("phantora-cluster went away while rank waited in ") + what);
             }
             if (isHello && m_launcherPid == 0 &&
-                std::chrono::steady_clock::now() - since > std::chrono::seconds(m_helloTimeoutS))
+                RealNowNs(CLOCK_MONOTONIC) - since > int64_t{m_helloTimeoutS} * 1000000000)
             {
                 Fatal("no answer from the bridge at " + m_endpoint + " within " +
                       std::to_string(m_helloTimeoutS) +
