@@ -57,7 +57,7 @@ TEST(MultiHost, ServedRanksOfTwoGroupsMatchOneLauncherAndAForeignKeyIsRefused)
 
     const std::string id = (dir / "served.id").string();
     std::string script = fmt::format(
-        "cd {dir} && rm -f served.id && "
+        "cd {dir} || exit 1; rm -f served.id; "
         "{cluster} --scenario {scenario} --serve --nproc 4 --listen 'tcp://127.0.0.1:*' "
         "--keys {keys} > server.log 2>&1 & server=$!; "
         "for i in $(seq 100); do grep -q 'serving on' server.log && break; sleep 0.1; done; "
@@ -97,7 +97,9 @@ TEST(MultiHost, ServedRanksOfTwoGroupsMatchOneLauncherAndAForeignKeyIsRefused)
     }
     EXPECT_NE(served.output.find("refused a connection from 127.0.0.1"), std::string::npos)
         << served.output;
-    const auto foreignPart = served.output.substr(served.output.find("--- foreign"));
+    const auto foreignAt = served.output.find("--- foreign");
+    ASSERT_NE(foreignAt, std::string::npos) << served.output;
+    const auto foreignPart = served.output.substr(foreignAt);
     EXPECT_NE(foreignPart.find("no answer from the bridge"), std::string::npos) << served.output;
     EXPECT_NE(foreignPart.find("exit 86"), std::string::npos) << served.output;
 }
