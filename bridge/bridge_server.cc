@@ -74,8 +74,7 @@ void BridgeServer::AnswerZap()
         const std::string address = frames.size() > 3 ? frames[3].to_string() : "?";
         const std::string mechanism = frames.size() > 5 ? frames[5].to_string() : "";
         bool allowed = false;
-        if (version == "1.0" && mechanism == "CURVE" && frames.size() > 6 &&
-            frames[6].size() == 32)
+        if (version == "1.0" && mechanism == "CURVE" && frames.size() > 6 && frames[6].size() == 32)
         {
             char z85[41];
             zmq_z85_encode(z85, static_cast<const uint8_t*>(frames[6].data()), 32);

@@ -15,8 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <pthread.h>
-#include <string_view>
 #include <signal.h>
+#include <string_view>
 #include <unistd.h>
 
 namespace phantora::interposer

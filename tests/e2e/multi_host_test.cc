@@ -37,10 +37,9 @@ TEST(MultiHost, ServedRanksOfTwoGroupsMatchOneLauncherAndAForeignKeyIsRefused)
 {
     const auto scenario = WriteFile("s.toml", SwitchScenario(4, kExtra));
     const auto dir = ScratchDir();
-    const CommandResult single = RunCommand(
-        fmt::format("PHANTORA_EXAMPLE_ID_FILE={} {} --scenario {} --nproc 4 -- {} 1048576 3",
-                    (dir / "single.id").string(), PHANTORA_CLUSTER, scenario.string(),
-                    PHANTORA_CUDA_EXAMPLE));
+    const CommandResult single = RunCommand(fmt::format(
+        "PHANTORA_EXAMPLE_ID_FILE={} {} --scenario {} --nproc 4 -- {} 1048576 3",
+        (dir / "single.id").string(), PHANTORA_CLUSTER, scenario.string(), PHANTORA_CUDA_EXAMPLE));
     ASSERT_EQ(single.exitCode, 0) << single.output;
     const auto expected = StepTimesNs(single.output);
     ASSERT_EQ(expected.size(), 12u) << single.output;
@@ -79,15 +78,18 @@ TEST(MultiHost, ServedRanksOfTwoGroupsMatchOneLauncherAndAForeignKeyIsRefused)
     script += "wait $server; echo \"server exit $?\"; wait; "
               "cat server.log rank0.log rank1.log rank2.log rank3.log; "
               "echo '--- foreign'; cat foreign.log";
-    const CommandResult served = RunCommand("timeout 50 sh -c '" + [&]
-    {
-        std::string quoted;
-        for (char c : script)
-        {
-            quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-        }
-        return quoted;
-    }() + "'");
+    const CommandResult served =
+        RunCommand("timeout 50 sh -c '" +
+                   [&]
+                   {
+                       std::string quoted;
+                       for (char c : script)
+                       {
+                           quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+                       }
+                       return quoted;
+                   }() +
+                   "'");
     EXPECT_NE(served.output.find("server exit 0"), std::string::npos) << served.output;
     EXPECT_EQ(StepTimesNs(served.output), expected) << served.output;
     for (int r = 0; r < 4; ++r)
