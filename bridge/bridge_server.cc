@@ -2,6 +2,7 @@
 
 #include "protocol/codec.h"
 
+#include <cerrno>
 #include <csignal>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -22,12 +23,79 @@ void OnSignal(int sig)
 } // namespace
 
 BridgeServer::BridgeServer(SimulationEngine& engine, ServerOptions options)
-    : m_engine(engine), m_options(std::move(options)), m_context(1),
-      m_socket(m_context, zmq::socket_type::router)
+    : m_engine(engine), m_options(std::move(options)), m_context(1)
 {
+    if (m_options.curve)
+    {
+        // libzmq asks the handler bound here about every CURVE peer; it must exist
+        // before the socket that uses it accepts anyone.
+        m_zap = zmq::socket_t(m_context, zmq::socket_type::rep);
+        m_zap.set(zmq::sockopt::linger, 0);
+        m_zap.bind("inproc://zeromq.zap.01");
+    }
+    m_socket = zmq::socket_t(m_context, zmq::socket_type::router);
     m_socket.set(zmq::sockopt::linger, 0);
-    m_socket.bind(fmt::format("tcp://{}:*", m_options.bindAddress));
+    if (m_options.curve)
+    {
+        m_socket.set(zmq::sockopt::curve_server, true);
+        m_socket.set(zmq::sockopt::curve_secretkey, m_options.curve->serverSecret);
+        m_socket.set(zmq::sockopt::zap_domain, "phantora");
+    }
+    m_socket.bind(m_options.listen.empty() ? fmt::format("tcp://{}:*", m_options.bindAddress)
+                                           : m_options.listen);
     m_endpoint = m_socket.get(zmq::sockopt::last_endpoint);
+}
+
+void BridgeServer::AnswerZap()
+{
+    if (!m_zap)
+    {
+        return;
+    }
+    for (;;)
+    {
+        // ZAP 1.0 request: version, request id, domain, address, identity, mechanism,
+        // then the mechanism's credentials (CURVE: the client's 32-byte public key).
+        std::vector<zmq::message_t> frames;
+        zmq::message_t f;
+        if (!m_zap.recv(f, zmq::recv_flags::dontwait))
+        {
+            return;
+        }
+        frames.push_back(std::move(f));
+        while (frames.back().more())
+        {
+            zmq::message_t next;
+            (void)m_zap.recv(next, zmq::recv_flags::none);
+            frames.push_back(std::move(next));
+        }
+        const std::string version = frames.size() > 0 ? frames[0].to_string() : "";
+        const std::string requestId = frames.size() > 1 ? frames[1].to_string() : "";
+        const std::string address = frames.size() > 3 ? frames[3].to_string() : "?";
+        const std::string mechanism = frames.size() > 5 ? frames[5].to_string() : "";
+        bool allowed = false;
+        if (version == "1.0" && mechanism == "CURVE" && frames.size() > 6 && frames[6].size() == 32)
+        {
+            char z85[41];
+            zmq_z85_encode(z85, static_cast<const uint8_t*>(frames[6].data()), 32);
+            allowed = m_options.curve->clientPublic == z85;
+        }
+        if (!allowed && m_refusedKeys++ % 100 == 0)
+        {
+            // A refused peer reconnects every 100 ms or so: one line, then one per 100.
+            spdlog::warn("bridge: refused a connection from {}: its CURVE key is not the "
+                         "client key of the run's key folder ({} refused so far)",
+                         address, m_refusedKeys);
+        }
+        const std::string status = allowed ? "200" : "400";
+        const std::string text = allowed ? "OK" : "unknown client key";
+        m_zap.send(zmq::buffer(version), zmq::send_flags::sndmore);
+        m_zap.send(zmq::buffer(requestId), zmq::send_flags::sndmore);
+        m_zap.send(zmq::buffer(status), zmq::send_flags::sndmore);
+        m_zap.send(zmq::buffer(text), zmq::send_flags::sndmore);
+        m_zap.send(zmq::buffer(std::string(allowed ? "rank" : "")), zmq::send_flags::sndmore);
+        m_zap.send(zmq::str_buffer(""), zmq::send_flags::none);
+    }
 }
 
 void BridgeServer::SendTo(const std::string& identity, const wire::ReplyEnvelope& reply)
@@ -203,22 +271,50 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
             {
                 items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
             }
+            const std::size_t launcherEnd = items.size();
+            if (m_zap)
+            {
+                items.push_back({m_zap.handle(), 0, ZMQ_POLLIN, 0});
+            }
             // No waiting while the network has work to run ahead on.
-            zmq::poll(items.data(), items.size(),
-                      std::chrono::milliseconds(m_engine.WantsProgress() ? 0 : 50));
+            try
+            {
+                zmq::poll(items.data(), items.size(),
+                          std::chrono::milliseconds(m_engine.WantsProgress() ? 0 : 50));
+            }
+            catch (const zmq::error_t& e)
+            {
+                if (e.num() != EINTR)
+                {
+                    throw;
+                }
+                // a signal: reported just below
+            }
             if (g_interrupted)
             {
                 throw SimulationError(
                     fmt::format("interrupted by signal {}", static_cast<int>(g_interrupted)));
             }
-            for (std::size_t i = 1; i < items.size(); ++i)
+            for (std::size_t i = 1; i < launcherEnd; ++i)
             {
                 if (items[i].revents)
                 {
                     launcher.Relay(fds[i - 1]);
                 }
             }
+            AnswerZap();
             ReceiveAll();
+            if (m_options.remoteRanks)
+            {
+                for (const auto& [rank, pid] : m_pidOf)
+                {
+                    const RankState& r = m_engine.Ranks()[static_cast<std::size_t>(rank)];
+                    if (r.saidGoodbye && r.phase != RankPhase::Exited)
+                    {
+                        m_engine.RankExited(rank);
+                    }
+                }
+            }
             for (const RankExit& e : launcher.Reap())
             {
                 const RankState& r = m_engine.Ranks()[static_cast<std::size_t>(e.rank)];

@@ -7,10 +7,12 @@
 
 #include "engine/simulation_engine.h"
 #include "launcher.h"
+#include "protocol/curve_keys.h"
 
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
@@ -22,6 +24,15 @@ struct ServerOptions
     std::string bindAddress{"127.0.0.1"}; ///< loopback unless told otherwise
     std::string token;                    ///< ranks must present it in Hello
     std::chrono::seconds connectTimeout{120};
+    /// A full endpoint to listen on (tcp://ADDR:PORT); overrides bindAddress's
+    /// ephemeral port (phantora-cluster --serve --listen).
+    std::string listen;
+    /// CURVE keys: set, every connection is encrypted and a peer must present the
+    /// client key of the key folder (checked through ZAP, refusals are logged).
+    std::optional<wire::CurveKeys> curve;
+    /// The ranks are not the launcher's children (--serve): a rank that has said
+    /// goodbye counts as exited, since no exit status will ever be reaped.
+    bool remoteRanks{false};
 };
 
 struct RunOutcome
@@ -53,10 +64,14 @@ private:
     void SendTo(const std::string& identity, const wire::ReplyEnvelope& reply);
     void Flush();
     void DrainGoodbyes();
+    /// Answers the ZAP requests libzmq makes for each CURVE handshake.
+    void AnswerZap();
 
     SimulationEngine& m_engine;
     ServerOptions m_options;
     zmq::context_t m_context;
+    /// ZAP handler (inproc://zeromq.zap.01); bound before m_socket, only with CURVE.
+    zmq::socket_t m_zap;
     zmq::socket_t m_socket;
     std::string m_endpoint;
     std::map<std::string, std::pair<int, uint32_t>> m_laneOf;     ///< zmq identity -> (rank, lane)
@@ -70,6 +85,7 @@ private:
     std::map<int, Inbox> m_inboxes;
     std::vector<OutgoingReply> m_outbox;
     uint64_t m_rejected{0};
+    uint64_t m_refusedKeys{0};
     std::function<void()> m_onTurn;
 };
 

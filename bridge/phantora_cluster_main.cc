@@ -60,6 +60,9 @@ int main(int argc, char** argv)
     std::string progress = "auto";
     double progressInterval = 2.0;
     std::vector<std::string> command;
+    bool serve = false;
+    std::string listen;
+    std::string keysDir;
     app.set_version_flag("--version", std::string("phantora-cluster ") + PHANTORA_VERSION,
                          "print the version and exit");
     app.add_option("--scenario", scenarioFile, "cluster description (TOML; may extend others)")
@@ -97,11 +100,33 @@ int main(int argc, char** argv)
                    "seconds a rank may take to make its first CUDA call (default 120)")
         ->check(CLI::PositiveNumber)
         ->option_text("S");
+    app.add_flag("--serve", serve,
+                 "run the bridge and network only; the ranks are started elsewhere by "
+                 "phantora-rank (needs --nproc and --listen)");
+    app.add_option("--listen", listen, "endpoint the bridge listens on with --serve")
+        ->option_text("tcp://ADDR:PORT");
+    app.add_option("--keys", keysDir,
+                   "CURVE key folder (created if empty): encrypt connections, refuse ranks "
+                   "without its client key")
+        ->option_text("DIR");
     app.add_option("command", command, "the program each rank runs, after --")
         ->option_text("PROGRAM ARGS...");
     CLI11_PARSE(app, argc, argv);
 
-    const bool defaultProgram = command.empty();
+    if (serve && (nproc == 0 || listen.empty()))
+    {
+        std::fprintf(stderr, "phantora-cluster: --serve needs --nproc N and --listen "
+                             "tcp://ADDR:PORT\n");
+        return 2;
+    }
+    if (!serve && !listen.empty())
+    {
+        std::fprintf(stderr, "phantora-cluster: --listen is for --serve; use --bind ADDR for "
+                             "a launched run\n");
+        return 2;
+    }
+    // With --serve a command after -- only names the ranks' program (profile choice).
+    const bool defaultProgram = command.empty() && !serve;
     if (defaultProgram)
     {
         command = {PHANTORA_DEFAULT_PROGRAM, "4194304", "3"};
@@ -138,19 +163,38 @@ int main(int argc, char** argv)
             HostTimeProfile::Prepare(engine.Kernels().Profile(), command, scenario.cpu));
         ServerOptions options;
         options.bindAddress = bindAddress;
-        options.token = RandomToken();
+        // Remote ranks cannot be handed a token; CURVE keys authenticate them instead.
+        options.token = serve ? "" : RandomToken();
         options.connectTimeout = std::chrono::seconds(connectTimeout);
+        options.listen = listen;
+        options.remoteRanks = serve;
+        if (!keysDir.empty())
+        {
+            options.curve = wire::LoadOrCreateCurveKeys(keysDir);
+        }
         BridgeServer server(engine, options);
 
         std::printf("phantora-cluster: %d ranks on '%s' (%s): %u GPUs, %s-level network\n", nproc,
                     scenario.name.c_str(), scenario.file.c_str(), scenario.topology.gpus,
                     engine.Network().TransportName());
-        std::printf("phantora-cluster: running%s:", defaultProgram ? " the bundled example" : "");
-        for (const auto& a : command)
+        if (serve)
         {
-            std::printf(" %s", a.c_str());
+            std::printf("phantora-cluster: serving on %s%s; waiting for %d ranks (phantora-rank "
+                        "--connect %s%s -- ...)\n",
+                        server.Endpoint().c_str(), options.curve ? " (CURVE)" : "", nproc,
+                        server.Endpoint().c_str(),
+                        options.curve ? (" --keys " + keysDir).c_str() : "");
         }
-        std::printf("\n");
+        else
+        {
+            std::printf("phantora-cluster: running%s:",
+                        defaultProgram ? " the bundled example" : "");
+            for (const auto& a : command)
+            {
+                std::printf(" %s", a.c_str());
+            }
+            std::printf("\n");
+        }
         std::fflush(stdout);
 
         LaunchSpec spec;
@@ -168,6 +212,10 @@ int main(int argc, char** argv)
             spec.pythonPathPrefix = PHANTORA_PYTHON_SUPPORT_DIR;
         }
         spec.bridgeEndpoint = server.Endpoint();
+        if (!keysDir.empty())
+        {
+            spec.extraEnv["PHANTORA_KEYS"] = std::filesystem::absolute(keysDir).string();
+        }
         spec.token = options.token;
         Launcher launcher;
         const bool showProgress =
@@ -188,7 +236,10 @@ int main(int argc, char** argv)
                     line.Tick(simulatedNs, launcher.Live(), nproc);
                 });
         }
-        launcher.Start(spec);
+        if (!serve)
+        {
+            launcher.Start(spec);
+        }
         const RunOutcome outcome = server.Run(launcher);
 
         RunInfo info;

@@ -4,16 +4,19 @@
 #include "hook_scope.h"
 #include "host_time.h"
 #include "protocol/codec.h"
+#include "real_clock.h"
 #include "request_boundary.h"
 #include "sim_clock.h"
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <pthread.h>
 #include <signal.h>
+#include <string_view>
 #include <unistd.h>
 
 namespace phantora::interposer
@@ -104,10 +107,20 @@ RankClient::RankClient() : m_context(1), m_farewellContext(1)
     m_rank = EnvInt("RANK", 0);
     m_launcherPid = EnvInt("PHANTORA_LAUNCHER_PID", 0);
     m_endpoint = std::getenv("PHANTORA_BRIDGE");
+    m_helloTimeoutS = EnvInt("PHANTORA_CONNECT_TIMEOUT", 60);
+    if (const char* keys = std::getenv("PHANTORA_KEYS"); keys && *keys)
+    {
+        try
+        {
+            m_curve = wire::LoadRankCurveKeys(keys);
+        }
+        catch (const std::exception& e)
+        {
+            Fatal(std::string("PHANTORA_KEYS: ") + e.what());
+        }
+    }
     (void)ThisLane();
-    m_farewellSocket = zmq::socket_t(m_farewellContext, zmq::socket_type::dealer);
-    m_farewellSocket.set(zmq::sockopt::linger, kLingerMs);
-    m_farewellSocket.connect(m_endpoint);
+    m_farewellSocket = Connect(m_farewellContext);
     // This machine's CPU time, where it has to be measured, stands for the recording
     // host's at the ratio of their speeds, then for the target's at [cpu] time_scale.
     SimClock::Get().SetScale(m_welcome.cpuTimeScale * m_welcome.localCpuScale);
@@ -133,6 +146,26 @@ RankClient::RankClient() : m_context(1), m_farewellContext(1)
                    });
 }
 
+zmq::socket_t RankClient::Connect(zmq::context_t& context)
+{
+    zmq::socket_t s(context, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, kLingerMs);
+    if (m_launcherPid == 0)
+    {
+        // A DEALER's send waits for a peer; with a bridge that refuses our key (or is not
+        // there) the handshake never completes, so the wait must end (see Send).
+        s.set(zmq::sockopt::sndtimeo, m_helloTimeoutS * 1000);
+    }
+    if (m_curve)
+    {
+        s.set(zmq::sockopt::curve_serverkey, m_curve->serverPublic);
+        s.set(zmq::sockopt::curve_publickey, m_curve->clientPublic);
+        s.set(zmq::sockopt::curve_secretkey, m_curve->clientSecret);
+    }
+    s.connect(m_endpoint);
+    return s;
+}
+
 wire::Hello RankClient::MakeHello() const
 {
     wire::Hello hello;
@@ -153,9 +186,7 @@ RankClient::Lane& RankClient::ThisLane()
     }
     auto lane = std::make_unique<Lane>();
     lane->id = t_reservedLane != kNoLane ? t_reservedLane : m_nextLane.fetch_add(1);
-    lane->socket = zmq::socket_t(m_context, zmq::socket_type::dealer);
-    lane->socket.set(zmq::sockopt::linger, kLingerMs);
-    lane->socket.connect(m_endpoint);
+    lane->socket = Connect(m_context);
     Lane& l = *lane;
     {
         std::lock_guard lock(m_lanesMutex);
@@ -225,11 +256,25 @@ void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
     env.lane = lane.id;
     env.order = m_nextOrder++;
     const std::string bytes = wire::Encode(env);
-    lane.socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+    while (!lane.socket.send(zmq::buffer(bytes), zmq::send_flags::none))
+    {
+        // Only with a send timeout (no launcher watches the rank, see Connect).  Once
+        // the bridge has answered a hello, a slow send is just a busy bridge.
+        if (std::holds_alternative<wire::Hello>(env.body) && m_welcome.gpuName.empty())
+        {
+            Fatal("no answer from the bridge at " + m_endpoint + " within " +
+                  std::to_string(m_helloTimeoutS) +
+                  " s (PHANTORA_CONNECT_TIMEOUT): is phantora-cluster --serve listening there, "
+                  "and are PHANTORA_KEYS's keys (phantora-rank --keys) the bridge's?");
+        }
+    }
 }
 
 wire::Reply RankClient::Receive(Lane& lane, uint64_t seq, const char* what)
 {
+    const bool isHello = std::string_view(what) == "hello";
+    // The real clock: the program's clocks (and std::chrono's) answer simulated time.
+    const int64_t since = RealNowNs(CLOCK_MONOTONIC);
     for (;;)
     {
         zmq::pollitem_t item{lane.socket.handle(), 0, ZMQ_POLLIN, 0};
@@ -242,6 +287,15 @@ wire::Reply RankClient::Receive(Lane& lane, uint64_t seq, const char* what)
             if (m_launcherPid != 0 && kill(m_launcherPid, 0) != 0 && errno == ESRCH)
             {
                 Fatal(std::string("phantora-cluster went away while rank waited in ") + what);
+            }
+            if (isHello && m_launcherPid == 0 &&
+                RealNowNs(CLOCK_MONOTONIC) - since > int64_t{m_helloTimeoutS} * 1000000000)
+            {
+                Fatal("no answer from the bridge at " + m_endpoint + " within " +
+                      std::to_string(m_helloTimeoutS) +
+                      " s (PHANTORA_CONNECT_TIMEOUT): is phantora-cluster --serve listening "
+                      "there, and are PHANTORA_KEYS's keys (phantora-rank --keys) the "
+                      "bridge's?");
             }
             continue;
         }

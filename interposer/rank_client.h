@@ -17,6 +17,7 @@
 // static destructor used to run (see Goodbye).
 #pragma once
 
+#include "protocol/curve_keys.h"
 #include "protocol/messages.h"
 
 #include <atomic>
@@ -24,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
@@ -83,6 +85,8 @@ private:
     void Send(Lane& lane, uint64_t seq, wire::Request body);
     wire::Reply Receive(Lane& lane, uint64_t seq, const char* what);
     wire::Hello MakeHello() const;
+    /// A DEALER socket of \p context connected to the bridge (CURVE if PHANTORA_KEYS).
+    zmq::socket_t Connect(zmq::context_t& context);
 
     zmq::context_t m_context;
     /// A context of its own for the goodbye: closing it waits until the goodbye has
@@ -101,6 +105,11 @@ private:
     std::map<uint32_t, std::unique_ptr<Lane>> m_lanes;
     int m_rank{0};
     int m_launcherPid{0};
+    /// PHANTORA_KEYS's keys: the bridge is remote and encrypted (phantora-rank --keys).
+    std::optional<wire::CurveKeys> m_curve;
+    /// Seconds a hello may go unanswered when no launcher watches over the rank: a
+    /// bridge that refused the rank's key never answers (PHANTORA_CONNECT_TIMEOUT).
+    int m_helloTimeoutS{60};
     bool m_closed{false};
     wire::Welcome m_welcome;
     static std::atomic<RankClient*> s_connected;
