@@ -39,3 +39,19 @@ if(PHANTORA_WITH_MEGATRON)
     USES_TERMINAL)
   add_custom_target(phantora-megatron-venv ALL DEPENDS ${PHANTORA_MEGATRON_STAMP})
 endif()
+
+# DeepSpeed (PyPI sdist built with DS_BUILD_OPS=0: no compiled ops) for examples/deepspeed/.
+option(PHANTORA_WITH_DEEPSPEED "Install deepspeed into build/venv for examples/deepspeed and its tests" ON)
+if(PHANTORA_WITH_DEEPSPEED AND NOT PHANTORA_WITH_TORCH)
+  message(FATAL_ERROR "PHANTORA_WITH_DEEPSPEED needs PHANTORA_WITH_TORCH (deepspeed runs on torch)")
+endif()
+if(PHANTORA_WITH_DEEPSPEED)
+  set(PHANTORA_DEEPSPEED_STAMP ${PHANTORA_TORCH_VENV}/.phantora-deepspeed-installed)
+  add_custom_command(
+    OUTPUT ${PHANTORA_DEEPSPEED_STAMP}
+    COMMAND ${CMAKE_SOURCE_DIR}/cmake/setup_deepspeed.sh ${PHANTORA_TORCH_VENV} ${PHANTORA_DEEPSPEED_STAMP}
+    DEPENDS ${CMAKE_SOURCE_DIR}/cmake/setup_deepspeed.sh ${PHANTORA_TORCH_STAMP}
+    COMMENT "Installing deepspeed==0.19.8 (PyPI sdist, DS_BUILD_OPS=0) into ${PHANTORA_TORCH_VENV}"
+    USES_TERMINAL)
+  add_custom_target(phantora-deepspeed-venv ALL DEPENDS ${PHANTORA_DEEPSPEED_STAMP})
+endif()
