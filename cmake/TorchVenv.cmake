@@ -41,7 +41,8 @@ if(PHANTORA_WITH_MEGATRON)
 endif()
 
 # DeepSpeed (PyPI sdist built with DS_BUILD_OPS=0: no compiled ops) for examples/deepspeed/.
-option(PHANTORA_WITH_DEEPSPEED "Install deepspeed into build/venv for examples/deepspeed and its tests" ON)
+# Off by default until examples/deepspeed runs under the simulator (examples/deepspeed/README.md).
+option(PHANTORA_WITH_DEEPSPEED "Install deepspeed into build/venv for examples/deepspeed" OFF)
 if(PHANTORA_WITH_DEEPSPEED AND NOT PHANTORA_WITH_TORCH)
   message(FATAL_ERROR "PHANTORA_WITH_DEEPSPEED needs PHANTORA_WITH_TORCH (deepspeed runs on torch)")
 endif()
