@@ -401,13 +401,19 @@ template <class Wait> int IoWait(int64_t timeoutNs, Wait wait)
         Tell(*client, wire::HostEventKind::Block, deadline);
     }
     const int rc = wait();
-    Internal in;
-    if (rc == 0 && deadline != wire::kNoTime)
+    // The caller reads errno after a -1 (an event loop retries on EINTR and fails on
+    // anything else): the bookkeeping below makes system calls of its own.
+    const int waitErrno = errno;
     {
-        SimClock::Get().AdvanceTo(deadline);
+        Internal in;
+        if (rc == 0 && deadline != wire::kNoTime)
+        {
+            SimClock::Get().AdvanceTo(deadline);
+        }
+        std::lock_guard lock(Reg().mutex);
+        Tell(*client, wire::HostEventKind::Resume);
     }
-    std::lock_guard lock(Reg().mutex);
-    Tell(*client, wire::HostEventKind::Resume);
+    errno = waitErrno;
     return rc;
 }
 
