@@ -23,36 +23,35 @@ if(PHANTORA_WITH_TORCH)
   add_custom_target(phantora-torch-venv ALL DEPENDS ${PHANTORA_TORCH_STAMP})
 endif()
 
-# Megatron-core (PyPI wheel, no Transformer Engine or Apex) for examples/megatron/:
-# a second stamp so that turning it on later does not reinstall torch.
-option(PHANTORA_WITH_MEGATRON "Install megatron-core into build/venv for examples/megatron and its tests" ON)
-if(PHANTORA_WITH_MEGATRON AND NOT PHANTORA_WITH_TORCH)
-  message(FATAL_ERROR "PHANTORA_WITH_MEGATRON needs PHANTORA_WITH_TORCH (megatron-core runs on torch)")
-endif()
-if(PHANTORA_WITH_MEGATRON)
-  set(PHANTORA_MEGATRON_STAMP ${PHANTORA_TORCH_VENV}/.phantora-megatron-installed)
+# A framework installed into the torch venv by cmake/setup_<script>.sh VENV STAMP, with a
+# stamp of its own so that turning it on later does not reinstall torch.  Each waits for
+# the one before it: one pip at a time in one venv.
+set(PHANTORA_VENV_LAST_STAMP ${PHANTORA_TORCH_STAMP})
+function(phantora_venv_addon option name script what)
+  if(NOT ${option})
+    return()
+  endif()
+  if(NOT PHANTORA_WITH_TORCH)
+    message(FATAL_ERROR "${option} needs PHANTORA_WITH_TORCH (${name} runs on torch)")
+  endif()
+  set(stamp ${PHANTORA_TORCH_VENV}/.phantora-${name}-installed)
   add_custom_command(
-    OUTPUT ${PHANTORA_MEGATRON_STAMP}
-    COMMAND ${CMAKE_SOURCE_DIR}/cmake/setup_megatron.sh ${PHANTORA_TORCH_VENV} ${PHANTORA_MEGATRON_STAMP}
-    DEPENDS ${CMAKE_SOURCE_DIR}/cmake/setup_megatron.sh ${PHANTORA_TORCH_STAMP}
-    COMMENT "Installing megatron-core==0.16.1 (PyPI wheel, no Transformer Engine/Apex) into ${PHANTORA_TORCH_VENV}"
+    OUTPUT ${stamp}
+    COMMAND ${CMAKE_SOURCE_DIR}/cmake/${script} ${PHANTORA_TORCH_VENV} ${stamp}
+    DEPENDS ${CMAKE_SOURCE_DIR}/cmake/${script} ${PHANTORA_VENV_LAST_STAMP}
+    COMMENT "Installing ${what} into ${PHANTORA_TORCH_VENV}"
     USES_TERMINAL)
-  add_custom_target(phantora-megatron-venv ALL DEPENDS ${PHANTORA_MEGATRON_STAMP})
-endif()
+  add_custom_target(phantora-${name}-venv ALL DEPENDS ${stamp})
+  set(PHANTORA_VENV_LAST_STAMP ${stamp} PARENT_SCOPE)
+endfunction()
+
+# Megatron-core (PyPI wheel, no Transformer Engine or Apex) for examples/megatron/.
+option(PHANTORA_WITH_MEGATRON "Install megatron-core into build/venv for examples/megatron and its tests" ON)
+phantora_venv_addon(PHANTORA_WITH_MEGATRON megatron setup_megatron.sh
+  "megatron-core==0.16.1 (PyPI wheel, no Transformer Engine/Apex)")
 
 # DeepSpeed (PyPI sdist built with DS_BUILD_OPS=0: no compiled ops) for examples/deepspeed/.
 # Off by default until examples/deepspeed runs under the simulator (examples/deepspeed/README.md).
 option(PHANTORA_WITH_DEEPSPEED "Install deepspeed into build/venv for examples/deepspeed" OFF)
-if(PHANTORA_WITH_DEEPSPEED AND NOT PHANTORA_WITH_TORCH)
-  message(FATAL_ERROR "PHANTORA_WITH_DEEPSPEED needs PHANTORA_WITH_TORCH (deepspeed runs on torch)")
-endif()
-if(PHANTORA_WITH_DEEPSPEED)
-  set(PHANTORA_DEEPSPEED_STAMP ${PHANTORA_TORCH_VENV}/.phantora-deepspeed-installed)
-  add_custom_command(
-    OUTPUT ${PHANTORA_DEEPSPEED_STAMP}
-    COMMAND ${CMAKE_SOURCE_DIR}/cmake/setup_deepspeed.sh ${PHANTORA_TORCH_VENV} ${PHANTORA_DEEPSPEED_STAMP}
-    DEPENDS ${CMAKE_SOURCE_DIR}/cmake/setup_deepspeed.sh ${PHANTORA_TORCH_STAMP}
-    COMMENT "Installing deepspeed==0.19.8 (PyPI sdist, DS_BUILD_OPS=0) into ${PHANTORA_TORCH_VENV}"
-    USES_TERMINAL)
-  add_custom_target(phantora-deepspeed-venv ALL DEPENDS ${PHANTORA_DEEPSPEED_STAMP})
-endif()
+phantora_venv_addon(PHANTORA_WITH_DEEPSPEED deepspeed setup_deepspeed.sh
+  "deepspeed==0.19.8 (PyPI sdist, DS_BUILD_OPS=0)")
