@@ -3,6 +3,7 @@
 // cluster.
 #include "scenario_loader.h"
 
+#include "nccl/selection.h"
 #include "scenario_composer.h"
 #include "units.h"
 
@@ -12,6 +13,7 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <toml++/toml.h>
 #include <vector>
@@ -634,9 +636,8 @@ void ReadKernels(const Section& s, KernelSpec& k)
         // Relative to the file that names it (this scenario or one it extends), so a
         // scenario and its profile travel together.
         const std::filesystem::path writer = s.FileOf(*s.Node("profile"));
-        k.profile = std::filesystem::path(*profile).is_absolute()
-                        ? std::filesystem::path(*profile)
-                        : writer.parent_path() / *profile;
+        k.profile = std::filesystem::path(*profile).is_absolute() ? std::filesystem::path(*profile)
+                                                                  : writer.parent_path() / *profile;
         std::error_code ec;
         if (!std::filesystem::is_regular_file(k.profile, ec))
         {
@@ -676,20 +677,49 @@ void ReadNcclProtocol(const Section& s, const char* prefix, nccl::ProtocolParams
 
 void ReadNccl(const Section& s, nccl::Config& nccl)
 {
-    s.AllowOnly({"algorithm", "protocol", "min_channels", "max_channels", "min_bytes_per_channel",
-                 "chunk_bytes", "max_chunks_per_channel", "tree_level_latency", "p2p_latency",
-                 "ll_base_latency", "ll_step_latency", "ll_channel_bandwidth",
-                 "ll128_base_latency", "ll128_step_latency", "ll128_channel_bandwidth",
-                 "simple_base_latency", "simple_step_latency", "simple_channel_bandwidth",
-                 "ll_chunk_bytes", "ll128_chunk_bytes", "simple_chunk_bytes", "nvls",
-                 "nvls_channels", "nvls_chunk_bytes", "nvls_base_latency", "nvls_step_latency",
-                 "nvls_channel_bandwidth"});
+    s.AllowOnly({"algorithm",
+                 "protocol",
+                 "min_channels",
+                 "max_channels",
+                 "min_bytes_per_channel",
+                 "chunk_bytes",
+                 "max_chunks_per_channel",
+                 "tree_level_latency",
+                 "p2p_latency",
+                 "ll_base_latency",
+                 "ll_step_latency",
+                 "ll_channel_bandwidth",
+                 "ll128_base_latency",
+                 "ll128_step_latency",
+                 "ll128_channel_bandwidth",
+                 "simple_base_latency",
+                 "simple_step_latency",
+                 "simple_channel_bandwidth",
+                 "ll_chunk_bytes",
+                 "ll128_chunk_bytes",
+                 "simple_chunk_bytes",
+                 "nvls",
+                 "nvls_channels",
+                 "nvls_chunk_bytes",
+                 "nvls_base_latency",
+                 "nvls_step_latency",
+                 "nvls_channel_bandwidth",
+                 "nvls_tree_channel_bandwidth",
+                 "nvls_tree_level_latency"});
     if (auto a = s.String("algorithm", false))
     {
-        if (*a != "auto" && *a != "ring" && *a != "tree" && *a != "nvls")
+        // "auto" or an NCCL_ALGO spec as NCCL reads it ("ring", "^nvls", "allreduce:tree").
+        if (*a != "auto")
         {
-            s.Fail(*s.Table()->get("algorithm"), "algorithm",
-                   "expected \"auto\", \"ring\", \"tree\" or \"nvls\" (NCCL_ALGO)");
+            try
+            {
+                nccl::ValidateAlgorithmSpec(*a);
+            }
+            catch (const std::invalid_argument& e)
+            {
+                s.Fail(*s.Table()->get("algorithm"), "algorithm",
+                       fmt::format("expected \"auto\" or an NCCL_ALGO spec: {}", e.what()));
+            }
         }
         nccl.algorithm = *a == "auto" ? "" : *a;
     }
@@ -724,9 +754,15 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
     ReadNcclProtocol(s, "ll128", nccl.ll128);
     ReadNcclProtocol(s, "simple", nccl.simple);
     nccl.nvlsEnable = s.Boolean("nvls", false).value_or(nccl.nvlsEnable);
-    nccl.nvlsChannels = static_cast<uint32_t>(
-        s.Integer("nvls_channels", false, 2, 64).value_or(nccl.nvlsChannels));
+    nccl.nvlsChannels =
+        static_cast<uint32_t>(s.Integer("nvls_channels", false, 2, 64).value_or(nccl.nvlsChannels));
     ReadNcclProtocol(s, "nvls", nccl.nvls);
+    if (auto v = s.BitRate("nvls_tree_channel_bandwidth", false))
+    {
+        nccl.nvlsTreeChannelBytesPerSecond = *v / 8.0;
+    }
+    nccl.nvlsTreeLevelLatencyNs =
+        s.DurationNs("nvls_tree_level_latency", false).value_or(nccl.nvlsTreeLevelLatencyNs);
 }
 
 /// NVLS needs the NVSwitch's reduction, which only the flow-level transport models.
@@ -774,6 +810,13 @@ Scenario LoadScenario(const std::filesystem::path& file)
     ReadNccl(top.Sub("nccl"), sc.nccl);
     ReadWorkload(top.Sub("workload"), sc.workload);
     CheckNvls(top.Sub("nccl"), sc);
+    // The tuning model's view of the network (NCCL's bwInter): each GPU's share of its
+    // node's NICs, where the scenario has NICs.
+    if (sc.topology.kind == "cluster" && sc.topology.nicBitsPerSecond > 0)
+    {
+        sc.nccl.netBytesPerSecond =
+            sc.topology.nicBitsPerSecond / 8.0 / std::max(sc.topology.gpusPerNic, 1U);
+    }
     return sc;
 }
 

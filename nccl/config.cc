@@ -13,6 +13,8 @@ const char* AlgorithmName(Algorithm algo)
         return "tree";
     case Algorithm::Nvls:
         return "nvls";
+    case Algorithm::NvlsTree:
+        return "nvlstree";
     }
     return "ring";
 }

@@ -13,7 +13,8 @@ enum class Algorithm
 {
     Ring,
     Tree,
-    Nvls, ///< NVLink SHARP: the NVSwitch reduces and multicasts (one node)
+    Nvls,     ///< NVLink SHARP: the NVSwitch reduces and multicasts (one node)
+    NvlsTree, ///< NVLS inside each node, a tree between the nodes (all-reduce, several nodes)
 };
 
 enum class Protocol
@@ -49,7 +50,7 @@ struct ProtocolParams
  */
 struct Config
 {
-    std::string algorithm{};  ///< NCCL_ALGO: "" (automatic), "ring" or "tree"
+    std::string algorithm{};  ///< NCCL_ALGO spec (selection.h): "" automatic
     std::string protocol{};   ///< NCCL_PROTO: "" (automatic), "ll", "ll128" or "simple"
     uint32_t minChannels{1};  ///< NCCL_MIN_NCHANNELS
     uint32_t maxChannels{16}; ///< NCCL_MAX_NCHANNELS: channels the communicator has
@@ -74,12 +75,29 @@ struct Config
     /// (CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, H100/H200 SXM) and NCCL_NVLS_ENABLE is not 0.
     /// Off by default: only scenarios of nodes that have it turn it on.
     bool nvlsEnable{false};
-    uint32_t nvlsChannels{16};         ///< NCCL's NVLS_NCHANNELS_SM90: NVLS always uses them all
+    uint32_t nvlsChannels{16}; ///< NCCL's NVLS_NCHANNELS_SM90: NVLS always uses them all
     /// NVLS runs the Simple protocol only.  baseLatencyNs: NCCL's tuning has 25 us for NVLS
     /// on NVLink; channelBytesPerSecond: bytes of the buffer one NVLS channel reduces and
     /// multicasts per second (its SMs issue the switch's loads and stores); chunkBytes:
     /// NCCL_NVLS_CHUNKSIZE, the data one head reduces per step.
     ProtocolParams nvls{25000, 0, 0, 128 * 1024};
+    /// NVLS-tree only: bytes of the buffer one channel moves per second (its SMs also
+    /// drive the network's send and receive, fewer reduce warps than NVLS's); 0: as NVLS.
+    double nvlsTreeChannelBytesPerSecond{0};
+    /// NVLS-tree only: the tuning model's cost of each tree level crossed, up and down (NCCL
+    /// 2.28's hwLatencies[NET][NVLSTree][Simple]: 20.9 us, against 5 / 14 us for the tree's
+    /// LL / Simple): what keeps NCCL on the tree for small all-reduces across many nodes.
+    double nvlsTreeLevelLatencyNs{20900};
+    double NvlsTreeChannelRate() const
+    {
+        return nvlsTreeChannelBytesPerSecond > 0 ? nvlsTreeChannelBytesPerSecond
+                                                 : nvls.channelBytesPerSecond;
+    }
+    /// Bytes per second one rank can send to other nodes: its share of its node's NICs
+    /// (NCCL's bwInter comes from the same NIC speed).  The tuning model bounds what
+    /// crosses nodes by it; 0: unknown, no bound (one node, or a scenario without NICs).
+    /// Filled from the scenario's [topology] (nic_bandwidth / gpus_per_nic), not [nccl].
+    double netBytesPerSecond{0};
 
     const ProtocolParams& Params(Protocol p) const
     {

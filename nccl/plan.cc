@@ -394,9 +394,9 @@ void AddNvls(Plan& plan, CollectiveKind kind, const CommShape& shape, uint64_t b
     const double rate = config.nvls.channelBytesPerSecond;
     // All n heads of a channel share its SMs' rate: one step of n slices takes n * slice / rate.
     const Picoseconds minDuration =
-        rate > 0 ? Picoseconds(static_cast<int64_t>(static_cast<double>(n * slice) / rate * 1e12 +
-                                                    0.5))
-                 : Picoseconds(0);
+        rate > 0
+            ? Picoseconds(static_cast<int64_t>(static_cast<double>(n * slice) / rate * 1e12 + 0.5))
+            : Picoseconds(0);
     const Picoseconds delay(static_cast<int64_t>(config.nvls.stepLatencyNs * 1000.0 + 0.5));
     std::vector<uint32_t> all(n);
     for (uint32_t r = 0; r < n; ++r)
@@ -443,6 +443,177 @@ void AddNvls(Plan& plan, CollectiveKind kind, const CommShape& shape, uint64_t b
     }
 }
 
+/**
+ * NCCL's NVLS-tree all-reduce across nodes (src/device/all_reduce.h,
+ * RunWorkColl<ncclFuncAllReduce, ..., NCCL_ALGO_NVLS_TREE, ...>): inside each node NVLS,
+ * between the nodes a tree.  Every local rank j heads one perNode-th of each step's data
+ * (NCCL's nvls.nHeads: one head per NIC); its reduce warps sum its share over the node
+ * through the switch (multimem.ld_reduce), its tree-up warps send the node's sum to head j
+ * of the parent node and add what head j of the child nodes sent, the root's result comes
+ * back down the tree, and each head's broadcast warps store it through the switch into
+ * every GPU of its node (multimem.st).  The tree over nodes is NCCL's double binary tree:
+ * odd channels use the mirrored tree, so that a node is inner in one and a leaf in the other.
+ *
+ * As transfers, per channel, step and head j: in every node a switch reduce (the node's
+ * ranks -> its head j); up the tree, head j of a node -> head j of its parent once its own
+ * reduce and its children's shares are in; down the tree, parent -> child once the parent
+ * has the result; in every node a switch multicast (head j -> the node's ranks) once the
+ * head has it.  Each role of a head (reduce, up, down, multicast) takes its steps one after
+ * the other, as NCCL's warps of one role do, so the steps pipeline.  NVLS transfers carry
+ * nvls.stepLatencyNs and the NVLS-tree channel rate (Config::NvlsTreeChannelRate) as AddNvls
+ * does; the network hops Simple's step latency, the network alone deciding their rate.
+ */
+void AddNvlsTree(Plan& plan, const CommShape& shape, uint64_t bytes, const Config& config)
+{
+    const uint32_t n = shape.nRanks;
+    const uint32_t perNode = shape.ranksPerNode;
+    const uint32_t nNodes = n / perNode;
+    const uint32_t nc = plan.nChannels;
+    const uint64_t perStep = uint64_t{nc} * perNode; // shares of the buffer in one step
+    // Pipeline steps as NVLS's, but a plan of 128 nodes must stay cheap to simulate: at
+    // most about 2^18 transfers, never fewer steps than the tree has hops up and down.
+    const uint64_t perStepTransfers = 4 * uint64_t{nc} * n;
+    const uint64_t bound = std::max<uint64_t>(
+        std::min<uint64_t>(std::max<uint32_t>(config.maxChunksPerChannel, 1),
+                           (uint64_t{1} << 18) / std::max<uint64_t>(perStepTransfers, 1)),
+        std::min<uint64_t>(2 * NodeTreeDepth(nNodes) + 2,
+                           std::max<uint32_t>(config.maxChunksPerChannel, 1)));
+    const auto steps = static_cast<uint32_t>(std::clamp<uint64_t>(
+        CeilDiv(bytes, perStep * std::max<uint64_t>(config.nvls.chunkBytes, 1)), 1, bound));
+    plan.chunksPerChannel = steps;
+    const uint64_t slice = CeilDiv(bytes, perStep * steps);
+    const double rate = config.NvlsTreeChannelRate();
+    const Picoseconds switchMin =
+        rate > 0 ? Picoseconds(static_cast<int64_t>(
+                       static_cast<double>(perNode * slice) / rate * 1e12 + 0.5))
+                 : Picoseconds(0);
+    const Picoseconds switchDelay(static_cast<int64_t>(config.nvls.stepLatencyNs * 1000.0 + 0.5));
+    const Picoseconds netDelay(static_cast<int64_t>(config.simple.stepLatencyNs * 1000.0 + 0.5));
+    auto add = [&](std::vector<uint32_t> srcs, std::vector<uint32_t> dsts, uint32_t ch,
+                   std::vector<uint32_t> deps, bool throughSwitch)
+    {
+        Transfer t;
+        t.src = srcs.front();
+        t.dst = dsts.front();
+        t.bytes = slice; // Simple: the data as is
+        t.channel = ch;
+        t.delay = throughSwitch ? switchDelay : netDelay;
+        t.minDuration = throughSwitch ? switchMin : Picoseconds(0);
+        t.deps = std::move(deps);
+        if (throughSwitch)
+        {
+            t.switchSrcs = std::move(srcs);
+            t.switchDsts = std::move(dsts);
+        }
+        plan.transfers.push_back(std::move(t));
+        return static_cast<uint32_t>(plan.transfers.size() - 1);
+    };
+    std::vector<std::vector<uint32_t>> nodeRanks(nNodes);
+    for (uint32_t node = 0; node < nNodes; ++node)
+    {
+        for (uint32_t i = 0; i < perNode; ++i)
+        {
+            nodeRanks[node].push_back(node * perNode + i);
+        }
+    }
+    for (uint32_t ch = 0; ch < nc; ++ch)
+    {
+        // The binary tree over nodes (heap order), mirrored on odd channels.
+        const bool mirrored = ch % 2 == 1;
+        std::vector<int64_t> parent(nNodes, -1);
+        std::vector<std::vector<uint32_t>> children(nNodes);
+        for (uint32_t node = 0; node < nNodes; ++node)
+        {
+            const uint32_t m = mirrored ? nNodes - 1 - node : node;
+            if (m == 0)
+            {
+                continue;
+            }
+            const uint32_t pm = (m - 1) / 2;
+            const uint32_t p = mirrored ? nNodes - 1 - pm : pm;
+            parent[node] = p;
+            children[p].push_back(node);
+        }
+        // Nodes by increasing depth, so that parents come before children going down.
+        std::vector<uint32_t> order(nNodes);
+        std::vector<uint32_t> depth(nNodes, 0);
+        for (uint32_t node = 0; node < nNodes; ++node)
+        {
+            order[node] = node;
+            for (int64_t p = parent[node]; p >= 0; p = parent[static_cast<uint32_t>(p)])
+            {
+                ++depth[node];
+            }
+        }
+        std::stable_sort(order.begin(), order.end(),
+                         [&](uint32_t x, uint32_t y) { return depth[x] < depth[y]; });
+        // Each stage of a head is a FIFO, as NCCL's warps of one role run one step after
+        // the other: per (rank of head j) its last reduce, up, down and multicast.
+        std::vector<int64_t> lastReduce(n, -1), lastUp(n, -1), lastDown(n, -1), lastCast(n, -1);
+        const auto after = [](std::vector<uint32_t> deps, int64_t last)
+        {
+            if (last >= 0)
+            {
+                deps.push_back(static_cast<uint32_t>(last));
+            }
+            return deps;
+        };
+        for (uint32_t k = 0; k < steps; ++k)
+        {
+            for (uint32_t j = 0; j < perNode; ++j)
+            {
+                std::vector<uint32_t> reduced(nNodes); // the node's switch reduce into head j
+                for (uint32_t node = 0; node < nNodes; ++node)
+                {
+                    const uint32_t head = node * perNode + j;
+                    reduced[node] =
+                        add(nodeRanks[node], {head}, ch, after({}, lastReduce[head]), true);
+                    lastReduce[head] = reduced[node];
+                }
+                // Up: deepest nodes first, each once its reduce and its children's are in.
+                std::vector<std::vector<uint32_t>> upInto(nNodes);
+                for (auto it = order.rbegin(); it != order.rend(); ++it)
+                {
+                    const uint32_t node = *it;
+                    if (parent[node] < 0)
+                    {
+                        continue;
+                    }
+                    const uint32_t head = node * perNode + j;
+                    std::vector<uint32_t> deps = upInto[node];
+                    deps.push_back(reduced[node]);
+                    const auto p = static_cast<uint32_t>(parent[node]);
+                    const uint32_t t = add({head}, {p * perNode + j}, ch,
+                                           after(std::move(deps), lastUp[head]), false);
+                    upInto[p].push_back(t);
+                    lastUp[head] = t;
+                }
+                // Down, and the multicast in each node once its head has the result.
+                std::vector<std::vector<uint32_t>> has(nNodes); // head j holds the result
+                for (uint32_t node : order)
+                {
+                    const uint32_t head = node * perNode + j;
+                    if (parent[node] < 0)
+                    {
+                        has[node] = upInto[node];
+                        has[node].push_back(reduced[node]);
+                    }
+                    else
+                    {
+                        const auto p = static_cast<uint32_t>(parent[node]);
+                        const uint32_t t = add({p * perNode + j}, {head}, ch,
+                                               after(has[p], lastDown[head]), false);
+                        lastDown[head] = t;
+                        has[node] = {t};
+                    }
+                    lastCast[head] =
+                        add({head}, nodeRanks[node], ch, after(has[node], lastCast[head]), true);
+                }
+            }
+        }
+    }
+}
+
 } // namespace
 
 Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const Config& config)
@@ -471,6 +642,19 @@ Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
     if (n == 1 && kind != CollectiveKind::SendRecv)
     {
         return plan; // nothing crosses the network; the kernel still costs its latency
+    }
+    if (choice.algorithm == Algorithm::NvlsTree)
+    {
+        if (!NvlsTreeApplies(kind, shape, config))
+        {
+            throw std::invalid_argument(std::string("NVLSTree cannot run ") + CollectiveName(kind) +
+                                        " on this communicator (NVLS off, not an all-reduce, one "
+                                        "node, or nodes of fewer than two ranks)");
+        }
+        plan.fixedLatency =
+            Picoseconds(static_cast<int64_t>(config.nvls.baseLatencyNs * 1000.0 + 0.5));
+        AddNvlsTree(plan, shape, bytes, config);
+        return plan;
     }
     if (choice.algorithm == Algorithm::Nvls)
     {

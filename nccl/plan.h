@@ -44,7 +44,7 @@ struct Transfer
 
 struct Plan
 {
-    std::string algorithm{"ring"};  ///< "ring", "tree", "nvls", "p2p"
+    std::string algorithm{"ring"};  ///< "ring", "tree", "nvls", "nvlstree", "p2p"
     std::string protocol{"simple"}; ///< "ll", "ll128", "simple"
     uint32_t nChannels{1};
     std::vector<Transfer> transfers{};

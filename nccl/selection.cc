@@ -51,17 +51,16 @@ std::vector<std::string_view> Split(std::string_view s, char sep)
     }
 }
 
-/// NCCL's names for its collectives in NCCL_ALGO / NCCL_PROTO entries.
+/// NCCL's names for its collective functions in NCCL_ALGO / NCCL_PROTO entries
+/// (ncclFuncStr, src/init.cc).
 std::optional<CollectiveKind> CollectiveOf(const std::string& name)
 {
-    static const std::array<std::pair<const char*, CollectiveKind>, 7> kNames{{
-        {"allreduce", CollectiveKind::AllReduce},
-        {"allgather", CollectiveKind::AllGather},
-        {"reducescatter", CollectiveKind::ReduceScatter},
+    static const std::array<std::pair<const char*, CollectiveKind>, 5> kNames{{
         {"broadcast", CollectiveKind::Broadcast},
         {"reduce", CollectiveKind::Reduce},
-        {"alltoall", CollectiveKind::AllToAll},
-        {"sendrecv", CollectiveKind::SendRecv},
+        {"allgather", CollectiveKind::AllGather},
+        {"reducescatter", CollectiveKind::ReduceScatter},
+        {"allreduce", CollectiveKind::AllReduce},
     }};
     for (const auto& [n, k] : kNames)
     {
@@ -73,13 +72,20 @@ std::optional<CollectiveKind> CollectiveOf(const std::string& name)
     return std::nullopt;
 }
 
-/// The list (without the collective prefix) that applies to \p kind, "" when none.
+/// The list (without the collective prefix) that applies to \p kind, "" when none, as
+/// NCCL 2.28's parseList (src/graph/tuning.cc) reads a spec: ';'-separated entries, only the
+/// first may go without a collective prefix (it applies to every collective), a later
+/// entry for a collective replaces what came before for it.  The point-to-point
+/// operations (all-to-all, send/recv) are no NCCL collective function: only the
+/// prefix-less entry reaches them.
 std::string_view ListFor(std::string_view spec, CollectiveKind kind, const char* variable)
 {
-    std::string_view general;
-    std::optional<std::string_view> specific;
+    std::string_view list;
+    bool first = true;
     for (std::string_view entry : Split(spec, ';'))
     {
+        const bool isFirst = first;
+        first = false;
         if (entry.empty())
         {
             continue;
@@ -87,7 +93,14 @@ std::string_view ListFor(std::string_view spec, CollectiveKind kind, const char*
         const size_t colon = entry.find(':');
         if (colon == std::string_view::npos)
         {
-            general = entry;
+            if (!isFirst)
+            {
+                throw std::invalid_argument(std::string(variable) + " '" + std::string(spec) +
+                                            "': all entries except the first must have a "
+                                            "collective prefix (as NCCL requires), '" +
+                                            std::string(entry) + "' has none");
+            }
+            list = entry;
             continue;
         }
         const std::string op = Lower(Trim(entry.substr(0, colon)));
@@ -95,15 +108,15 @@ std::string_view ListFor(std::string_view spec, CollectiveKind kind, const char*
         if (!k)
         {
             throw std::invalid_argument(std::string(variable) + ": unknown collective '" + op +
-                                        "' (expected allreduce, allgather, reducescatter, "
-                                        "broadcast, reduce, alltoall or sendrecv)");
+                                        "' (expected broadcast, reduce, allgather, "
+                                        "reducescatter or allreduce)");
         }
         if (*k == kind)
         {
-            specific = Trim(entry.substr(colon + 1));
+            list = Trim(entry.substr(colon + 1));
         }
     }
-    return specific.value_or(general);
+    return list;
 }
 
 /// Names of one kind of choice: the modelled ones map to a value, the known others to none.
@@ -169,19 +182,19 @@ std::vector<T> Allowed(const std::string& spec, CollectiveKind kind, const Vocab
     return out;
 }
 
+/// NCCL 2.28's ncclAlgoStr: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT.
 const Vocabulary<Algorithm>& Algorithms()
 {
     static const Vocabulary<Algorithm> v{
         "NCCL_ALGO",
-        {{"ring", Algorithm::Ring},
-         {"tree", Algorithm::Tree},
-         {"collnet", std::nullopt},
+        {{"tree", Algorithm::Tree},
+         {"ring", Algorithm::Ring},
          {"collnetdirect", std::nullopt},
          {"collnetchain", std::nullopt},
          {"nvls", Algorithm::Nvls},
-         {"nvlstree", std::nullopt},
+         {"nvlstree", Algorithm::NvlsTree},
          {"pat", std::nullopt}},
-        "ring, tree, nvls; collnetdirect, collnetchain, nvlstree and pat are accepted but not "
+        "tree, ring, nvls, nvlstree; collnetdirect, collnetchain and pat are accepted but not "
         "modelled"};
     return v;
 }
@@ -204,6 +217,13 @@ constexpr std::array<CollectiveKind, 7> kEveryKind{
 
 std::vector<Algorithm> AllowedAlgorithms(const std::string& spec, CollectiveKind kind)
 {
+    if (kind == CollectiveKind::AllToAll || kind == CollectiveKind::SendRecv)
+    {
+        // NCCL's point-to-point path has no algorithm to choose: NCCL_ALGO does not reach
+        // it (the spec is still checked, as NCCL parses it at communicator creation).
+        ListFor(spec, kind, Algorithms().variable);
+        return {Algorithm::Ring};
+    }
     return Allowed(spec, kind, Algorithms());
 }
 

@@ -95,8 +95,8 @@ bool NvlsApplies(CollectiveKind kind, const CommShape& shape, const Config& conf
 {
     // NCCL 2.28: NVLS needs multicast support (nvlsSupport), at least two NVLS channels and
     // two ranks, and runs all-reduce, all-gather and reduce-scatter.  Across nodes plain
-    // NVLS needs CollNet (SHARP on the network), which no scenario declares, and NVLS-tree is
-    // not modelled: a communicator spanning nodes never gets NVLS.
+    // NVLS needs CollNet (SHARP on the network), which no scenario declares: a communicator
+    // spanning nodes gets NVLS-tree instead (NvlsTreeApplies).
     const bool collective = kind == CollectiveKind::AllReduce ||
                             kind == CollectiveKind::AllGather ||
                             kind == CollectiveKind::ReduceScatter;
@@ -104,46 +104,100 @@ bool NvlsApplies(CollectiveKind kind, const CommShape& shape, const Config& conf
            shape.ranksPerNode >= shape.nRanks;
 }
 
+bool NvlsTreeApplies(CollectiveKind kind, const CommShape& shape, const Config& config)
+{
+    // NCCL 2.28 (src/graph/tuning.cc, src/enqueue.cc): NVLSTree is all-reduce only, off on a
+    // single node, and needs NVLS on every node, which needs two local ranks at least.  The
+    // plan wants whole nodes.
+    const uint32_t perNode = shape.ranksPerNode;
+    return config.nvlsEnable && kind == CollectiveKind::AllReduce && config.nvlsChannels >= 2 &&
+           perNode >= 2 && perNode < shape.nRanks && shape.nRanks % perNode == 0;
+}
+
+uint32_t NodeTreeDepth(uint32_t nNodes)
+{
+    return static_cast<uint32_t>(std::ceil(std::log2(std::max(nNodes, 1U))));
+}
+
 double EstimateNs(CollectiveKind kind, const CommShape& shape, uint64_t bytes, Algorithm algo,
                   Protocol proto, uint32_t nChannels, const Config& config)
 {
     const uint32_t n = std::max<uint32_t>(shape.nRanks, 1);
-    if (algo == Algorithm::Nvls)
+    const uint32_t perNode = std::clamp<uint32_t>(shape.ranksPerNode, 1, n);
+    const uint32_t nNodes = (n + perNode - 1) / perNode;
+    // What crosses nodes leaves through the node's NICs: perNode ranks' shares of them.
+    const double nodeNet = config.netBytesPerSecond * perNode;
+    const auto netNs = [&](double nodeBytes)
+    { return nNodes > 1 && nodeNet > 0 ? nodeBytes / nodeNet * 1e9 : 0.0; };
+    const double size = static_cast<double>(bytes);
+    if (algo == Algorithm::Nvls || algo == Algorithm::NvlsTree)
     {
         // NCCL's NVLS latency is one flat term (no per-step cost), and each rank's data
         // crosses its NVLink once each way: the buffer moves at the NVLS channels' rate.
-        const double bw = config.nvls.channelBytesPerSecond * nChannels;
-        return config.nvls.baseLatencyNs + config.nvls.stepLatencyNs +
-               (bw > 0 ? static_cast<double>(bytes) / bw * 1e9 : 0.0);
+        const double bw = (algo == Algorithm::Nvls ? config.nvls.channelBytesPerSecond
+                                                   : config.NvlsTreeChannelRate()) *
+                          nChannels;
+        const double nvlink = bw > 0 ? size / bw * 1e9 : 0.0;
+        if (algo == Algorithm::Nvls)
+        {
+            return config.nvls.baseLatencyNs + config.nvls.stepLatencyNs + nvlink;
+        }
+        // NVLS-tree (NCCL's latency: the NVLS term plus 2 log2(nodes) network hops): every
+        // local rank heads a 1/perNode share, reduced in the node by the switch and sent up
+        // and down a tree of nodes through its own NIC.  An inner node of a tree takes two
+        // children's shares and its parent's, a leaf one: with two nodes a share crosses
+        // each NIC once each way, with more twice on average (NCCL doubles the inter-node
+        // bandwidth of NVLSTree for two nodes).  The switch and the network pipeline.
+        const double latency = config.nvls.baseLatencyNs + config.nvls.stepLatencyNs +
+                               2.0 * NodeTreeDepth(nNodes) * config.nvlsTreeLevelLatencyNs;
+        return latency + std::max(nvlink, netNs((nNodes <= 2 ? 1.0 : 2.0) * size));
     }
     const ProtocolParams& p = config.Params(proto);
     double latency = p.baseLatencyNs;
-    if (algo == Algorithm::Tree && TreeApplies(kind, shape))
+    const bool tree = algo == Algorithm::Tree && TreeApplies(kind, shape);
+    if (tree)
     {
         // up the tree and down again, one step per level
         latency += 2.0 * TreeDepth(shape) * (p.stepLatencyNs + config.treeLevelLatencyNs);
     }
     else
     {
-        latency += RingSteps(kind, n) * p.stepLatencyNs;
+        // NCCL's ring latency: every step costs the protocol's, and the steps that cross
+        // nodes (2 (nodes - 1) for all-reduce, nodes - 1 for the others) the network's too,
+        // the per-level cost the tree pays (NCCL: nInterSteps x interLat).
+        const uint32_t steps = RingSteps(kind, n);
+        const uint32_t interSteps =
+            nNodes <= 1 || steps == 1
+                ? 0
+                : (kind == CollectiveKind::AllReduce ? 2 * (nNodes - 1) : nNodes - 1);
+        latency += steps * p.stepLatencyNs + interSteps * config.treeLevelLatencyNs;
     }
     const double bw = p.channelBytesPerSecond * nChannels;
-    const double busBytes = static_cast<double>(bytes) * BusFactor(kind, n);
-    return latency + (bw > 0 ? busBytes / bw * 1e9 : 0.0);
+    const double busBytes = size * BusFactor(kind, n);
+    const double wire = static_cast<double>(WireBytes(proto, bytes)) / std::max(size, 1.0);
+    // A ring sends its bus bytes once through one rail per channel.  A double binary tree
+    // takes twice the buffer in and out of each node (inner in one tree, a leaf in the
+    // other), once with two nodes, at NCCL's 0.92 of the network for a tree all-reduce.
+    const double treeBytes = (nNodes <= 2 ? 1.0 : 2.0) * size / 0.92;
+    const double net = netNs(wire * (tree ? treeBytes : busBytes));
+    return latency + std::max(bw > 0 ? busBytes / bw * 1e9 : 0.0, net);
 }
 
 Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const Config& config)
 {
     const std::vector<Algorithm> algos = AllowedAlgorithms(config.algorithm, kind);
     const std::vector<Protocol> protos = AllowedProtocols(config.protocol, kind);
-    // Only a tree left for a collective that has none: NCCL runs it as a ring.
-    const bool forcedTree = algos.size() == 1 && algos.front() == Algorithm::Tree;
+    // NCCL 2.28 has a tree for all-reduce only (broadcast and reduce are rings, all-gather
+    // and reduce-scatter rings, NVLS or PAT): a spec leaving another collective only the
+    // tree leaves it nothing, and NCCL refuses the call.  Inside one node NCCL's tree is a
+    // chain that never beats the ring (the 4 x H200 logs show ring everywhere): it is
+    // offered there only when the spec leaves out the ring, and runs as a ring.
+    const bool ringAllowed = std::find(algos.begin(), algos.end(), Algorithm::Ring) != algos.end();
+    const bool forcedTree = kind == CollectiveKind::AllReduce && !ringAllowed;
     Choice best;
     best.estimatedNs = std::numeric_limits<double>::infinity();
     for (Algorithm a : algos)
     {
-        // A tree is offered only where NCCL has one, unless it is all the spec allows:
-        // then it runs as a ring there, as NCCL does.
         if (a == Algorithm::Tree && !TreeApplies(kind, shape) && !forcedTree)
         {
             continue;
@@ -152,18 +206,23 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
         {
             continue;
         }
+        if (a == Algorithm::NvlsTree && !NvlsTreeApplies(kind, shape, config))
+        {
+            continue;
+        }
+        const bool nvls = a == Algorithm::Nvls || a == Algorithm::NvlsTree;
         const bool ring = a == Algorithm::Ring || !TreeApplies(kind, shape);
         const uint32_t nChannels = ChannelsFor(
             config,
             ring ? ChannelBasisBytes(kind, std::max<uint32_t>(shape.nRanks, 1), bytes) : bytes);
         for (Protocol p : protos)
         {
-            if (a == Algorithm::Nvls && p != Protocol::Simple)
+            if (nvls && p != Protocol::Simple)
             {
                 continue; // NCCL's NVLS kernels exist for Simple only
             }
             // NVLS always runs on all its channels, whatever the size (NCCL's topoGetAlgoInfo).
-            const uint32_t nc = a == Algorithm::Nvls ? config.nvlsChannels : nChannels;
+            const uint32_t nc = nvls ? config.nvlsChannels : nChannels;
             const double t = EstimateNs(kind, shape, bytes, a, p, nc, config);
             if (t < best.estimatedNs)
             {
@@ -177,7 +236,9 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
         throw std::invalid_argument(
             std::string("no algorithm/protocol available for ") + CollectiveName(kind) +
             " on this communicator with NCCL_ALGO '" + config.algorithm + "' and NCCL_PROTO '" +
-            config.protocol + "' (NVLS needs nvls on, one node, Simple; " +
+            config.protocol +
+            "' (tree: all-reduce only; NVLS: nvls on, one node, Simple; NVLSTree: nvls on, "
+            "all-reduce, several nodes of two ranks or more, Simple; " +
             (config.nvlsEnable ? "nvls is on)" : "nvls is off)"));
     }
     return best;

@@ -39,10 +39,19 @@ uint32_t ChannelsFor(const Config& config, uint64_t bytes);
 uint64_t ChannelBasisBytes(CollectiveKind kind, uint32_t nRanks, uint64_t bytes);
 
 /// Whether NCCL would offer NVLS for \p kind on \p shape: NVLS on in \p config, one node,
-/// all-reduce / all-gather / reduce-scatter.
+/// all-reduce / all-gather / reduce-scatter (across nodes NCCL's NVLS needs CollNet).
 bool NvlsApplies(CollectiveKind kind, const CommShape& shape, const Config& config);
 
-/// The tuning model's time for one algorithm/protocol.
+/// Whether NCCL would offer NVLS-tree for \p kind on \p shape: NVLS on in \p config,
+/// all-reduce, several nodes of at least two ranks each (NCCL disables NVLSTree on one node).
+bool NvlsTreeApplies(CollectiveKind kind, const CommShape& shape, const Config& config);
+
+/// Levels of the tree NCCL builds over \p nNodes nodes: ceil(log2(nNodes)).
+uint32_t NodeTreeDepth(uint32_t nNodes);
+
+/// The tuning model's time for one algorithm/protocol: latency plus the slower of the
+/// NVLink side (channels' copy rates) and, across nodes where config.netBytesPerSecond is
+/// known, the node's NICs.
 double EstimateNs(CollectiveKind kind, const CommShape& shape, uint64_t bytes, Algorithm algo,
                   Protocol proto, uint32_t nChannels, const Config& config);
 

@@ -4,6 +4,11 @@
 // (https://github.com/NVIDIA/nccl-tests/issues/212).  The H200 node has the same NVLink and
 // NVSwitch.  Each must land within 10 % at 1 GiB and above, NCCL's own choice must be NVLS
 // there, and NCCL_ALGO / NCCL_NVLS_ENABLE must move it as NCCL does.
+//
+// Across nodes (cluster-16x8-h100-ib.toml: 8 x H100 servers, a 400 Gb/s NIC per GPU) NCCL
+// runs NVLS-tree.  The published figure (https://github.com/NVIDIA/nccl/issues/1221, 8 x H100
+// servers with 8 x 400 Gb/s NICs): NVLS lifts the all-reduce from ~330 to ~430 GB/s busbw on
+// 2 servers and gains nothing on more (~320 either way).
 #include "nccl_bench.h"
 #include "nccl_environment.h"
 #include "scenario_loader.h"
@@ -91,6 +96,48 @@ TEST_P(EightGpuNode, SmallAllReducesStayOnTheRingAndNvlsCanBeTurnedOff)
 
 INSTANTIATE_TEST_SUITE_P(Nvls, EightGpuNode,
                          ::testing::Values("h100x8-nvlink.toml", "h200x8-nvlink.toml"));
+
+TEST(NvlsCalibration, NvlsTreeAcrossServersReachesThePublishedBusBandwidth)
+{
+    const phantora::Scenario automatic = Load("cluster-16x8-h100-ib.toml");
+    const phantora::Scenario ring = Load("cluster-16x8-h100-ib.toml", {"Ring", "", "", "", ""});
+    const phantora::Scenario off = Load("cluster-16x8-h100-ib.toml", {"", "", "", "", "0"});
+    ASSERT_GT(automatic.nccl.netBytesPerSecond, 0) << "the tuning model knows the NICs";
+    constexpr double kTwoServersBusBw = 430e9; // nccl#1221
+    const uint64_t bytes = uint64_t{1} << 30;
+    const auto nvlsTree =
+        phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 16, bytes, 1);
+    const auto rg = phantora::BenchCollective(ring, CollectiveKind::AllReduce, 16, bytes, 1);
+    const auto without = phantora::BenchCollective(off, CollectiveKind::AllReduce, 16, bytes, 1);
+    fmt::print("2 x 8 H100 all_reduce 1 GiB: {} {:.1f} GB/s busbw (target 430), ring {:.1f}, "
+               "NVLS off ({}) {:.1f}\n",
+               nvlsTree.algorithm, BusBw(nvlsTree, bytes, 16) / 1e9, BusBw(rg, bytes, 16) / 1e9,
+               without.algorithm, BusBw(without, bytes, 16) / 1e9);
+    EXPECT_EQ(nvlsTree.algorithm, "nvlstree") << "NCCL's choice for a large all-reduce";
+    EXPECT_NEAR(BusBw(nvlsTree, bytes, 16) / kTwoServersBusBw, 1.0, kTolerance);
+    EXPECT_NE(without.algorithm, "nvlstree") << "NCCL_NVLS_ENABLE=0";
+    EXPECT_GT(BusBw(nvlsTree, bytes, 16), 1.15 * BusBw(without, bytes, 16))
+        << "NVLS helps on 2 servers";
+    // Small all-reduces stay off NVLS-tree (it pays 25 us plus 20.9 us per tree level).
+    EXPECT_NE(
+        phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 16, 64 << 10, 1).algorithm,
+        "nvlstree");
+    // NVLS-tree is NCCL's for all-reduce only: all-gather across servers stays a ring.
+    EXPECT_EQ(
+        phantora::BenchCollective(automatic, CollectiveKind::AllGather, 16, 64 << 20, 1).algorithm,
+        "ring");
+
+    // 16 servers: the inner servers of the trees send and receive two children's shares
+    // and their parent's through each NIC; NVLS-tree is still NCCL's choice at 1 GiB but
+    // gains nothing over the ring (nccl#1221: ~320 GB/s either way beyond 2 servers).
+    const auto many =
+        phantora::BenchCollective(automatic, CollectiveKind::AllReduce, 128, bytes, 1);
+    const auto manyRing = phantora::BenchCollective(ring, CollectiveKind::AllReduce, 128, bytes, 1);
+    fmt::print("16 x 8 H100 all_reduce 1 GiB: {} {:.1f} GB/s busbw, ring {:.1f}\n", many.algorithm,
+               BusBw(many, bytes, 128) / 1e9, BusBw(manyRing, bytes, 128) / 1e9);
+    EXPECT_EQ(many.algorithm, "nvlstree");
+    EXPECT_NEAR(BusBw(many, bytes, 128) / BusBw(manyRing, bytes, 128), 1.0, kTolerance);
+}
 
 TEST(NvlsCalibration, TheMeasuredFourGpuNodeKeepsNvlsOff)
 {

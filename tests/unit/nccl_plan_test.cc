@@ -85,7 +85,7 @@ TEST(NcclPlan, NvlsIsChosenForLargeOneNodeAllReducesOnlyWhereTheNodeHasIt)
               nccl::Algorithm::Nvls);
     EXPECT_EQ(nccl::Choose(nccl::CollectiveKind::AllReduce, node, 1ULL << 30, c).nChannels,
               c.nvlsChannels);
-    // never across nodes (NVLS-tree is not modelled), never for broadcast
+    // never across nodes (that is NVLS-tree's), never for broadcast
     EXPECT_NE(nccl::Choose(nccl::CollectiveKind::AllReduce, {16, 8}, 1ULL << 30, c).algorithm,
               nccl::Algorithm::Nvls);
     EXPECT_NE(nccl::Choose(nccl::CollectiveKind::Broadcast, node, 1ULL << 30, c).algorithm,
@@ -102,4 +102,92 @@ TEST(NcclPlan, NvlsIsChosenForLargeOneNodeAllReducesOnlyWhereTheNodeHasIt)
     EXPECT_THROW(nccl::Choose(nccl::CollectiveKind::AllReduce, node, 1ULL << 30, c),
                  std::invalid_argument)
         << "NCCL_ALGO=NVLS where NVLS is off: no algorithm available, as NCCL says";
+}
+
+TEST(NcclPlan, NvlsTreeReducesInTheSwitchAndSendsOneShareOfTheBufferPerNicUpAndDownTheTree)
+{
+    const uint64_t bytes = 64ULL << 20;
+    const nccl::Config c = NvlsConfig();
+    const nccl::Choice choice{nccl::Algorithm::NvlsTree, nccl::Protocol::Simple, c.nvlsChannels};
+    for (uint32_t nodes : {2U, 4U})
+    {
+        const nccl::CommShape shape{nodes * 8, 8};
+        const nccl::Plan plan =
+            nccl::MakePlan(nccl::CollectiveKind::AllReduce, shape, bytes, c, choice);
+        EXPECT_EQ(plan.algorithm, "nvlstree");
+        std::vector<uint64_t> nvlinkUp(shape.nRanks, 0);
+        std::vector<uint64_t> netOut(shape.nRanks, 0);
+        std::vector<uint64_t> netIn(shape.nRanks, 0);
+        for (const nccl::Transfer& t : plan.transfers)
+        {
+            if (t.switchSrcs.empty())
+            {
+                // a network hop: head j of one node to head j of another (its own NIC)
+                ASSERT_NE(t.src / 8, t.dst / 8) << "between nodes";
+                ASSERT_EQ(t.src % 8, t.dst % 8) << "same head index, same rail";
+                netOut[t.src] += t.bytes;
+                netIn[t.dst] += t.bytes;
+                continue;
+            }
+            for (uint32_t r : t.switchSrcs)
+            {
+                ASSERT_EQ(r / 8, t.switchSrcs.front() / 8) << "the switch of one node";
+                nvlinkUp[r] += t.bytes;
+            }
+        }
+        uint64_t totalNet = 0;
+        for (uint32_t r = 0; r < shape.nRanks; ++r)
+        {
+            // the node's switch takes every rank's whole buffer (plus its own share again
+            // as the head that multicasts it), as single-node NVLS
+            EXPECT_EQ(nvlinkUp[r], bytes / 8 * 9) << "rank " << r;
+            totalNet += netOut[r];
+            EXPECT_EQ(netOut[r], netIn[r]) << "as much up as down, rank " << r;
+        }
+        // every node but the root of each tree sends its 1/8 shares up and gets them down:
+        // (nodes - 1) x the buffer over all NICs each way
+        EXPECT_EQ(totalNet, 2 * (nodes - 1) * bytes) << nodes << " nodes";
+    }
+    EXPECT_THROW(nccl::MakePlan(nccl::CollectiveKind::AllReduce, {8, 8}, bytes, c, choice),
+                 std::invalid_argument)
+        << "NCCL disables NVLSTree on one node";
+    EXPECT_THROW(nccl::MakePlan(nccl::CollectiveKind::AllGather, {16, 8}, bytes, c, choice),
+                 std::invalid_argument)
+        << "all-reduce only";
+}
+
+TEST(NcclPlan, AcrossNvlsNodesNcclsChoiceGoesTreeRingNvlsTreeAsTheSizeGrows)
+{
+    // 8-GPU NVSwitch nodes with one 400 Gb/s NIC per GPU, the H100 node's channels and rates.
+    nccl::Config c;
+    c.simple.channelBytesPerSecond = 15.1e9;
+    c.nvlsEnable = true;
+    c.nvlsChannels = 16;
+    c.nvls.channelBytesPerSecond = 17.5e9;
+    c.maxChannels = 24;
+    c.netBytesPerSecond = 50e9;
+    for (uint32_t nodes : {2U, 16U})
+    {
+        const nccl::CommShape shape{nodes * 8, 8};
+        const auto pick = [&](uint64_t b)
+        { return nccl::Choose(nccl::CollectiveKind::AllReduce, shape, b, c).algorithm; };
+        EXPECT_EQ(pick(1ULL << 30), nccl::Algorithm::NvlsTree) << nodes << " nodes, 1 GiB";
+        EXPECT_NE(pick(4096), nccl::Algorithm::NvlsTree)
+            << nodes << " nodes, 4 KiB: NVLSTree's 25 us + network hops lose";
+        c.nvlsEnable = false;
+        EXPECT_NE(pick(1ULL << 30), nccl::Algorithm::NvlsTree) << "NCCL_NVLS_ENABLE=0";
+        c.nvlsEnable = true;
+        c.algorithm = "^nvlstree";
+        EXPECT_NE(pick(1ULL << 30), nccl::Algorithm::NvlsTree) << "NCCL_ALGO=^NVLSTree";
+        c.algorithm = "NVLSTree";
+        EXPECT_EQ(pick(4096), nccl::Algorithm::NvlsTree) << "NCCL_ALGO=NVLSTree forces it";
+        c.algorithm = "";
+    }
+    // The network bounds NVLS-tree beyond two nodes: each NIC carries a share twice
+    // (inner nodes of the tree), so 1 GiB takes longer on 16 nodes than on 2.
+    const double two = nccl::EstimateNs(nccl::CollectiveKind::AllReduce, {16, 8}, 1ULL << 30,
+                                        nccl::Algorithm::NvlsTree, nccl::Protocol::Simple, 16, c);
+    const double many = nccl::EstimateNs(nccl::CollectiveKind::AllReduce, {128, 8}, 1ULL << 30,
+                                         nccl::Algorithm::NvlsTree, nccl::Protocol::Simple, 16, c);
+    EXPECT_GT(many, two * 1.3);
 }

@@ -242,6 +242,7 @@ TEST_F(TopologyFromScenario, NcclTestsSeeTheClustersNodes)
     EXPECT_EQ(multiNode.algorithm, "tree");
     s.topology.nodes = 1;
     s.topology.gpusPerNode = s.topology.gpus;
+    s.nccl.nvlsEnable = false; // one node with NVLS would take NVLS (its own test)
     const BenchResult oneNode =
         BenchCollective(s, phantora::nccl::CollectiveKind::AllReduce, 128, 64 << 10);
     EXPECT_EQ(oneNode.algorithm, "ring");
