@@ -238,7 +238,7 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
             " on this communicator with NCCL_ALGO '" + config.algorithm + "' and NCCL_PROTO '" +
             config.protocol +
             "' (tree: all-reduce only; NVLS: nvls on, one node, Simple; NVLSTree: nvls on, "
-            "all-reduce, several nodes of two ranks or more, Simple; " +
+            "all-reduce, several whole nodes of two ranks or more, Simple; " +
             (config.nvlsEnable ? "nvls is on)" : "nvls is off)"));
     }
     return best;
