@@ -85,12 +85,6 @@ int main(int argc, char** argv)
         // NCCL reads these in the benchmark's process, as on a real nccl-tests run.
         scenario.nccl =
             phantora::WithNcclTuningEnv(scenario.nccl, phantora::NcclTuningEnvFromProcess());
-        if (scenario.nccl.nvlsEnable && scenario.network.transport != "flow")
-        {
-            throw std::invalid_argument(
-                "NVLS (the switch's reduction) is modelled on the flow-level transport only: "
-                "drop --transport packet or set NCCL_NVLS_ENABLE=0");
-        }
         const auto kind = phantora::ParseCollectiveKind(op);
         if (!kind || *kind == phantora::nccl::CollectiveKind::SendRecv)
         {

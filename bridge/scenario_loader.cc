@@ -765,7 +765,7 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
         s.DurationNs("nvls_tree_level_latency", false).value_or(nccl.nvlsTreeLevelLatencyNs);
 }
 
-/// NVLS needs the NVSwitch's reduction, which only the flow-level transport models.
+/// NVLS needs the NVSwitch's reduction: GPUs on an NVSwitch (both transports model it).
 void CheckNvls(const Section& s, const Scenario& sc)
 {
     if (!sc.nccl.nvlsEnable)
@@ -779,12 +779,6 @@ void CheckNvls(const Section& s, const Scenario& sc)
     {
         s.Fail(*s.Table()->get("nvls"), "nvls",
                "NVLS needs GPUs on an NVSwitch ([topology] intra = \"nvswitch\")");
-    }
-    if (sc.network.transport != "flow")
-    {
-        s.Fail(*s.Table()->get("nvls"), "nvls",
-               "NVLS (the switch's reduction) is modelled on the flow-level transport only: set "
-               "[network] transport = \"flow\" or nvls = false");
     }
 }
 

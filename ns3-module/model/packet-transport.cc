@@ -28,6 +28,8 @@ NS_OBJECT_ENSURE_REGISTERED(PacketTransport);
 namespace
 {
 constexpr uint32_t NO_EGRESS = std::numeric_limits<uint32_t>::max();
+/// Ids of SendThroughSwitch's flows: apart from Send's.
+constexpr uint64_t SWITCH_ID_BIT = uint64_t{1} << 63;
 } // namespace
 
 TypeId PacketTransport::GetTypeId()
@@ -146,6 +148,15 @@ void PacketTransport::DoDispose()
     m_connections.clear();
     m_egress.clear();
     m_flows.clear();
+    m_opOfUpFlow.clear();
+    m_switchOps.clear();
+    for (const Ptr<Node>& node : m_nodes)
+    {
+        if (Ptr<PhantoraSwitch> sw = node ? node->GetObject<PhantoraSwitch>() : nullptr)
+        {
+            sw->SetInterceptor(nullptr);
+        }
+    }
     m_linkDevices.clear();
     m_nodes.clear();
     m_topology = nullptr;
@@ -395,6 +406,191 @@ void PacketTransport::Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
     }
 }
 
+void PacketTransport::SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
+                                        const std::vector<uint32_t>& dstGpus, uint64_t bytes,
+                                        DeliveredCallback onDelivered)
+{
+    NS_LOG_FUNCTION(this << srcGpus.size() << dstGpus.size() << bytes);
+    if (!m_topology)
+    {
+        throw std::logic_error("PacketTransport::SendThroughSwitch before Attach");
+    }
+    if (srcGpus.empty() || dstGpus.empty())
+    {
+        throw std::invalid_argument(
+            "PacketTransport::SendThroughSwitch: no source or destination");
+    }
+    // The switch: a forwarding node every member is linked to directly (the NVSwitch).
+    const auto linkTo = [&](uint32_t gpu, uint32_t node) -> int64_t
+    {
+        const uint32_t g = m_topology->GetGpuNode(gpu);
+        for (uint32_t link : m_topology->GetAdjacentLinks(g))
+        {
+            const ClusterTopology::Link& l = m_topology->GetLink(link);
+            if ((l.a == g && l.b == node) || (l.b == g && l.a == node))
+            {
+                return link;
+            }
+        }
+        return -1;
+    };
+    uint32_t sw = NO_EGRESS;
+    const uint32_t first = m_topology->GetGpuNode(srcGpus.front());
+    for (uint32_t link : m_topology->GetAdjacentLinks(first))
+    {
+        const ClusterTopology::Link& l = m_topology->GetLink(link);
+        const uint32_t other = l.a == first ? l.b : l.a;
+        if (m_topology->GetNode(other).kind != ClusterTopology::NodeKind::Switch)
+        {
+            continue;
+        }
+        bool everyone = true;
+        for (const auto* group : {&srcGpus, &dstGpus})
+        {
+            for (uint32_t g : *group)
+            {
+                everyone = everyone && g < GetNGpus() && linkTo(g, other) >= 0;
+            }
+        }
+        if (everyone)
+        {
+            sw = other;
+            break;
+        }
+    }
+    if (sw == NO_EGRESS)
+    {
+        throw std::invalid_argument(
+            "NVLS: the GPUs do not share a switch they are all linked to directly");
+    }
+    Ptr<PhantoraSwitch> swObject = m_nodes[sw]->GetObject<PhantoraSwitch>();
+    NS_ASSERT_MSG(swObject, "switch node " << sw << " has no PhantoraSwitch");
+    if (!swObject->HasInterceptor())
+    {
+        swObject->SetInterceptor([this, sw](Ptr<const Packet> p, PhantoraNetDevice* ingress)
+                                 { return CombineAtSwitch(sw, p, ingress); });
+    }
+    ++m_flowsStarted;
+    const uint64_t payload = GetPayloadBytes();
+    const uint64_t packets = bytes == 0 ? 1 : (bytes + payload - 1) / payload;
+    const uint64_t opId = SWITCH_ID_BIT | m_nextSwitchId++;
+    SwitchOp& op = m_switchOps[opId];
+    op.sw = sw;
+    op.nSrcs = static_cast<uint32_t>(srcGpus.size());
+    op.bytes = bytes;
+    op.dsts = dstGpus;
+    op.heard.assign(packets, 0);
+    op.dstsLeft = static_cast<uint32_t>(dstGpus.size());
+    op.onDelivered = std::move(onDelivered);
+    // The result's flows, one per destination: the switch feeds them, the GPUs count them.
+    for (uint32_t d : dstGpus)
+    {
+        const uint64_t id = SWITCH_ID_BIT | m_nextSwitchId++;
+        op.outFlows.push_back(id);
+        m_flows[id] = Flow{srcGpus.front(), d,       0,  0,
+                           packets,         0,       id, [this, opId] { SwitchOpDelivered(opId); },
+                           nullptr};
+    }
+    // The sources' flows up to the switch.  A packet is routed by its destination GPU:
+    // any other member of the group, reached through the switch.
+    for (uint32_t s : srcGpus)
+    {
+        uint32_t via = s;
+        for (const auto* group : {&dstGpus, &srcGpus})
+        {
+            for (uint32_t g : *group)
+            {
+                via = via == s && g != s ? g : via;
+            }
+        }
+        if (via == s)
+        {
+            throw std::invalid_argument("NVLS: a group of one GPU has no switch to go through");
+        }
+        const auto link = static_cast<uint32_t>(linkTo(s, sw));
+        const bool gpuIsA = m_topology->GetLink(link).a == m_topology->GetGpuNode(s);
+        const uint32_t egress = m_egressOfDevice[2 * static_cast<std::size_t>(link) + (gpuIsA ? 0 : 1)];
+        NS_ASSERT(egress != NO_EGRESS);
+        const uint64_t id = SWITCH_ID_BIT | m_nextSwitchId++;
+        m_opOfUpFlow[id] = opId;
+        Flow& flow = m_flows[id];
+        flow = Flow{s, via, bytes, packets, packets, 0, id, nullptr, nullptr};
+        Egress& e = m_egress[egress];
+        e.active.push_back(&flow);
+        if (e.device->IsIdle())
+        {
+            FeedEgress(egress);
+        }
+    }
+}
+
+bool PacketTransport::CombineAtSwitch(uint32_t sw, Ptr<const Packet> packet,
+                                      PhantoraNetDevice* ingress)
+{
+    PhantoraHeader header;
+    packet->PeekHeader(header);
+    const auto up = m_opOfUpFlow.find(header.GetFlowId());
+    if (up == m_opOfUpFlow.end())
+    {
+        return false; // not NVLS: forward it
+    }
+    auto opIt = m_switchOps.find(up->second);
+    NS_ASSERT(opIt != m_switchOps.end());
+    SwitchOp& op = opIt->second;
+    NS_ASSERT_MSG(op.sw == sw, "an NVLS packet reached another switch");
+    // The switch takes the packet into its reduction: its port's buffer is free again.
+    const uint32_t size = packet->GetSize();
+    if (ingress && ingress->GetIngressBytes() >= size)
+    {
+        ingress->ReleaseIngress(size);
+    }
+    auto flowIt = m_flows.find(header.GetFlowId());
+    NS_ASSERT(flowIt != m_flows.end());
+    if (++flowIt->second.packetsDelivered == flowIt->second.packetsTotal)
+    {
+        m_opOfUpFlow.erase(up);
+        m_flows.erase(flowIt);
+    }
+    const uint32_t seq = header.GetSeq();
+    if (++op.heard[seq] < op.nSrcs)
+    {
+        return true;
+    }
+    // Every source's packet k is in: packet k of the result to every destination.
+    Ptr<PhantoraSwitch> swObject = m_nodes[sw]->GetObject<PhantoraSwitch>();
+    for (std::size_t i = 0; i < op.dsts.size(); ++i)
+    {
+        PhantoraHeader out(m_headerBytes);
+        out.SetFlowId(op.outFlows[i]);
+        out.SetSrcGpu(header.GetSrcGpu());
+        out.SetDstGpu(op.dsts[i]);
+        out.SetPayloadBytes(header.GetPayloadBytes());
+        out.SetSeq(seq);
+        Ptr<Packet> copy = Create<Packet>(header.GetPayloadBytes());
+        copy->AddHeader(out);
+        ++m_packetsSent;
+        swObject->Forward(copy, nullptr);
+    }
+    return true;
+}
+
+void PacketTransport::SwitchOpDelivered(uint64_t opId)
+{
+    auto it = m_switchOps.find(opId);
+    NS_ASSERT(it != m_switchOps.end());
+    if (--it->second.dstsLeft > 0)
+    {
+        return;
+    }
+    DeliveredCallback cb = std::move(it->second.onDelivered);
+    m_switchOps.erase(it);
+    ++m_flowsCompleted;
+    if (cb)
+    {
+        cb();
+    }
+}
+
 void PacketTransport::FeedEgress(uint32_t egress)
 {
     Egress& e = m_egress[egress];
@@ -523,8 +719,12 @@ void PacketTransport::ReceiveAtGpu(Ptr<NetDevice>, Ptr<const Packet> packet, uin
         return;
     }
     DeliveredCallback cb = std::move(flow.onDelivered);
+    const bool ofSwitch = (header.GetFlowId() & SWITCH_ID_BIT) != 0;
     m_flows.erase(it);
-    ++m_flowsCompleted;
+    if (!ofSwitch)
+    {
+        ++m_flowsCompleted; // a switch op counts once, when its last destination is done
+    }
     if (m_flows.empty())
     {
         ResetCongestionState();

@@ -88,6 +88,17 @@ class PhantoraNetDevice;
  * With buffers above the bandwidth-delay product (the 0 = automatic defaults) and no
  * contention, credits never run out, nothing reaches XOFF or Kmin, and DCQCN never
  * leaves line rate: the timing formula above holds unchanged on every link kind.
+ *
+ * NVLS (SendThroughSwitch) at packet level: every source GPU sends its packets up its
+ * link to the NVSwitch as an ordinary flow (sharing its device round-robin with the
+ * others); the switch takes them in (PhantoraSwitch::SetInterceptor), frees their
+ * ingress buffer and counts, per packet index, the sources heard from.  Once all have
+ * sent packet k, the switch makes packet k of the result and forwards one copy to every
+ * destination GPU (multicast), which queues at that port like any other packet.  So a
+ * reduce of n sources costs each source's link its bytes once and the destination's
+ * link one copy, a multicast the source's link one copy; alone, either takes exactly the
+ * time of one flow through the switch.  The switch combines at line rate and holds the
+ * partial sums in a buffer of its own (not the ports' credits).
  */
 class PacketTransport : public PhantoraTransport
 {
@@ -134,6 +145,11 @@ public:
 
     void Send(uint32_t srcGpu, uint32_t dstGpu, uint64_t bytes,
               DeliveredCallback onDelivered) override;
+    /// NVLS: the switch reduces and multicasts packet by packet (see the class comment).
+    /// Throws std::invalid_argument when the GPUs share no switch they are all linked to.
+    void SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
+                           const std::vector<uint32_t>& dstGpus, uint64_t bytes,
+                           DeliveredCallback onDelivered) override;
     uint32_t GetNGpus() const override;
     uint64_t GetFlowNumbering() const override;
     void SetFlowNumbering(uint64_t flowsSent) override;
@@ -207,6 +223,24 @@ private:
         Connection* conn; ///< nullptr: no DCQCN on this path
     };
 
+    /// One SendThroughSwitch: its sources' packets are combined at switch node \p sw.
+    struct SwitchOp
+    {
+        uint32_t sw;
+        uint32_t nSrcs;
+        uint64_t bytes;
+        std::vector<uint32_t> dsts;
+        std::vector<uint64_t> outFlows; ///< per destination: the flow its copies belong to
+        std::vector<uint32_t> heard;    ///< per packet index: sources whose packet arrived
+        uint32_t dstsLeft;              ///< destinations still missing packets
+        DeliveredCallback onDelivered;
+    };
+
+    /// The switch's interceptor: takes the packets of SendThroughSwitch's up flows.
+    bool CombineAtSwitch(uint32_t sw, Ptr<const Packet> packet, PhantoraNetDevice* ingress);
+    /// A destination of switch op \p op has every packet.
+    void SwitchOpDelivered(uint64_t op);
+
     /// The sending side of one GPU device: the flows with packets left, in service order.
     struct Egress
     {
@@ -254,6 +288,11 @@ private:
     // Flows by id; entries do not move while in the map, so Egress may point at them.
     std::unordered_map<uint64_t, Flow> m_flows;
     uint64_t m_nextFlowId{0};
+    /// SendThroughSwitch's flows and ops take ids from their own counter (top bit set), so
+    /// that Send's numbering, and with it ECMP, is the flow-level transport's.
+    uint64_t m_nextSwitchId{0};
+    std::unordered_map<uint64_t, uint64_t> m_opOfUpFlow; ///< up flow id -> op id
+    std::unordered_map<uint64_t, SwitchOp> m_switchOps;
 
     uint64_t m_flowsStarted{0};
     uint64_t m_flowsCompleted{0};

@@ -42,6 +42,7 @@ void PhantoraSwitch::DoDispose()
     NS_LOG_FUNCTION(this);
     m_ports.clear();
     m_routes.clear();
+    m_intercept = nullptr;
     m_topology = nullptr;
     Object::DoDispose();
 }
@@ -99,6 +100,18 @@ const std::vector<Ptr<PhantoraNetDevice>>& PhantoraSwitch::Ports(uint32_t dstGpu
 void PhantoraSwitch::Receive(Ptr<NetDevice> device, Ptr<const Packet> packet, uint16_t,
                              const Address&, const Address&, NetDevice::PacketType)
 {
+    // Every device here is a PhantoraNetDevice (AddPort); the packet occupies its ingress
+    // port's buffer until it has left, which is what link-level flow control accounts.
+    auto* ingress = static_cast<PhantoraNetDevice*>(PeekPointer(device));
+    if (m_intercept && m_intercept(packet, ingress))
+    {
+        return;
+    }
+    Forward(packet, ingress);
+}
+
+void PhantoraSwitch::Forward(Ptr<const Packet> packet, PhantoraNetDevice* ingress)
+{
     PhantoraHeader header;
     packet->PeekHeader(header);
     NS_LOG_LOGIC("switch " << m_node << " forwards " << header);
@@ -106,9 +119,6 @@ void PhantoraSwitch::Receive(Ptr<NetDevice> device, Ptr<const Packet> packet, ui
     const Ptr<PhantoraNetDevice>& out =
         ports[EcmpIndex(header.GetFlowId(), m_node, static_cast<uint32_t>(ports.size()))];
     ++m_forwarded;
-    // Every device here is a PhantoraNetDevice (AddPort); the packet occupies its ingress
-    // port's buffer until it has left, which is what link-level flow control accounts.
-    auto* ingress = static_cast<PhantoraNetDevice*>(PeekPointer(device));
     if (m_latency.IsZero())
     {
         out->Enqueue(packet, ingress);

@@ -9,6 +9,7 @@
 #include "ns3/ptr.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace ns3
@@ -43,6 +44,22 @@ public:
     void Receive(Ptr<NetDevice> device, Ptr<const Packet> packet, uint16_t protocol,
                  const Address& from, const Address& to, NetDevice::PacketType packetType);
 
+    /// Forwards \p packet towards the GPU in its header (ECMP by flow id).  \p ingress: the
+    /// port whose buffer it occupies until it has left; nullptr for a packet the switch
+    /// made itself (an NVLS result, see SetInterceptor).
+    void Forward(Ptr<const Packet> packet, PhantoraNetDevice* ingress);
+
+    /**
+     * Packets the switch handles itself instead of forwarding: the NVSwitch's reduction
+     * and multicast (NVLS), which ns3::PacketTransport runs.  The interceptor sees every
+     * packet this switch receives, with the port it came in through, and returns whether
+     * it took it; it then releases the packet's ingress buffer and may Forward() packets
+     * of its own.  An empty function (the default) forwards everything.
+     */
+    using Interceptor = std::function<bool(Ptr<const Packet> packet, PhantoraNetDevice* ingress)>;
+    void SetInterceptor(Interceptor interceptor) { m_intercept = std::move(interceptor); }
+    bool HasInterceptor() const { return static_cast<bool>(m_intercept); }
+
     uint32_t GetTopologyNode() const { return m_node; }
     uint64_t GetForwardedPackets() const { return m_forwarded; }
 
@@ -62,6 +79,7 @@ private:
     std::vector<std::pair<uint32_t, Ptr<PhantoraNetDevice>>> m_ports; ///< (link id, device)
     std::vector<std::vector<Ptr<PhantoraNetDevice>>> m_routes;        ///< per destination GPU
     uint64_t m_forwarded{0};
+    Interceptor m_intercept;
 };
 
 } // namespace ns3

@@ -508,6 +508,84 @@ private:
     }
 };
 
+class SwitchCombineTestCase : public TestCase
+{
+public:
+    SwitchCombineTestCase()
+        : TestCase("NVLS: the switch reduces n sources into one copy and multicasts one source "
+                   "to n, each in the time of one flow through the switch")
+    {
+    }
+
+private:
+    void DoRun() override
+    {
+        const DataRate rate("100Gbps");
+        const Time delay = NanoSeconds(500);
+        for (uint64_t bytes : {uint64_t{1} << 20, uint64_t{(1 << 20) + 1234}, uint64_t{0}})
+        {
+            const uint64_t packets = WireSizes(bytes).size();
+            // reduce: 4 -> 1 (the destination among the sources, as NCCL's heads are)
+            {
+                Ptr<PacketTransport> t =
+                    InstallDefault(PhantoraTopologyHelper::SingleSwitch(4, rate, delay, "nvlink"));
+                uint32_t calls = 0;
+                Time done;
+                t->SendThroughSwitch({0, 1, 2, 3}, {2}, bytes,
+                                     [&]()
+                                     {
+                                         ++calls;
+                                         done = Simulator::Now();
+                                     });
+                Simulator::Run();
+                NS_TEST_ASSERT_MSG_EQ(calls, 1U, "delivered exactly once");
+                NS_TEST_ASSERT_MSG_EQ(done, TwoHopTime(rate, delay, bytes),
+                                      "a reduce of 4 costs one flow's time");
+                NS_TEST_ASSERT_MSG_EQ(t->GetPacketTransmissions(), 5 * packets,
+                                      "4 links up, one copy down");
+                NS_TEST_ASSERT_MSG_EQ(t->GetFlowsStarted(), t->GetFlowsCompleted(), "one op");
+                Simulator::Destroy();
+            }
+            // multicast: 1 -> 4
+            {
+                Ptr<PacketTransport> t =
+                    InstallDefault(PhantoraTopologyHelper::SingleSwitch(4, rate, delay, "nvlink"));
+                Time done;
+                t->SendThroughSwitch({1}, {0, 1, 2, 3}, bytes,
+                                     [&]() { done = Simulator::Now(); });
+                Simulator::Run();
+                NS_TEST_ASSERT_MSG_EQ(done, TwoHopTime(rate, delay, bytes),
+                                      "a multicast to 4 costs one flow's time");
+                NS_TEST_ASSERT_MSG_EQ(t->GetPacketTransmissions(), 5 * packets,
+                                      "one copy up, 4 down");
+                NS_TEST_ASSERT_MSG_EQ(t->GetBytesDelivered(), 4 * bytes, "every GPU gets it");
+                Simulator::Destroy();
+            }
+        }
+        // A single-node NVLS all-reduce plan runs on the packet transport, and agrees with
+        // the flow-level transport within the packets' store-and-forward.
+        nccl::Config c;
+        c.nvlsEnable = true;
+        c.nvlsChannels = 4;
+        c.maxChunksPerChannel = 4;
+        const nccl::Choice choice{nccl::Algorithm::Nvls, nccl::Protocol::Simple, 4};
+        const nccl::Plan plan =
+            nccl::MakePlan(nccl::CollectiveKind::AllReduce, {8, 8}, 16 << 20, c, choice);
+        Ptr<PacketTransport> t =
+            InstallDefault(PhantoraTopologyHelper::SingleSwitch(8, rate, delay, "nvlink"));
+        std::vector<uint32_t> ranks(8);
+        std::iota(ranks.begin(), ranks.end(), 0);
+        Time done = Seconds(-1);
+        NcclPlanExecutor::Start(t, plan, ranks, [&done]() { done = Simulator::Now(); });
+        Simulator::Run();
+        Simulator::Destroy();
+        // Each GPU's link carries 9/8 of 16 MiB each way: at least that long.
+        const Time floor = rate.CalculateBytesTxTime((16ULL << 20) / 8 * 9);
+        NS_TEST_ASSERT_MSG_GT(done, floor, "NVLS plan completes, bounded by the links");
+        NS_TEST_ASSERT_MSG_LT(done, floor * 1.2, "and close to their rate");
+    }
+};
+
 class ErrorsTestCase : public TestCase
 {
 public:
@@ -578,6 +656,7 @@ public:
         AddTestCase(new RingAllReduceBandwidthTestCase, TestCase::QUICK);
         AddTestCase(new RingAllReduceNoQueueingTestCase, TestCase::QUICK);
         AddTestCase(new EcmpTestCase, TestCase::QUICK);
+        AddTestCase(new SwitchCombineTestCase, TestCase::QUICK);
         AddTestCase(new ErrorsTestCase, TestCase::QUICK);
     }
 };
