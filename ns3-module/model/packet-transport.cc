@@ -417,8 +417,7 @@ void PacketTransport::SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
     }
     if (srcGpus.empty() || dstGpus.empty())
     {
-        throw std::invalid_argument(
-            "PacketTransport::SendThroughSwitch: no source or destination");
+        throw std::invalid_argument("PacketTransport::SendThroughSwitch: no source or destination");
     }
     // The switch: a forwarding node every member is linked to directly (the NVSwitch).
     const auto linkTo = [&](uint32_t gpu, uint32_t node) -> int64_t
@@ -487,8 +486,8 @@ void PacketTransport::SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
     {
         const uint64_t id = SWITCH_ID_BIT | m_nextSwitchId++;
         op.outFlows.push_back(id);
-        m_flows[id] = Flow{srcGpus.front(), d,       0,  0,
-                           packets,         0,       id, [this, opId] { SwitchOpDelivered(opId); },
+        m_flows[id] = Flow{srcGpus.front(), d, 0,  0,
+                           packets,         0, id, [this, opId] { SwitchOpDelivered(opId); },
                            nullptr};
     }
     // The sources' flows up to the switch.  A packet is routed by its destination GPU:
@@ -509,7 +508,8 @@ void PacketTransport::SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
         }
         const auto link = static_cast<uint32_t>(linkTo(s, sw));
         const bool gpuIsA = m_topology->GetLink(link).a == m_topology->GetGpuNode(s);
-        const uint32_t egress = m_egressOfDevice[2 * static_cast<std::size_t>(link) + (gpuIsA ? 0 : 1)];
+        const uint32_t egress =
+            m_egressOfDevice[2 * static_cast<std::size_t>(link) + (gpuIsA ? 0 : 1)];
         NS_ASSERT(egress != NO_EGRESS);
         const uint64_t id = SWITCH_ID_BIT | m_nextSwitchId++;
         m_opOfUpFlow[id] = opId;

@@ -551,8 +551,7 @@ private:
                 Ptr<PacketTransport> t =
                     InstallDefault(PhantoraTopologyHelper::SingleSwitch(4, rate, delay, "nvlink"));
                 Time done;
-                t->SendThroughSwitch({1}, {0, 1, 2, 3}, bytes,
-                                     [&]() { done = Simulator::Now(); });
+                t->SendThroughSwitch({1}, {0, 1, 2, 3}, bytes, [&]() { done = Simulator::Now(); });
                 Simulator::Run();
                 NS_TEST_ASSERT_MSG_EQ(done, TwoHopTime(rate, delay, bytes),
                                       "a multicast to 4 costs one flow's time");

@@ -139,6 +139,27 @@ TEST(NvlsCalibration, NvlsTreeAcrossServersReachesThePublishedBusBandwidth)
     EXPECT_NEAR(BusBw(many, bytes, 128) / BusBw(manyRing, bytes, 128), 1.0, kTolerance);
 }
 
+TEST(NvlsCalibration, PacketAndFlowLevelNvlsAgree)
+{
+    // The packet-level switch combines packet by packet, the flow level at the equivalent
+    // rates: the same NVLS and NVLS-tree plans take the same time within 1 %.
+    for (const auto& [file, ranks] :
+         {std::pair{"h100x8-nvlink.toml", 8U}, std::pair{"cluster-16x8-h100-ib.toml", 16U}})
+    {
+        phantora::Scenario flow = Load(file);
+        phantora::Scenario packet = flow;
+        packet.network.transport = "packet";
+        const uint64_t bytes = 16 << 20;
+        const auto f = phantora::BenchCollective(flow, CollectiveKind::AllReduce, ranks, bytes, 1);
+        const auto p =
+            phantora::BenchCollective(packet, CollectiveKind::AllReduce, ranks, bytes, 1);
+        fmt::print("{} all_reduce 16 MiB on {} GPUs: {} flow {:.2f} us, packet {:.2f} us\n", file,
+                   ranks, f.algorithm, f.timeUs, p.timeUs);
+        EXPECT_TRUE(f.algorithm == "nvls" || f.algorithm == "nvlstree") << f.algorithm;
+        EXPECT_NEAR(p.timeUs / f.timeUs, 1.0, 0.01);
+    }
+}
+
 TEST(NvlsCalibration, TheMeasuredFourGpuNodeKeepsNvlsOff)
 {
     // tests/data/h200x4-nvlink was measured with NVLS off: the scenario must say so.
