@@ -42,7 +42,7 @@ echo "== ns-3 transports =="
 echo "== network simulation speed on shipped scenarios (wall time, events/s) =="
 BENCH_NET="$BUILD/bench/phantora-bench-network"
 echo "-- packet-level all-reduce, 256 MiB over 16 GPUs on 2 nodes (InfiniBand NDR) --"
-"$BENCH_NET" --scenario "$ROOT/scenarios/cluster-2x8-h100-ib.toml" --bytes 256MiB --transport packet
+"$BENCH_NET" --scenario "$ROOT/scenarios/cluster-2x8-h100-ib.toml" --bytes 256MiB --transport packet --algo tree
 echo "-- flow-level ring all-reduce, 1 GiB over 1024 GPUs = 128 nodes (InfiniBand NDR), one channel --"
 "$BENCH_NET" --scenario "$ROOT/scenarios/cluster-128x8-h100-ib.toml" --bytes 1GiB --transport flow \
     --algo ring --channels 1

@@ -27,6 +27,8 @@ for size in (1 << 20, 64 << 20, 1 << 30):
         script_us = float(m.group(1)) * 1e3
         env = dict(os.environ)
         env.pop("NCCL_ALGO", None)
+        # The scripts plan ring and tree (no NVLS): the scenario's NVLS-tree stays out.
+        env["NCCL_NVLS_ENABLE"] = "0"
         if algo != "auto":
             env["NCCL_ALGO"] = algo.capitalize()
         bench = subprocess.run([nccl_tests, "--scenario", scenario, "--ngpus", "16", "--op",
