@@ -23,8 +23,8 @@ void PhantoraTransport::SendThroughSwitch(const std::vector<uint32_t>&,
                                           const std::vector<uint32_t>&, uint64_t, DeliveredCallback)
 {
     throw std::logic_error(GetInstanceTypeId().GetName() +
-                           " does not model the NVSwitch's reduction (NVLS): use the flow-level "
-                           "transport ([network] transport = \"flow\") or NCCL_NVLS_ENABLE=0");
+                           " does not model the NVSwitch's reduction (NVLS): use the flow- or "
+                           "packet-level transport or NCCL_NVLS_ENABLE=0");
 }
 
 } // namespace ns3

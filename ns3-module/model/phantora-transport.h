@@ -39,8 +39,8 @@ public:
      * NVSwitch all of them and \p dstGpus are attached to; the switch reduces what arrives
      * (with one source it just copies) and sends the \p bytes of result down to every GPU
      * of \p dstGpus (multicast).  Each link thus carries \p bytes once, whatever the group's
-     * size.  \p onDelivered is called once every destination has the result.  Transports
-     * that do not model the switch's reduction throw std::logic_error (the base class).
+     * size.  \p onDelivered is called once every destination has the result.  FlowTransport
+     * and PacketTransport model it; others throw std::logic_error (the base class).
      */
     virtual void SendThroughSwitch(const std::vector<uint32_t>& srcGpus,
                                    const std::vector<uint32_t>& dstGpus, uint64_t bytes,
