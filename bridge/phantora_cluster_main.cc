@@ -63,6 +63,7 @@ int main(int argc, char** argv)
     bool serve = false;
     std::string listen;
     std::string keysDir;
+    double heartbeatTimeout = 30.0;
     app.set_version_flag("--version", std::string("phantora-cluster ") + PHANTORA_VERSION,
                          "print the version and exit");
     app.add_option("--scenario", scenarioFile, "cluster description (TOML; may extend others)")
@@ -109,6 +110,11 @@ int main(int argc, char** argv)
                    "CURVE key folder (created if empty): encrypt connections, refuse ranks "
                    "without its client key")
         ->option_text("DIR");
+    app.add_option("--heartbeat-timeout", heartbeatTimeout,
+                   "with --serve: seconds of silence from a phantora-rank after which its "
+                   "ranks count as lost and the run ends (default 30)")
+        ->check(CLI::PositiveNumber)
+        ->option_text("S");
     app.add_option("command", command, "the program each rank runs, after --")
         ->option_text("PROGRAM ARGS...");
     CLI11_PARSE(app, argc, argv);
@@ -168,6 +174,8 @@ int main(int argc, char** argv)
         options.connectTimeout = std::chrono::seconds(connectTimeout);
         options.listen = listen;
         options.remoteRanks = serve;
+        options.heartbeatTimeout =
+            std::chrono::milliseconds(static_cast<int64_t>(heartbeatTimeout * 1000.0));
         if (!keysDir.empty())
         {
             options.curve = wire::LoadOrCreateCurveKeys(keysDir);

@@ -175,6 +175,10 @@ wire::Hello RankClient::MakeHello() const
     hello.worldSize = EnvInt("WORLD_SIZE", 1);
     hello.localRank = EnvInt("LOCAL_RANK", 0);
     hello.pid = getpid();
+    if (const char* supervisor = std::getenv("PHANTORA_SUPERVISOR"))
+    {
+        hello.supervisor = supervisor;
+    }
     return hello;
 }
 
