@@ -282,7 +282,7 @@ void BridgeServer::ReceiveAll()
         }
         // The peer's network address (TCP), to name a remote rank's host.
         const char* address =
-            m_options.remoteRanks ? zmq_msg_gets(identity.handle(), "Peer-Address") : nullptr;
+            m_options.remoteRanks ? zmq_msg_gets(payload.handle(), "Peer-Address") : nullptr;
         OnMessage(identity.to_string(), payload.to_string(), address ? address : "");
     }
 }

@@ -120,7 +120,7 @@ TEST(MultiHost, AServedRankWhoseHostGoesSilentEndsTheRunNamingIt)
     const std::string pid = RankOnePid(r.output);
     ASSERT_NE(pid, "?") << r.output;
     const int seconds = SecondsToEnd(r.output);
-    EXPECT_GE(seconds, 2) << r.output; // --heartbeat-timeout 3
+    EXPECT_GE(seconds, 1) << r.output; // --heartbeat-timeout 3, heartbeats once a second
     EXPECT_LE(seconds, 10) << r.output;
     EXPECT_NE(r.output.find(fmt::format("rank 1 (host ")), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(fmt::format("pid {}): lost: nothing heard from its phantora-rank", pid)),
