@@ -158,6 +158,12 @@ extern "C"
         {
             return Status(cudaErrorInvalidValue);
         }
+        if (RankClient::IsServedLauncher())
+        {
+            // torchrun's agent asks torch.cuda.is_available() (for NUMA binding)
+            *count = 0;
+            return Status(cudaErrorNoDevice);
+        }
         *count = scope.Client().Welcome().deviceCount;
         return cudaSuccess;
     }

@@ -90,6 +90,10 @@ CUctx_st g_contexts[64];
 
 int DeviceCount()
 {
+    if (RankClient::IsServedLauncher())
+    {
+        return 0; // a launcher under phantora-rank is no rank (RankClient::IsServedLauncher)
+    }
     return RankClient::Get().Welcome().deviceCount;
 }
 

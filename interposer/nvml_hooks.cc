@@ -51,6 +51,10 @@ nvmlDevice_st g_devices[kMaxDevices];
 
 unsigned DeviceCount()
 {
+    if (RankClient::IsServedLauncher())
+    {
+        return 0; // a launcher under phantora-rank is no rank (RankClient::IsServedLauncher)
+    }
     return static_cast<unsigned>(RankClient::Get().Welcome().deviceCount);
 }
 
