@@ -153,16 +153,17 @@ extern "C"
 
     cudaError_t cudaGetDeviceCount(int* count)
     {
+        if (count && RankClient::IsServedLauncher())
+        {
+            // torchrun's agent asks torch.cuda.is_available() (for NUMA binding); a
+            // HookScope would connect
+            *count = 0;
+            return cudaErrorNoDevice;
+        }
         HookScope scope;
         if (!count)
         {
             return Status(cudaErrorInvalidValue);
-        }
-        if (RankClient::IsServedLauncher())
-        {
-            // torchrun's agent asks torch.cuda.is_available() (for NUMA binding)
-            *count = 0;
-            return Status(cudaErrorNoDevice);
         }
         *count = scope.Client().Welcome().deviceCount;
         return cudaSuccess;

@@ -231,6 +231,11 @@ extern "C"
 
     CUresult cuDeviceGetCount(int* count)
     {
+        if (count && RankClient::IsServedLauncher())
+        {
+            *count = 0; // no rank: no GPU (RankClient::IsServedLauncher); no HookScope
+            return CUDA_SUCCESS;
+        }
         HookScope scope;
         if (!count)
         {

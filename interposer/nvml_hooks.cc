@@ -145,6 +145,11 @@ extern "C"
 
     nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count)
     {
+        if (count && RankClient::IsServedLauncher())
+        {
+            *count = 0; // no rank: no GPU (RankClient::IsServedLauncher); no HookScope
+            return NVML_SUCCESS;
+        }
         HookScope scope;
         if (!count)
         {
