@@ -27,7 +27,8 @@ del sys.argv[1:5]
 def options_of(program):
     """The --options a program's --help lists."""
     out = subprocess.run([program, "--help"], capture_output=True, text=True, check=True).stdout
-    return set(re.findall(r"(--[a-z][a-z0-9-]*)", out))
+    # option lines only ("  --keys DIR  ..."), not the examples of the footer
+    return set(re.findall(r"(?m)^\s+(?:-\w,\s*)?(--[a-z][a-z0-9-]*)", out))
 
 
 CLUSTER_OPTIONS = options_of(CLUSTER)

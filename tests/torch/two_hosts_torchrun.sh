@@ -65,7 +65,7 @@ if [ "${PHANTORA_TWO_HOSTS_LOOPBACK:-0}" != 1 ] && ip netns add "$NS_PREFIX-hub"
     echo "two hosts: network namespaces $NS_PREFIX-{hub,a,b} on $NET.0/24"
 else
     HUB=127.0.0.1 ADDR_A=127.0.0.2 ADDR_B=127.0.0.3
-    echo "two hosts: no network namespaces here (not permitted); loopback addresses $ADDR_A, $ADDR_B"
+    echo "two hosts: no network namespaces (not permitted here, or PHANTORA_TWO_HOSTS_LOOPBACK=1); loopback addresses $ADDR_A, $ADDR_B"
 fi
 
 cat > "$WORK/s.toml" <<EOF
