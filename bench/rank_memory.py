@@ -67,7 +67,15 @@ def scenario(tmp, gpus):
     return path
 
 
-def run(build, ranks, steps, model, tmp):
+def available_gib():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 2**20
+    return float("inf")
+
+
+def run(build, ranks, steps, model, tmp, min_available):
     cluster = os.path.join(build, "bridge/phantora-cluster")
     python = os.path.join(build, "venv/bin/python")
     cmd = [cluster, "--scenario", scenario(tmp, ranks), "--nproc", str(ranks), "--progress",
@@ -77,9 +85,15 @@ def run(build, ranks, steps, model, tmp):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     samples = []  # (time, {pid: pss KiB})
     done = threading.Event()
+    starved = []
 
     def sample():
         while not done.is_set():
+            if available_gib() < min_available:
+                # A shared machine: stop before the kernel's OOM killer picks anyone.
+                starved.append(available_gib())
+                proc.terminate()  # phantora-cluster ends its ranks on SIGTERM
+                return
             now = time.monotonic()
             pss = {p: v for p in children(proc.pid) if (v := pss_kib(p)) is not None}
             if pss:
@@ -103,6 +117,9 @@ def run(build, ranks, steps, model, tmp):
     done.set()
     sampler.join()
     wall = time.monotonic() - start
+    if starved:
+        raise SystemExit(f"{ranks} ranks: stopped, {starved[0]:.1f} GiB of memory left "
+                         f"(--min-available-gib {min_available})")
     if rc != 0 or len(step_at) < 2:
         sys.stdout.write("".join(log[-30:]))
         raise SystemExit(f"{ranks} ranks: the run failed (exit {rc})")
@@ -124,13 +141,16 @@ def main():
     ap.add_argument("--ranks", type=int, nargs="+", default=[8, 32])
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--model", default=SMALL, help="train_gpt.py model arguments")
+    ap.add_argument("--min-available-gib", type=float, default=2.0,
+                    help="stop a run when the machine has less memory available (default 2)")
     args = ap.parse_args()
     print(f"examples/torch/train_gpt.py {args.model} --mode ddp, {args.steps} steps, "
           f"{os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.ranks:
             wall, per_step, per_rank, peak, mean_step = run(args.build, n, args.steps,
-                                                            args.model, tmp)
+                                                            args.model, tmp,
+                                                            args.min_available_gib)
             if per_rank:
                 pss = (f"PSS steady {statistics.mean(per_rank):.3f} GiB/rank mean, "
                        f"{max(per_rank):.3f} max ({len(per_rank)} ranks sampled)")
