@@ -75,11 +75,11 @@ def available_gib():
     return float("inf")
 
 
-def run(build, ranks, steps, model, tmp, min_available):
+def run(build, ranks, steps, model, tmp, min_available, connect_timeout):
     cluster = os.path.join(build, "bridge/phantora-cluster")
     python = os.path.join(build, "venv/bin/python")
     cmd = [cluster, "--scenario", scenario(tmp, ranks), "--nproc", str(ranks), "--progress",
-           "never", "--", python, os.path.join(ROOT, "examples/torch/train_gpt.py"),
+           "never", "--connect-timeout", str(connect_timeout), "--", python, os.path.join(ROOT, "examples/torch/train_gpt.py"),
            *model.split(), "--steps", str(steps), "--mode", "ddp"]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -141,6 +141,8 @@ def main():
     ap.add_argument("--ranks", type=int, nargs="+", default=[8, 32])
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--model", default=SMALL, help="train_gpt.py model arguments")
+    ap.add_argument("--connect-timeout", type=int, default=900,
+                    help="phantora-cluster --connect-timeout: every rank imports torch first")
     ap.add_argument("--min-available-gib", type=float, default=2.0,
                     help="stop a run when the machine has less memory available (default 2)")
     args = ap.parse_args()
@@ -150,7 +152,8 @@ def main():
         for n in args.ranks:
             wall, per_step, per_rank, peak, mean_step = run(args.build, n, args.steps,
                                                             args.model, tmp,
-                                                            args.min_available_gib)
+                                                            args.min_available_gib,
+                                                            args.connect_timeout)
             if per_rank:
                 pss = (f"PSS steady {statistics.mean(per_rank):.3f} GiB/rank mean, "
                        f"{max(per_rank):.3f} max ({len(per_rank)} ranks sampled)")
