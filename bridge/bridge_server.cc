@@ -152,7 +152,8 @@ void BridgeServer::TellRemotes(const RunOutcome& outcome)
         return;
     }
     wire::SupervisorNote note;
-    note.state = outcome.ok ? wire::SupervisorNote::State::Done : wire::SupervisorNote::State::Failed;
+    note.state =
+        outcome.ok ? wire::SupervisorNote::State::Done : wire::SupervisorNote::State::Failed;
     note.message = outcome.failure;
     for (const auto& identity : m_supervisors.Identities())
     {
@@ -363,7 +364,8 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
             ReceiveAll();
             if (m_options.remoteRanks)
             {
-                if (auto lost = m_supervisors.Check(m_engine.Ranks(), std::chrono::steady_clock::now()))
+                if (auto lost =
+                        m_supervisors.Check(m_engine.Ranks(), std::chrono::steady_clock::now()))
                 {
                     throw SimulationError(*lost);
                 }

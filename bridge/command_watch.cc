@@ -192,8 +192,9 @@ int CommandWatch::Run(pid_t child, const std::string& command)
             }
             else if (note->state == wire::SupervisorNote::State::Failed)
             {
-                std::fprintf(stderr, "phantora-rank: the simulation failed: %s\nphantora-rank: "
-                                     "stopping %s (pid %d)\n",
+                std::fprintf(stderr,
+                             "phantora-rank: the simulation failed: %s\nphantora-rank: "
+                             "stopping %s (pid %d)\n",
                              note->message.c_str(), command.c_str(), static_cast<int>(child));
                 StopGroup(child);
                 return 1;

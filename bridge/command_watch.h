@@ -24,8 +24,8 @@ public:
     {
         std::string endpoint; ///< the bridge (phantora-cluster --listen)
         std::optional<wire::CurveKeys> curve;
-        std::string id;       ///< "HOST:PID", given to the ranks as PHANTORA_SUPERVISOR
-        int rank{-1};         ///< the rank the command is, when the launcher says so
+        std::string id; ///< "HOST:PID", given to the ranks as PHANTORA_SUPERVISOR
+        int rank{-1};   ///< the rank the command is, when the launcher says so
         /// How long the bridge may stay silent before the command is stopped.
         std::chrono::seconds bridgeTimeout{60};
     };

@@ -12,8 +12,8 @@
 #include "command_watch.h"
 
 #include <CLI/CLI.hpp>
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

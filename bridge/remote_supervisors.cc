@@ -90,13 +90,13 @@ std::optional<std::string> RemoteSupervisors::Check(const std::vector<RankState>
             {
                 continue;
             }
-            return fmt::format("{}: its phantora-rank (pid {}) reports that its command {} (pid {}) "
-                               "{}{}",
-                               NameRanks(pending.empty() ? std::vector<int>(mine.begin(), mine.end())
-                                                         : pending,
-                                         s),
-                               s.last.pid, s.last.command, s.last.commandPid, s.last.exitMessage,
-                               pending.empty() ? "" : ", before the rank said goodbye");
+            return fmt::format(
+                "{}: its phantora-rank (pid {}) reports that its command {} (pid {}) "
+                "{}{}",
+                NameRanks(pending.empty() ? std::vector<int>(mine.begin(), mine.end()) : pending,
+                          s),
+                s.last.pid, s.last.command, s.last.commandPid, s.last.exitMessage,
+                pending.empty() ? "" : ", before the rank said goodbye");
         }
         if (now - s.lastSeen > m_heartbeatTimeout && (!pending.empty() || mine.empty()))
         {

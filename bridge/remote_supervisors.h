@@ -38,7 +38,8 @@ public:
 
     /// Why the run must end now, naming the ranks that are lost; nothing while every
     /// phantora-rank is heard from and every ended command's ranks said goodbye.
-    std::optional<std::string> Check(const std::vector<RankState>& ranks, Clock::time_point now) const;
+    std::optional<std::string> Check(const std::vector<RankState>& ranks,
+                                     Clock::time_point now) const;
 
     /// The routing identities of every phantora-rank heard from, for the last note.
     std::vector<std::string> Identities() const;

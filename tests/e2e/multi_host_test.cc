@@ -123,8 +123,9 @@ TEST(MultiHost, AServedRankWhoseHostGoesSilentEndsTheRunNamingIt)
     EXPECT_GE(seconds, 1) << r.output; // --heartbeat-timeout 3, heartbeats once a second
     EXPECT_LE(seconds, 10) << r.output;
     EXPECT_NE(r.output.find(fmt::format("rank 1 (host ")), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find(fmt::format("pid {}): lost: nothing heard from its phantora-rank", pid)),
-              std::string::npos)
+    EXPECT_NE(
+        r.output.find(fmt::format("pid {}): lost: nothing heard from its phantora-rank", pid)),
+        std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find("rank 0 phantora-rank exit 1"), std::string::npos) << r.output;
 }
