@@ -23,7 +23,8 @@ void OnSignal(int sig)
 } // namespace
 
 BridgeServer::BridgeServer(SimulationEngine& engine, ServerOptions options)
-    : m_engine(engine), m_options(std::move(options)), m_context(1)
+    : m_engine(engine), m_options(std::move(options)), m_context(1),
+      m_supervisors(m_options.heartbeatTimeout, std::chrono::seconds(2))
 {
     if (m_options.curve)
     {
@@ -123,7 +124,55 @@ void BridgeServer::Flush()
     m_outbox.clear();
 }
 
-void BridgeServer::OnMessage(const std::string& identity, const std::string& payload)
+void BridgeServer::OnWatch(const std::string& identity, uint64_t seq, const wire::Watch& watch,
+                           const std::string& address)
+{
+    if (!m_options.remoteRanks || watch.token != m_options.token)
+    {
+        // Only a served run has phantora-ranks to hear from.
+        ++m_rejected;
+        spdlog::warn("bridge: ignored a phantora-rank report from {} (pid {}): {}", watch.host,
+                     watch.pid,
+                     m_options.remoteRanks ? "wrong token" : "this run launches its own ranks");
+        return;
+    }
+    m_supervisors.OnWatch(watch, identity, address, std::chrono::steady_clock::now());
+    if (watch.exited)
+    {
+        spdlog::info("bridge: phantora-rank on host {} (pid {}): {} (pid {}) {}", watch.host,
+                     watch.pid, watch.command, watch.commandPid, watch.exitMessage);
+    }
+    SendTo(identity, {seq, wire::SupervisorNote{}});
+}
+
+void BridgeServer::TellRemotes(const RunOutcome& outcome)
+{
+    if (!m_options.remoteRanks)
+    {
+        return;
+    }
+    wire::SupervisorNote note;
+    note.state =
+        outcome.ok ? wire::SupervisorNote::State::Done : wire::SupervisorNote::State::Failed;
+    note.message = outcome.failure;
+    for (const auto& identity : m_supervisors.Identities())
+    {
+        SendTo(identity, {0, note});
+    }
+    if (!outcome.ok)
+    {
+        // A rank waiting in a call gets this as its answer and ends with the message.
+        for (const auto& [lane, identity] : m_identityOf)
+        {
+            SendTo(identity, {0, wire::Failure{"the simulation failed: " + outcome.failure}});
+        }
+    }
+    // What was just queued must leave before the socket closes with the server.
+    m_socket.set(zmq::sockopt::linger, 2000);
+}
+
+void BridgeServer::OnMessage(const std::string& identity, const std::string& payload,
+                             const std::string& address)
 {
     wire::RequestEnvelope req;
     try
@@ -135,6 +184,11 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
         // Anything can connect to a TCP port: never let a stranger's bytes end the run.
         ++m_rejected;
         spdlog::warn("bridge: rejected a message ({} bytes): {}", payload.size(), e.what());
+        return;
+    }
+    if (const auto* watch = std::get_if<wire::Watch>(&req.body))
+    {
+        OnWatch(identity, req.seq, *watch, address);
         return;
     }
     if (const auto* hello = std::get_if<wire::Hello>(&req.body))
@@ -170,6 +224,7 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
                 hello->rank, known != m_pidOf.end() ? known->second : hello->pid, hello->pid));
         }
         m_pidOf[hello->rank] = hello->pid;
+        m_supervisors.OnRankHello(hello->rank, hello->pid, hello->supervisor);
         m_laneOf[identity] = {hello->rank, req.lane};
         m_identityOf[{hello->rank, req.lane}] = identity;
     }
@@ -226,7 +281,10 @@ void BridgeServer::ReceiveAll()
             zmq::message_t extra;
             (void)m_socket.recv(extra, zmq::recv_flags::none);
         }
-        OnMessage(identity.to_string(), payload.to_string());
+        // The peer's network address (TCP), to name a remote rank's host.
+        const char* address =
+            m_options.remoteRanks ? zmq_msg_gets(payload.handle(), "Peer-Address") : nullptr;
+        OnMessage(identity.to_string(), payload.to_string(), address ? address : "");
     }
 }
 
@@ -306,6 +364,11 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
             ReceiveAll();
             if (m_options.remoteRanks)
             {
+                if (auto lost =
+                        m_supervisors.Check(m_engine.Ranks(), std::chrono::steady_clock::now()))
+                {
+                    throw SimulationError(*lost);
+                }
                 for (const auto& [rank, pid] : m_pidOf)
                 {
                     const RankState& r = m_engine.Ranks()[static_cast<std::size_t>(rank)];
@@ -366,6 +429,7 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
         outcome.failure = e.what();
         launcher.TerminateAll();
     }
+    TellRemotes(outcome);
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     return outcome;

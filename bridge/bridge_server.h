@@ -8,6 +8,7 @@
 #include "engine/simulation_engine.h"
 #include "launcher.h"
 #include "protocol/curve_keys.h"
+#include "remote_supervisors.h"
 
 #include <chrono>
 #include <functional>
@@ -33,6 +34,8 @@ struct ServerOptions
     /// The ranks are not the launcher's children (--serve): a rank that has said
     /// goodbye counts as exited, since no exit status will ever be reaped.
     bool remoteRanks{false};
+    /// With remoteRanks: silence of a phantora-rank after which its host counts as lost.
+    std::chrono::milliseconds heartbeatTimeout{30000};
 };
 
 struct RunOutcome
@@ -57,7 +60,14 @@ public:
 
 private:
     void ReceiveAll();
-    void OnMessage(const std::string& identity, const std::string& payload);
+    void OnMessage(const std::string& identity, const std::string& payload,
+                   const std::string& address);
+    /// A phantora-rank's heartbeat or exit report: noted and answered.
+    void OnWatch(const std::string& identity, uint64_t seq, const wire::Watch& watch,
+                 const std::string& address);
+    /// The end of a served run: every remote rank and phantora-rank hears how it went
+    /// (ranks stop waiting on a failed run; phantora-rank stops its command).
+    void TellRemotes(const RunOutcome& outcome);
     void Send(int rank, uint32_t lane, const wire::ReplyEnvelope& reply);
     /// Queues \p req of \p rank and hands the engine every request now in order.
     void Deliver(int rank, wire::RequestEnvelope req);
@@ -87,6 +97,7 @@ private:
     uint64_t m_rejected{0};
     uint64_t m_refusedKeys{0};
     std::function<void()> m_onTurn;
+    RemoteSupervisors m_supervisors;
 };
 
 } // namespace phantora

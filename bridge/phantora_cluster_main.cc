@@ -63,6 +63,8 @@ int main(int argc, char** argv)
     bool serve = false;
     std::string listen;
     std::string keysDir;
+    double heartbeatTimeout = 30.0;
+    std::string makeKeys;
     app.set_version_flag("--version", std::string("phantora-cluster ") + PHANTORA_VERSION,
                          "print the version and exit");
     app.add_option("--scenario", scenarioFile, "cluster description (TOML; may extend others)")
@@ -109,10 +111,36 @@ int main(int argc, char** argv)
                    "CURVE key folder (created if empty): encrypt connections, refuse ranks "
                    "without its client key")
         ->option_text("DIR");
+    app.add_option("--make-keys", makeKeys,
+                   "create a CURVE key folder (as --keys would) and exit: for launchers that "
+                   "start the ranks before the bridge")
+        ->option_text("DIR");
+    app.add_option("--heartbeat-timeout", heartbeatTimeout,
+                   "with --serve: seconds of silence from a phantora-rank after which its "
+                   "ranks count as lost and the run ends (default 30)")
+        ->check(CLI::PositiveNumber)
+        ->option_text("S");
     app.add_option("command", command, "the program each rank runs, after --")
         ->option_text("PROGRAM ARGS...");
     CLI11_PARSE(app, argc, argv);
 
+    if (!makeKeys.empty())
+    {
+        try
+        {
+            (void)wire::LoadOrCreateCurveKeys(makeKeys);
+        }
+        catch (const std::exception& e)
+        {
+            std::fprintf(stderr, "phantora-cluster: --make-keys %s: %s\n", makeKeys.c_str(),
+                         e.what());
+            return 1;
+        }
+        std::printf("phantora-cluster: CURVE keys in %s (every rank host needs server.pub, "
+                    "client.pub and client.secret; only the bridge needs server.secret)\n",
+                    makeKeys.c_str());
+        return 0;
+    }
     if (serve && (nproc == 0 || listen.empty()))
     {
         std::fprintf(stderr, "phantora-cluster: --serve needs --nproc N and --listen "
@@ -168,6 +196,8 @@ int main(int argc, char** argv)
         options.connectTimeout = std::chrono::seconds(connectTimeout);
         options.listen = listen;
         options.remoteRanks = serve;
+        options.heartbeatTimeout =
+            std::chrono::milliseconds(static_cast<int64_t>(heartbeatTimeout * 1000.0));
         if (!keysDir.empty())
         {
             options.curve = wire::LoadOrCreateCurveKeys(keysDir);

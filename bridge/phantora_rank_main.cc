@@ -1,18 +1,26 @@
 // phantora-rank: starts one rank (or a launcher of ranks, such as torchrun) against a
 // bridge that runs elsewhere (phantora-cluster --serve).  It sets up the environment
-// the interposer reads, then becomes CMD (exec), so that CMD and every process it
+// the interposer reads and starts CMD with it, so that CMD and every process it
 // starts inherit it: torchrun's workers, srun's tasks, a container's entrypoint.
+// It stays CMD's parent (CommandWatch): the bridge hears from it that this host is
+// alive and how CMD ended, and it stops CMD when the run fails or the bridge is lost.
+// Signals it gets (srun's and Kubernetes' SIGTERM, a terminal's SIGINT) go to CMD.
 //
 // Rank identity is the launcher's: RANK/WORLD_SIZE/LOCAL_RANK (torchrun, PyTorchJob)
 // are used as they are; under srun, SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID fill
 // in those that are unset.
+#include "command_watch.h"
+
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -34,6 +42,23 @@ void FillFrom(const char* name, const char* from)
     }
 }
 
+/// CMD's process group, for the signal handler.
+volatile pid_t g_child = 0;
+
+void Forward(int sig)
+{
+    if (g_child > 0)
+    {
+        kill(-g_child, sig);
+    }
+}
+
+int EnvInt(const char* name, int fallback)
+{
+    const char* v = std::getenv(name);
+    return v && *v ? std::atoi(v) : fallback;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -51,6 +76,7 @@ int main(int argc, char** argv)
     std::string keysDir;
     std::string interposer = PHANTORA_INTERPOSER_PATH;
     std::vector<std::string> command;
+    int bridgeTimeout = EnvInt("PHANTORA_BRIDGE_TIMEOUT", 60);
     app.add_option("--connect", connect, "the bridge's endpoint (phantora-cluster --listen)")
         ->required()
         ->option_text("tcp://ADDR:PORT");
@@ -61,6 +87,11 @@ int main(int argc, char** argv)
                    "libphantora_interposer.so to preload (default: this build's)")
         ->check(CLI::ExistingFile)
         ->option_text("FILE");
+    app.add_option("--bridge-timeout", bridgeTimeout,
+                   "seconds without an answer from the bridge before CMD is stopped (default "
+                   "60, or PHANTORA_BRIDGE_TIMEOUT)")
+        ->check(CLI::PositiveNumber)
+        ->option_text("S");
     app.add_option("command", command, "the program to run, after --")
         ->required()
         ->option_text("CMD ARGS...");
@@ -75,9 +106,21 @@ int main(int argc, char** argv)
         oldPreload && *oldPreload ? interposer + ":" + oldPreload : interposer;
     setenv("LD_PRELOAD", preload.c_str(), 1);
     setenv("PHANTORA_BRIDGE", connect.c_str(), 1);
+    phantora::CommandWatch::Options watch;
+    watch.endpoint = connect;
+    watch.bridgeTimeout = std::chrono::seconds(bridgeTimeout);
     if (!keysDir.empty())
     {
         setenv("PHANTORA_KEYS", std::filesystem::absolute(keysDir).c_str(), 1);
+        try
+        {
+            watch.curve = phantora::wire::LoadRankCurveKeys(keysDir);
+        }
+        catch (const std::exception& e)
+        {
+            std::fprintf(stderr, "phantora-rank: --keys %s: %s\n", keysDir.c_str(), e.what());
+            return 2;
+        }
     }
     else
     {
@@ -86,6 +129,14 @@ int main(int argc, char** argv)
     // No launcher process of ours watches this rank: the interposer gives up on a bridge
     // that never answers instead (PHANTORA_CONNECT_TIMEOUT).
     unsetenv("PHANTORA_LAUNCHER_PID");
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    watch.id = std::string(host) + ":" + std::to_string(getpid());
+    setenv("PHANTORA_SUPERVISOR", watch.id.c_str(), 1);
+    if (const char* rank = std::getenv("RANK"); rank && *rank)
+    {
+        watch.rank = std::atoi(rank);
+    }
 
     std::vector<char*> args;
     for (auto& a : command)
@@ -93,7 +144,58 @@ int main(int argc, char** argv)
         args.push_back(a.data());
     }
     args.push_back(nullptr);
-    execvp(args[0], args.data());
-    std::fprintf(stderr, "phantora-rank: cannot execute %s: %s\n", args[0], std::strerror(errno));
-    return 127;
+    // The pipe is closed on a successful exec: a byte on it is exec's errno.
+    int execPipe[2];
+    if (pipe2(execPipe, O_CLOEXEC) != 0)
+    {
+        std::perror("phantora-rank: pipe");
+        return 1;
+    }
+    const pid_t child = fork();
+    if (child < 0)
+    {
+        std::perror("phantora-rank: fork");
+        return 1;
+    }
+    if (child == 0)
+    {
+        // Its own process group: stopping CMD stops what it started too.
+        setpgid(0, 0);
+        close(execPipe[0]);
+        execvp(args[0], args.data());
+        const int err = errno;
+        (void)!write(execPipe[1], &err, sizeof err);
+        _exit(127);
+    }
+    setpgid(child, child);
+    close(execPipe[1]);
+    int execErrno = 0;
+    if (read(execPipe[0], &execErrno, sizeof execErrno) == sizeof execErrno)
+    {
+        std::fprintf(stderr, "phantora-rank: cannot execute %s: %s\n", args[0],
+                     std::strerror(execErrno));
+        waitpid(child, nullptr, 0);
+        return 127;
+    }
+    close(execPipe[0]);
+    g_child = child;
+    struct sigaction sa = {};
+    sa.sa_handler = Forward;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
+    {
+        sigaction(sig, &sa, nullptr);
+    }
+    try
+    {
+        return phantora::CommandWatch(watch).Run(child, command.front());
+    }
+    catch (const std::exception& e)
+    {
+        std::fprintf(stderr, "phantora-rank: %s; stopping %s (pid %d)\n", e.what(),
+                     command.front().c_str(), static_cast<int>(child));
+        kill(-child, SIGKILL);
+        return 1;
+    }
 }

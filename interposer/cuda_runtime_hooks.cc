@@ -153,6 +153,13 @@ extern "C"
 
     cudaError_t cudaGetDeviceCount(int* count)
     {
+        if (count && RankClient::IsServedLauncher())
+        {
+            // torchrun's agent asks torch.cuda.is_available() (for NUMA binding); a
+            // HookScope would connect
+            *count = 0;
+            return cudaErrorNoDevice;
+        }
         HookScope scope;
         if (!count)
         {

@@ -90,6 +90,10 @@ CUctx_st g_contexts[64];
 
 int DeviceCount()
 {
+    if (RankClient::IsServedLauncher())
+    {
+        return 0; // a launcher under phantora-rank is no rank (RankClient::IsServedLauncher)
+    }
     return RankClient::Get().Welcome().deviceCount;
 }
 
@@ -227,6 +231,11 @@ extern "C"
 
     CUresult cuDeviceGetCount(int* count)
     {
+        if (count && RankClient::IsServedLauncher())
+        {
+            *count = 0; // no rank: no GPU (RankClient::IsServedLauncher); no HookScope
+            return CUDA_SUCCESS;
+        }
         HookScope scope;
         if (!count)
         {

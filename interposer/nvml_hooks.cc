@@ -51,6 +51,10 @@ nvmlDevice_st g_devices[kMaxDevices];
 
 unsigned DeviceCount()
 {
+    if (RankClient::IsServedLauncher())
+    {
+        return 0; // a launcher under phantora-rank is no rank (RankClient::IsServedLauncher)
+    }
     return static_cast<unsigned>(RankClient::Get().Welcome().deviceCount);
 }
 
@@ -141,6 +145,11 @@ extern "C"
 
     nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count)
     {
+        if (count && RankClient::IsServedLauncher())
+        {
+            *count = 0; // no rank: no GPU (RankClient::IsServedLauncher); no HookScope
+            return NVML_SUCCESS;
+        }
         HookScope scope;
         if (!count)
         {

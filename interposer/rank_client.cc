@@ -60,6 +60,17 @@ bool RankClient::Configured()
     return b && *b;
 }
 
+bool RankClient::IsServedLauncher()
+{
+    static const bool launcher = []
+    {
+        const char* supervisor = std::getenv("PHANTORA_SUPERVISOR");
+        const char* rank = std::getenv("RANK");
+        return supervisor && *supervisor && !(rank && *rank);
+    }();
+    return launcher;
+}
+
 RankClient& RankClient::Get()
 {
     if (s_forked.load(std::memory_order_relaxed))
@@ -69,6 +80,12 @@ RankClient& RankClient::Get()
               "use the GPU");
     }
     // Never destroyed (see rank_client.h); the goodbye takes the destructor's place.
+    if (IsServedLauncher())
+    {
+        Fatal("a CUDA call in a process that phantora-rank started without a RANK (a launcher "
+              "such as torchrun's agent): only ranks may use the GPU; set RANK for a process "
+              "that is one");
+    }
     static RankClient* const client = new RankClient();
     static const struct SayGoodbye
     {
@@ -175,6 +192,10 @@ wire::Hello RankClient::MakeHello() const
     hello.worldSize = EnvInt("WORLD_SIZE", 1);
     hello.localRank = EnvInt("LOCAL_RANK", 0);
     hello.pid = getpid();
+    if (const char* supervisor = std::getenv("PHANTORA_SUPERVISOR"))
+    {
+        hello.supervisor = supervisor;
+    }
     return hello;
 }
 

@@ -41,6 +41,10 @@ public:
     static RankClient& Get();
     /// True when this process was started for simulation (PHANTORA_BRIDGE is set).
     static bool Configured();
+    /// True in a launcher that phantora-rank started (torchrun's agent: PHANTORA_SUPERVISOR
+    /// set, RANK not): it is no rank, so it sees no GPU (device counts answer 0) and any
+    /// other CUDA call ends it; its workers, which have a RANK, are the ranks.
+    static bool IsServedLauncher();
     /// The client if it is connected already, else nullptr (never connects).
     static RankClient* IfConnected();
 

@@ -103,10 +103,10 @@ ReplyEnvelope DecodeReply(std::string_view bytes)
 const char* RequestName(const Request& r)
 {
     static constexpr const char* kNames[] = {
-        "Hello",          "KernelLaunch",     "Memcpy",          "Synchronize", "NcclCommInit",
-        "NcclCollective", "NcclCommDestroy",  "Goodbye",         "EventRecord", "StreamWaitEvent",
-        "EventWait",      "EventElapsed",     "NcclCommSplit",   "NcclP2P",     "HostEvent",
-        "HostFunction",   "HostFunctionDone", "CollectiveValues"};
+        "Hello",          "KernelLaunch",     "Memcpy",           "Synchronize", "NcclCommInit",
+        "NcclCollective", "NcclCommDestroy",  "Goodbye",          "EventRecord", "StreamWaitEvent",
+        "EventWait",      "EventElapsed",     "NcclCommSplit",    "NcclP2P",     "HostEvent",
+        "HostFunction",   "HostFunctionDone", "CollectiveValues", "Watch"};
     static_assert(std::size(kNames) == std::variant_size_v<Request>);
     return kNames[r.index()];
 }

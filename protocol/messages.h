@@ -21,7 +21,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 6;
+inline constexpr uint16_t kVersion = 7;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -127,9 +127,12 @@ struct Hello
     int32_t worldSize{0};
     int32_t localRank{0};
     int32_t pid{0};
+    /// The phantora-rank that started this rank (its Watch::id, from PHANTORA_SUPERVISOR);
+    /// empty for ranks that phantora-cluster launched itself.
+    std::string supervisor;
     template <class A> void serialize(A& ar)
     {
-        ar(BoundedString{token}, rank, worldSize, localRank, pid);
+        ar(BoundedString{token}, rank, worldSize, localRank, pid, BoundedString{supervisor});
     }
 };
 
@@ -387,10 +390,35 @@ struct Goodbye
     template <class A> void serialize(A& ar) { ar(peakDeviceBytes, hostTime); }
 };
 
+/// phantora-rank -> bridge, once a second from the process that stays the parent of
+/// a served run's command (a rank, or a launcher of ranks such as torchrun): a
+/// heartbeat while the command runs, and its exit status once it has ended.  The
+/// bridge learns from it which ranks died (the command's exit) and which host went
+/// away (the heartbeats stop).  Not a rank's request: the bridge answers it with a
+/// SupervisorNote and hands it to no engine.
+struct Watch
+{
+    std::string token;
+    std::string id;   ///< "HOST:PID", unique per phantora-rank; ranks name it in Hello
+    std::string host; ///< the host's name (gethostname)
+    int32_t pid{0};   ///< phantora-rank's
+    int32_t rank{-1}; ///< the rank it starts when known (RANK or SLURM_PROCID), else -1
+    int32_t commandPid{0};
+    std::string command; ///< the program it runs (argv[0])
+    bool exited{false};
+    bool clean{false};       ///< exited with status 0
+    std::string exitMessage; ///< "exited with status 3", "was killed by signal 9 (Killed)"
+    template <class A> void serialize(A& ar)
+    {
+        ar(BoundedString{token}, BoundedString{id}, BoundedString{host}, pid, rank, commandPid,
+           BoundedString{command}, exited, clean, BoundedString{exitMessage});
+    }
+};
+
 using Request = std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
                              NcclCommDestroy, Goodbye, EventRecord, StreamWaitEvent, EventWait,
                              EventElapsed, NcclCommSplit, NcclP2P, HostEvent, HostFunction,
-                             HostFunctionDone, CollectiveValues>;
+                             HostFunctionDone, CollectiveValues, Watch>;
 
 struct RequestEnvelope
 {
@@ -478,8 +506,24 @@ struct CollectiveResult
     template <class A> void serialize(A& ar) { ar(known, BoundedString{values, kMaxValueBytes}); }
 };
 
-using Reply =
-    std::variant<Welcome, Resume, CommReady, Failure, QueryAnswer, Elapsed, CollectiveResult>;
+/// bridge -> phantora-rank: the answer to each Watch (the bridge is alive), and at
+/// the end of the run whether it ended well; after a failure phantora-rank stops its
+/// command, whose ranks would otherwise wait for a bridge that is gone.
+struct SupervisorNote
+{
+    enum class State : uint8_t
+    {
+        Running = 0,
+        Done = 1,
+        Failed = 2,
+    };
+    State state{State::Running};
+    std::string message; ///< why the run failed
+    template <class A> void serialize(A& ar) { ar(state, BoundedString{message}); }
+};
+
+using Reply = std::variant<Welcome, Resume, CommReady, Failure, QueryAnswer, Elapsed,
+                           CollectiveResult, SupervisorNote>;
 
 struct ReplyEnvelope
 {

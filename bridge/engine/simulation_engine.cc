@@ -131,6 +131,8 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
                                      m.sequence, m.comm);
                 m_lanes.Block(ctx, std::move(w));
             },
+            // phantora-rank's heartbeat: BridgeServer answers it and never hands it here.
+            [&](const wire::Watch&) {},
             [&](const wire::Goodbye& m)
             {
                 r.peakDeviceBytes = m.peakDeviceBytes;

@@ -31,7 +31,104 @@ std::string RankLine(int rank, const std::string& identity, const std::string& k
                        identity, idFile, PHANTORA_RANK, keys, PHANTORA_CUDA_EXAMPLE, rank, rank);
 }
 
+/// \p script as one single-quoted sh word.
+std::string ShQuoted(const std::string& script)
+{
+    std::string quoted = "'";
+    for (char c : script)
+    {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+}
+
+/// A served run of two ranks, each under its own phantora-rank, that runs far longer
+/// than the test (each process under `timeout`, so that none outlives it): once rank 1
+/// has made steps, \p kill (a shell command that may use $sup1, rank 1's
+/// phantora-rank, and $rank1, its command) takes rank 1 away.  The
+/// output has the server's exit status and the seconds it took to end after the kill.
+CommandResult ServeTwoAndTakeRankOneAway(const std::string& kill)
+{
+    const auto scenario = WriteFile("s.toml", SwitchScenario(2, kExtra));
+    const auto dir = ScratchDir();
+    std::string script = fmt::format(
+        "cd {dir} || exit 1; "
+        "timeout 50 {cluster} --scenario {scenario} --serve --nproc 2 --listen 'tcp://127.0.0.1:*' "
+        "--heartbeat-timeout 3 > server.log 2>&1 & server=$!; "
+        "for i in $(seq 100); do grep -q 'serving on' server.log && break; sleep 0.1; done; "
+        "EP=$(sed -n 's/.*serving on \\(tcp:[^ ;]*\\).*/\\1/p' server.log | head -1); "
+        "RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 timeout 50 {rank} --connect \"$EP\" -- {example} 1048576 "
+        "100000000 > rank0.log 2>&1 & sup0=$!; "
+        "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 timeout 50 {rank} --connect \"$EP\" -- {example} 1048576 "
+        "100000000 > rank1.log 2>&1 & sup1=$!; "
+        "for i in $(seq 300); do grep -q 'rank 1 step 3 ' rank1.log && break; sleep 0.1; done; "
+        "sup1=$(pgrep -P $sup1); rank1=$(pgrep -P $sup1); echo \"rank 1 is pid $rank1\"; "
+        "{kill}; killed=$(date +%s); "
+        "wait $server; echo \"server exit $? after $(( $(date +%s) - killed )) s\"; "
+        "wait $sup0; echo \"rank 0 phantora-rank exit $?\"; "
+        "cat server.log; tail -5 rank0.log",
+        fmt::arg("dir", dir.string()), fmt::arg("cluster", PHANTORA_CLUSTER),
+        fmt::arg("scenario", scenario.string()), fmt::arg("rank", PHANTORA_RANK),
+        fmt::arg("example", PHANTORA_CUDA_EXAMPLE), fmt::arg("kill", kill));
+    return RunCommand("timeout 60 sh -c " + ShQuoted(script));
+}
+
+/// The pid the script above printed for rank 1's command.
+std::string RankOnePid(const std::string& output)
+{
+    const std::string key = "rank 1 is pid ";
+    const auto at = output.find(key);
+    if (at == std::string::npos)
+    {
+        return "?";
+    }
+    return output.substr(at + key.size(), output.find('\n', at) - at - key.size());
+}
+
+/// Seconds the script above reports between the kill and the server's end; -1: none.
+int SecondsToEnd(const std::string& output)
+{
+    const std::string key = "server exit 1 after ";
+    const auto at = output.find(key);
+    return at == std::string::npos ? -1 : std::atoi(output.c_str() + at + key.size());
+}
+
 } // namespace
+
+TEST(MultiHost, AKilledServedRankEndsTheRunNamingIt)
+{
+    const CommandResult r = ServeTwoAndTakeRankOneAway("kill -KILL $rank1");
+    const std::string pid = RankOnePid(r.output);
+    ASSERT_NE(pid, "?") << r.output;
+    const int seconds = SecondsToEnd(r.output);
+    EXPECT_GE(seconds, 0) << r.output;
+    EXPECT_LE(seconds, 10) << r.output;
+    EXPECT_NE(r.output.find(fmt::format("rank 1 (host ")), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(fmt::format("pid {}) ", pid)), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("was killed by signal 9"), std::string::npos) << r.output;
+    // the other rank's phantora-rank hears of the failure and stops its rank
+    EXPECT_NE(r.output.find("phantora-rank: the simulation failed: rank 1 (host"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("rank 0 phantora-rank exit 1"), std::string::npos) << r.output;
+}
+
+TEST(MultiHost, AServedRankWhoseHostGoesSilentEndsTheRunNamingIt)
+{
+    // The whole "host": phantora-rank and its command, gone without a word.
+    const CommandResult r = ServeTwoAndTakeRankOneAway("kill -KILL $sup1 $rank1");
+    const std::string pid = RankOnePid(r.output);
+    ASSERT_NE(pid, "?") << r.output;
+    const int seconds = SecondsToEnd(r.output);
+    EXPECT_GE(seconds, 1) << r.output; // --heartbeat-timeout 3, heartbeats once a second
+    EXPECT_LE(seconds, 10) << r.output;
+    EXPECT_NE(r.output.find(fmt::format("rank 1 (host ")), std::string::npos) << r.output;
+    EXPECT_NE(
+        r.output.find(fmt::format("pid {}): lost: nothing heard from its phantora-rank", pid)),
+        std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("rank 0 phantora-rank exit 1"), std::string::npos) << r.output;
+}
 
 TEST(MultiHost, ServedRanksOfTwoGroupsMatchOneLauncherAndAForeignKeyIsRefused)
 {
@@ -78,18 +175,7 @@ TEST(MultiHost, ServedRanksOfTwoGroupsMatchOneLauncherAndAForeignKeyIsRefused)
     script += "wait $server; echo \"server exit $?\"; wait; "
               "cat server.log rank0.log rank1.log rank2.log rank3.log; "
               "echo '--- foreign'; cat foreign.log";
-    const CommandResult served =
-        RunCommand("timeout 50 sh -c '" +
-                   [&]
-                   {
-                       std::string quoted;
-                       for (char c : script)
-                       {
-                           quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-                       }
-                       return quoted;
-                   }() +
-                   "'");
+    const CommandResult served = RunCommand("timeout 50 sh -c " + ShQuoted(script));
     EXPECT_NE(served.output.find("server exit 0"), std::string::npos) << served.output;
     EXPECT_EQ(StepTimesNs(served.output), expected) << served.output;
     for (int r = 0; r < 4; ++r)

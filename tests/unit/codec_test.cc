@@ -25,12 +25,33 @@ template <class T> T RoundTripRequest(const T& body)
 
 TEST(Codec, RequestsRoundTrip)
 {
-    Hello h{"tok", 3, 8, 3, 999};
+    Hello h{"tok", 3, 8, 3, 999, "hostb:1234"};
     const Hello h2 = RoundTripRequest(h);
     EXPECT_EQ(h2.token, "tok");
     EXPECT_EQ(h2.rank, 3);
     EXPECT_EQ(h2.worldSize, 8);
     EXPECT_EQ(h2.pid, 999);
+    EXPECT_EQ(h2.supervisor, "hostb:1234");
+
+    Watch w;
+    w.id = "hostb:1234";
+    w.host = "hostb";
+    w.pid = 1234;
+    w.rank = 2;
+    w.commandPid = 1240;
+    w.command = "torchrun";
+    w.exited = true;
+    w.exitMessage = "was killed by signal 9 (Killed)";
+    const Watch w2 = RoundTripRequest(w);
+    EXPECT_EQ(w2.id, w.id);
+    EXPECT_EQ(w2.host, "hostb");
+    EXPECT_EQ(w2.pid, 1234);
+    EXPECT_EQ(w2.rank, 2);
+    EXPECT_EQ(w2.commandPid, 1240);
+    EXPECT_EQ(w2.command, "torchrun");
+    EXPECT_TRUE(w2.exited);
+    EXPECT_FALSE(w2.clean);
+    EXPECT_EQ(w2.exitMessage, w.exitMessage);
 
     KernelLaunch k{0x1010, "step(float*, int)", {1024, 2, 1}, {256, 1, 1}, 4096, "1=32000"};
     const KernelLaunch k2 = RoundTripRequest(k);
@@ -139,6 +160,11 @@ TEST(Codec, RepliesRoundTrip)
     EXPECT_EQ(std::get<Resume>(DecodeReply(Encode(ReplyEnvelope{1, Resume{-5}})).body).clockNs, -5);
     EXPECT_EQ(std::get<Failure>(DecodeReply(Encode(ReplyEnvelope{1, Failure{"no"}})).body).message,
               "no");
+    const auto note = std::get<SupervisorNote>(
+        DecodeReply(Encode(ReplyEnvelope{3, SupervisorNote{SupervisorNote::State::Failed, "why"}}))
+            .body);
+    EXPECT_EQ(note.state, SupervisorNote::State::Failed);
+    EXPECT_EQ(note.message, "why");
     const std::string bytes(kMaxValueBytes, '\x5a');
     const auto r = std::get<CollectiveResult>(
         DecodeReply(Encode(ReplyEnvelope{2, CollectiveResult{true, bytes}})).body);
@@ -203,7 +229,7 @@ TEST(Codec, BoundedRandomBytesNeverCrash)
         Encode(
             RequestEnvelope{1, 2, KernelLaunch{1, "kernel_name", {1, 2, 3}, {4, 5, 6}, 7, "0=1"}}),
         Encode(RequestEnvelope{3, 4, NcclCommInit{}}),
-        Encode(RequestEnvelope{5, 6, Hello{"token", 1, 2, 3, 4}}),
+        Encode(RequestEnvelope{5, 6, Hello{"token", 1, 2, 3, 4, ""}}),
         Encode(RequestEnvelope{7, 8, NcclP2P{1, 2, {{0, 1, true}, {2, 3, false}}}}),
         Encode(RequestEnvelope{9, 10, HostEvent{HostEventKind::Wake, 1, 5}}),
         Encode(RequestEnvelope{11, 12,

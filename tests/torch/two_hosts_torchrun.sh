@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Two "hosts" on one machine: phantora-cluster --serve holds the bridge and the network,
+# two torchrun node groups of 2 ranks each (torchrun --nnodes 2 --node_rank K
+# --nproc_per_node 2, each under phantora-rank) train examples/torch/train_gpt.py with
+# DDP over CURVE.  Each group runs in its own network namespace, joined to the bridge's
+# by a veth pair and a Linux bridge, with private addresses that exist only inside the
+# namespaces; where namespaces cannot be made (not root, no CAP_NET_ADMIN), the groups
+# use separate loopback addresses instead (127.0.0.2, 127.0.0.3).
+#
+# Checked: every step time of the served run is the one a 4-rank single-launcher run
+# (phantora-cluster --nproc 4) of the same scenario prints; a phantora-rank with a
+# key that is not the run's is refused (and logged with its address) and gives up.
+#
+# usage: two_hosts_torchrun.sh PHANTORA_CLUSTER PHANTORA_RANK PYTHON SOURCE_DIR
+set -uo pipefail
+
+CLUSTER=$1 RANK_BIN=$2 PYTHON=$3 SRC=$4
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/phantora-two-hosts.XXXXXX")
+SMALL="--layers 2 --width 256 --heads 4 --seq 128 --batch 4 --vocab 4096 --steps 3 --mode ddp"
+NS_PREFIX="phantora-$$"
+USE_NETNS=0
+PIDS=()
+
+fail() {
+    echo "FAIL: $*" >&2
+    for f in "$WORK"/*.log; do echo "=== $f"; tail -40 "$f"; done >&2
+    exit 1
+}
+
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    if [ "$USE_NETNS" = 1 ]; then
+        for ns in hub a b; do ip netns del "$NS_PREFIX-$ns" 2>/dev/null; done
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# hub: the bridge's "host"; a, b: the two torchrun node groups.
+in_ns() { # in_ns NAME CMD... (no namespace in loopback mode)
+    local ns=$1
+    shift
+    if [ "$USE_NETNS" = 1 ]; then ip netns exec "$NS_PREFIX-$ns" "$@"; else "$@"; fi
+}
+
+# PHANTORA_TWO_HOSTS_LOOPBACK=1 takes the loopback way even where namespaces work.
+if [ "${PHANTORA_TWO_HOSTS_LOOPBACK:-0}" != 1 ] && ip netns add "$NS_PREFIX-hub" 2>/dev/null; then
+    USE_NETNS=1
+    NET="10.213.$(($$ % 250 + 1))"
+    ip netns add "$NS_PREFIX-a" && ip netns add "$NS_PREFIX-b" || fail "ip netns add"
+    ip -n "$NS_PREFIX-hub" link add br0 type bridge || fail "bridge device"
+    ip -n "$NS_PREFIX-hub" addr add "$NET.1/24" dev br0
+    ip -n "$NS_PREFIX-hub" link set br0 up
+    ip -n "$NS_PREFIX-hub" link set lo up
+    for g in a b; do
+        ip link add "veth-$g" netns "$NS_PREFIX-hub" type veth peer name eth0 netns "$NS_PREFIX-$g" ||
+            fail "veth pair for $g"
+        ip -n "$NS_PREFIX-hub" link set "veth-$g" master br0 up
+        ip -n "$NS_PREFIX-$g" link set lo up
+        ip -n "$NS_PREFIX-$g" link set eth0 up
+    done
+    ip -n "$NS_PREFIX-a" addr add "$NET.2/24" dev eth0
+    ip -n "$NS_PREFIX-b" addr add "$NET.3/24" dev eth0
+    HUB=$NET.1 ADDR_A=$NET.2 ADDR_B=$NET.3
+    echo "two hosts: network namespaces $NS_PREFIX-{hub,a,b} on $NET.0/24"
+else
+    HUB=127.0.0.1 ADDR_A=127.0.0.2 ADDR_B=127.0.0.3
+    echo "two hosts: no network namespaces (not permitted here, or PHANTORA_TWO_HOSTS_LOOPBACK=1); loopback addresses $ADDR_A, $ADDR_B"
+fi
+
+cat > "$WORK/s.toml" <<EOF
+extends = ["$SRC/scenarios/h200x4-nvlink.toml"]
+[cpu]
+time_scale = 0.0 # host time off: step times depend on nothing but the simulation
+EOF
+
+# Only the simulated times, in a form both runs print alike.
+step_times() { grep -Eo '(step [0-9]+: [0-9.]+ ms|rank [0-9]+: mean step [0-9.]+ ms)' "$1" | sort; }
+
+# 1. One launcher, four ranks; at the same time as the served run (host time is off, so
+# sharing the machine changes no simulated time).
+timeout 200 "$CLUSTER" --scenario "$WORK/s.toml" --nproc 4 --progress never -- \
+    "$PYTHON" "$SRC/examples/torch/train_gpt.py" $SMALL > "$WORK/single.log" 2>&1 &
+SINGLE=$!
+PIDS+=("$SINGLE")
+
+# 2. The bridge on "host" hub, serving four ranks over CURVE.
+in_ns hub timeout 200 "$CLUSTER" --scenario "$WORK/s.toml" --serve --nproc 4 \
+    --listen "tcp://$HUB:*" --keys "$WORK/keys" --heartbeat-timeout 20 --progress never \
+    -- "$PYTHON" "$SRC/examples/torch/train_gpt.py" > "$WORK/server.log" 2>&1 &
+SERVER=$!
+PIDS+=("$SERVER")
+for _ in $(seq 100); do grep -q 'serving on' "$WORK/server.log" && break; sleep 0.1; done
+EP=$(sed -n 's/.*serving on \(tcp:[^ ;]*\).*/\1/p' "$WORK/server.log" | head -1)
+[ -n "$EP" ] || fail "the bridge did not start serving"
+
+# A key folder with the bridge's public key but a client key pair of its own (the
+# bridge's own pair: valid CURVE keys, just not the run's client key).
+mkdir -p "$WORK/foreign"
+cp "$WORK/keys/server.pub" "$WORK/foreign/server.pub"
+cp "$WORK/keys/server.pub" "$WORK/foreign/client.pub"
+cp "$WORK/keys/server.secret" "$WORK/foreign/client.secret"
+in_ns b env RANK=3 WORLD_SIZE=4 LOCAL_RANK=1 PHANTORA_CONNECT_TIMEOUT=3 timeout 60 \
+    "$RANK_BIN" --connect "$EP" --keys "$WORK/foreign" --bridge-timeout 5 -- \
+    "$PYTHON" -c 'import torch; torch.zeros(1, device="cuda")' > "$WORK/foreign.log" 2>&1 &
+FOREIGN=$!
+PIDS+=("$FOREIGN")
+
+# 3. Two torchrun node groups, one per "host"; node 0's agent holds the rendezvous.
+for k in 0 1; do
+    g=$([ "$k" = 0 ] && echo a || echo b)
+    addr=$([ "$k" = 0 ] && echo "$ADDR_A" || echo "$ADDR_B")
+    in_ns "$g" timeout 200 "$RANK_BIN" --connect "$EP" --keys "$WORK/keys" -- \
+        "$PYTHON" -m torch.distributed.run --nnodes 2 --node_rank "$k" --nproc_per_node 2 \
+        --master_addr "$ADDR_A" --master_port 29411 --local_addr "$addr" \
+        "$SRC/examples/torch/train_gpt.py" $SMALL > "$WORK/group$k.log" 2>&1 &
+    PIDS+=("$!")
+    eval "GROUP$k=$!"
+done
+
+wait "$SINGLE" || fail "the single-launcher run failed"
+step_times "$WORK/single.log" > "$WORK/single.times"
+[ "$(wc -l < "$WORK/single.times")" = 7 ] || fail "expected 3 step lines and 4 means from the single run"
+wait "$SERVER" || fail "the served run failed"
+wait "$GROUP0" || fail "torchrun group 0 failed"
+wait "$GROUP1" || fail "torchrun group 1 failed"
+cat "$WORK/group0.log" "$WORK/group1.log" > "$WORK/groups.log"
+step_times "$WORK/groups.log" > "$WORK/served.times"
+diff "$WORK/single.times" "$WORK/served.times" > "$WORK/diff.log" ||
+    fail "the served run's step times differ from the single launcher's: $(cat "$WORK/diff.log")"
+echo "step times of both runs:"
+sed 's/^/  /' "$WORK/served.times"
+
+wait "$FOREIGN"
+foreign=$?
+grep -q "refused a connection from $ADDR_B" "$WORK/server.log" ||
+    ([ "$USE_NETNS" = 0 ] && grep -q "refused a connection from 127.0.0.1" "$WORK/server.log") ||
+    fail "the bridge did not log the refused key"
+[ "$foreign" = 86 ] || fail "the rank with a foreign key exited with $foreign, not 86"
+grep -q "no answer from the bridge" "$WORK/foreign.log" || fail "the foreign rank did not say why it gave up"
+echo "a foreign key was refused: $(grep -o 'refused a connection from [^:]*' "$WORK/server.log" | head -1)"
+echo PASS
