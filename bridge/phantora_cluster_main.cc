@@ -239,8 +239,10 @@ int main(int argc, char** argv)
             const bool skew = scenario.workload.moeRouting == WorkloadSpec::MoeRouting::Skew;
             spec.extraEnv["PHANTORA_MOE_ROUTING"] = skew ? "skew" : "balanced";
             spec.extraEnv["PHANTORA_MOE_SKEW"] = fmt::format("{}", scenario.workload.moeSkew);
-            spec.pythonPathPrefix = PHANTORA_PYTHON_SUPPORT_DIR;
         }
+        // python/sitecustomize.py: the workload support above and the DeepSpeed guard
+        // (python/phantora_deepspeed.py); it hands over to the program's own sitecustomize.
+        spec.pythonPathPrefix = PHANTORA_PYTHON_SUPPORT_DIR;
         spec.bridgeEndpoint = server.Endpoint();
         if (!keysDir.empty())
         {

@@ -50,8 +50,9 @@ option(PHANTORA_WITH_MEGATRON "Install megatron-core into build/venv for example
 phantora_venv_addon(PHANTORA_WITH_MEGATRON megatron setup_megatron.sh
   "megatron-core==0.16.1 (PyPI wheel, no Transformer Engine/Apex)")
 
-# DeepSpeed (PyPI sdist built with DS_BUILD_OPS=0: no compiled ops) for examples/deepspeed/.
-# Off by default until examples/deepspeed runs under the simulator (examples/deepspeed/README.md).
-option(PHANTORA_WITH_DEEPSPEED "Install deepspeed into build/venv for examples/deepspeed" OFF)
+# DeepSpeed (PyPI sdist built with DS_BUILD_OPS=0: no compiled ops) for examples/deepspeed/
+# and its tests (label deepspeed).  The install takes about half a minute with pip's cache
+# warm (examples/deepspeed/README.md).
+option(PHANTORA_WITH_DEEPSPEED "Install deepspeed into build/venv for examples/deepspeed and its tests" ON)
 phantora_venv_addon(PHANTORA_WITH_DEEPSPEED deepspeed setup_deepspeed.sh
   "deepspeed==0.19.8 (PyPI sdist, DS_BUILD_OPS=0)")

@@ -1,6 +1,7 @@
-"""Loaded by Python at start-up when phantora-cluster puts this folder on a rank's
-PYTHONPATH (a scenario's [workload] table asks for it): installs the workload support
-the scenario names.  Nothing here runs unless phantora-cluster set the variables.
+"""Loaded by Python at start-up: phantora-cluster puts this folder on every rank's
+PYTHONPATH.  Installs the workload support the scenario names (its [workload] table)
+and the DeepSpeed guard (phantora_deepspeed.py: a JIT-compiled op fails at once, naming
+it).  Nothing here runs unless phantora-cluster set the variables.
 A sitecustomize of the program's own, later on the path, is still loaded."""
 
 import importlib.util
@@ -11,6 +12,11 @@ if os.environ.get("PHANTORA_MOE_ROUTING"):
     import phantora_moe_routing
 
     phantora_moe_routing.install()
+
+if os.environ.get("PHANTORA_BRIDGE"):
+    import phantora_deepspeed
+
+    phantora_deepspeed.install()
 
 # Python imports only the first sitecustomize on the path: hand over to the next one.
 _here = os.path.dirname(os.path.abspath(__file__))
