@@ -38,6 +38,11 @@ packages=(
 )
 
 "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q --no-deps "${packages[@]}"
-# Importing the trainer is the check: it pulls every module a run needs.
-"$venv/bin/python" -c "import torchtitan.train"
+# Importing the trainer is the check: it pulls every module a run needs.  Its output
+# (torch's warning that no CUDA device answers here) is shown only if the import fails.
+if ! out=$("$venv/bin/python" -c "import torchtitan.train" 2>&1); then
+    echo "$out" >&2
+    echo "setup_torchtitan.sh: 'import torchtitan.train' failed in $venv (above)" >&2
+    exit 1
+fi
 touch "$stamp"
