@@ -56,3 +56,9 @@ phantora_venv_addon(PHANTORA_WITH_MEGATRON megatron setup_megatron.sh
 option(PHANTORA_WITH_DEEPSPEED "Install deepspeed into build/venv for examples/deepspeed and its tests" ON)
 phantora_venv_addon(PHANTORA_WITH_DEEPSPEED deepspeed setup_deepspeed.sh
   "deepspeed==0.19.8 (PyPI sdist, DS_BUILD_OPS=0)")
+
+# TorchTitan 0.2.2 (PyPI wheel and its pinned requirements, triton included) for
+# examples/torchtitan/: the newest release that imports on torch 2.11.0.
+option(PHANTORA_WITH_TORCHTITAN "Install torchtitan into build/venv for examples/torchtitan and its tests" ON)
+phantora_venv_addon(PHANTORA_WITH_TORCHTITAN torchtitan setup_torchtitan.sh
+  "torchtitan==0.2.2 (PyPI wheel, with triton and its pinned requirements)")

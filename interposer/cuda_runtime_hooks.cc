@@ -5,6 +5,7 @@
 #include "device_memory.h"
 #include "hook_scope.h"
 #include "id_allocator.h"
+#include "kernel_launch.h"
 #include "kernel_registry.h"
 #include "protocol/streams.h"
 #include "real_function.h"
@@ -118,6 +119,11 @@ void WaitFor(const HookScope& scope, wire::Request req)
     }
 }
 
+} // namespace
+
+namespace phantora::interposer
+{
+
 cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t sharedMem,
                          cudaStream_t stream)
 {
@@ -146,7 +152,7 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, s
     return cudaSuccess;
 }
 
-} // namespace
+} // namespace phantora::interposer
 
 extern "C"
 {

@@ -66,6 +66,7 @@
 #include <mutex>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
@@ -94,6 +95,8 @@ using EpollPwaitFn = int (*)(int, epoll_event*, int, int, const sigset_t*);
 using SelectFn = int (*)(int, fd_set*, fd_set*, fd_set*, timeval*);
 using SleepFn = unsigned (*)(unsigned);
 using SyscallFn = long (*)(long, ...);
+using SemTimedWaitFn = int (*)(sem_t*, const timespec*);
+using SemClockWaitFn = int (*)(sem_t*, clockid_t, const timespec*);
 
 // The versions glibc gives programs linked today (x86-64); the unversioned lookup
 // can return a compatibility version with another ABI (pthread_cond_*).  Looked up
@@ -121,6 +124,8 @@ PHANTORA_REAL(real_epoll_wait, EpollWaitFn, "epoll_wait", nullptr)
 PHANTORA_REAL(real_epoll_pwait, EpollPwaitFn, "epoll_pwait", nullptr)
 PHANTORA_REAL(real_select, SelectFn, "select", nullptr)
 PHANTORA_REAL(real_syscall, SyscallFn, "syscall", nullptr)
+PHANTORA_REAL(real_sem_timedwait, SemTimedWaitFn, "sem_timedwait", nullptr)
+PHANTORA_REAL(real_sem_clockwait, SemClockWaitFn, "sem_clockwait", nullptr)
 #undef PHANTORA_REAL
 
 /// Set for good in the interposer's own threads, and while a hook here runs.
@@ -403,7 +408,7 @@ template <class Sleep> auto SleepFor(int64_t ns, Sleep sleep)
 /// simulated time is if that is later than its clock.  \p timeoutNs < 0: none.
 /// The rank's first thread keeps its clock and holds time back while it waits, as
 /// it always did.
-template <class Wait> int IoWait(int64_t timeoutNs, Wait wait)
+template <class Wait, class TimedOut> int IoWait(int64_t timeoutNs, Wait wait, TimedOut timedOut)
 {
     RankClient* client = Tracked();
     if (!client || !TimePasses())
@@ -427,7 +432,7 @@ template <class Wait> int IoWait(int64_t timeoutNs, Wait wait)
     const int waitErrno = errno;
     {
         Internal in;
-        if (rc == 0 && deadline != wire::kNoTime)
+        if (timedOut(rc, waitErrno) && deadline != wire::kNoTime)
         {
             SimClock::Get().AdvanceTo(deadline);
         }
@@ -439,15 +444,46 @@ template <class Wait> int IoWait(int64_t timeoutNs, Wait wait)
     return rc;
 }
 
-int64_t MsTimeout(int ms)
-{
-    return ms < 0 ? -1 : int64_t{ms} * 1000000;
-}
-
 bool SimulatedClock(clockid_t id)
 {
     return id == CLOCK_REALTIME || id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW ||
            id == CLOCK_REALTIME_COARSE || id == CLOCK_MONOTONIC_COARSE || id == CLOCK_BOOTTIME;
+}
+
+/// poll, epoll and select say 0 when the timeout passed.
+template <class Wait> int IoWait(int64_t timeoutNs, Wait wait)
+{
+    return IoWait(timeoutNs, wait, [](int rc, int) { return rc == 0; });
+}
+
+/// A semaphore wait with a deadline (CPython's timed lock acquire, under
+/// threading.Event.wait(t) and queue.get(timeout=t)): the program computed the deadline
+/// from the simulated clock, so it moves to the host's (else it has long passed there
+/// and the wait returns at once: a thread that waits in a loop would spin and hold
+/// simulated time back), and a thread other than the rank's first waits as in an I/O
+/// wait.  \p wait waits for real until the deadline it is given.
+template <class Wait> int SemDeadlineWait(clockid_t clock, const timespec* abs, Wait wait)
+{
+    if (!abs || t_internal > 0 || HookScope::Inside() || !RankClient::Configured() ||
+        !SimulatedClock(clock))
+    {
+        return wait(abs);
+    }
+    int64_t remaining = 0;
+    timespec real{};
+    {
+        Internal in;
+        remaining = SimRemainingNs(clock, *abs);
+        real = RealDeadline(clock, remaining);
+    }
+    return IoWait(
+        remaining, [&] { return wait(&real); },
+        [](int rc, int error) { return rc == -1 && error == ETIMEDOUT; });
+}
+
+int64_t MsTimeout(int ms)
+{
+    return ms < 0 ? -1 : int64_t{ms} * 1000000;
 }
 
 } // namespace
@@ -709,6 +745,18 @@ extern "C"
     // threw c10::DistBackendError (a script that exits without destroy_process_group).
     // The deadline is moved to the host's clock, the same time away as on the simulated one,
     // as timed condition-variable waits are (CondWait).  Every other call passes through.
+    int sem_timedwait(sem_t* sem, const timespec* abs)
+    {
+        return SemDeadlineWait(CLOCK_REALTIME, abs,
+                               [&](const timespec* t) { return real_sem_timedwait()(sem, t); });
+    }
+
+    int sem_clockwait(sem_t* sem, clockid_t clock, const timespec* abs)
+    {
+        return SemDeadlineWait(
+            clock, abs, [&](const timespec* t) { return real_sem_clockwait()(sem, clock, t); });
+    }
+
     long syscall(long number, ...)
     {
         va_list ap;

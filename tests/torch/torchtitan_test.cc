@@ -1,0 +1,163 @@
+// TorchTitan 0.2.2 (build/venv, PHANTORA_WITH_TORCHTITAN) under phantora-cluster with no
+// GPU: its own trainer (python -m torchtitan.train) with examples/torchtitan's Llama3
+// debug config and the offline assets of make_assets.py, unmodified.  FSDP2 on 2 ranks
+// and FSDP2 + tensor parallel on 4 issue their collectives on the right groups, and the
+// trainer's own log (tokens/s, read from the simulated clock) gives positive, steady
+// step times.
+#include "../e2e/run_helpers.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+using namespace phantora::test;
+
+namespace
+{
+
+const std::string kSource = PHANTORA_SOURCE_DIR;
+const std::string kConfig = kSource + "/examples/torchtitan/llama3_debug.toml";
+constexpr int kSteps = 4;
+constexpr int kBatch = 8;
+constexpr int kSeq = 2048;
+
+/// The tokenizer and c4_test data, written once per test into its scratch folder.
+std::string MakeAssets()
+{
+    const std::string dir = (ScratchDir() / "assets").string();
+    const CommandResult r = RunCommand(fmt::format(
+        "{} {}/examples/torchtitan/make_assets.py {} 2>&1", PHANTORA_TORCH_PYTHON, kSource, dir));
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    return dir;
+}
+
+CommandResult Train(int ranks, const std::string& scenario, const std::string& parallelism,
+                    const std::string& report)
+{
+    const std::string assets = MakeAssets();
+    const std::string scratch = ScratchDir().string();
+    // HF_HOME in the scratch folder: the datasets cache of one run is not another's.
+    return RunCommand(fmt::format(
+        "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_HOME={0}/hf {1} --scenario {2}/scenarios/{3} "
+        "--nproc {4} --report {5} -- {6} -m torchtitan.train --job.config_file {7} "
+        "--model.hf_assets_path {8}/tokenizer --training.dataset_path {8}/c4_test "
+        "--job.dump_folder {0}/outputs --training.steps {9} {10} 2>&1",
+        scratch, PHANTORA_CLUSTER, kSource, scenario, ranks, report, PHANTORA_TORCH_PYTHON, kConfig,
+        assets, kSteps, parallelism));
+}
+
+/// Rank 0's step times in ms, from TorchTitan's "step: N ... tps: X" lines: tokens/s per
+/// device over one step (log_freq = 1) of kBatch x kSeq tokens, divided among the
+/// \p tensorParallel ranks that share them.
+std::vector<double> StepMs(const std::string& output, int tensorParallel)
+{
+    const std::regex line(R"(\[rank 0\] .*step: +(\d+) .* tps: ([0-9,]+) )");
+    std::vector<double> ms;
+    for (auto it = std::sregex_iterator(output.begin(), output.end(), line);
+         it != std::sregex_iterator(); ++it)
+    {
+        std::string tps = (*it)[2];
+        tps.erase(std::remove(tps.begin(), tps.end(), ','), tps.end());
+        ms.push_back(1000.0 * kBatch * kSeq / (std::stod(tps) * tensorParallel));
+    }
+    return ms;
+}
+
+/// Every step took simulated time, and the steps after the first (warm-up, with the
+/// NVRTC compilations and the allocator's growth) agree within \p spread of their mean.
+void ExpectPositiveAndSteady(const std::vector<double>& ms, double spread)
+{
+    ASSERT_EQ(ms.size(), static_cast<std::size_t>(kSteps));
+    for (double m : ms)
+    {
+        EXPECT_GT(m, 0.0);
+    }
+    const std::vector<double> steady(ms.begin() + 1, ms.end());
+    double mean = 0;
+    for (double m : steady)
+    {
+        mean += m / static_cast<double>(steady.size());
+    }
+    for (double m : steady)
+    {
+        EXPECT_NEAR(m, mean, spread * mean)
+            << "steps after the first differ by more than " << spread * 100 << " % of their mean";
+    }
+}
+
+uint64_t Count(const nlohmann::json& report, int rank, const std::string& op,
+               const std::vector<int>& group)
+{
+    uint64_t n = 0;
+    for (const auto& g : report["ranks"][rank]["collectives_by_group"])
+    {
+        if (g["op"] == op && g["group"].get<std::vector<int>>() == group)
+        {
+            n += g["count"].get<uint64_t>();
+        }
+    }
+    return n;
+}
+
+nlohmann::json ReadJson(const std::string& path)
+{
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+} // namespace
+
+// FSDP2 over 2 ranks: each of the 6 layers and the root module all-gathers its
+// parameters in the forward pass (and again in the backward pass, being resharded after
+// the forward) and reduce-scatters its gradients; the token count and the loss are
+// all-reduced.
+TEST(TorchTitan, Fsdp2OnTwoRanksGathersParametersAndScattersGradients)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r = Train(2, "h100x2-nvlink-profiled.toml",
+                                  "--parallelism.data_parallel_shard_degree 2", report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    ExpectPositiveAndSteady(StepMs(r.output, 1), 0.2);
+
+    const nlohmann::json j = ReadJson(report);
+    ASSERT_EQ(j["ranks"].size(), 2u);
+    for (int rank = 0; rank < 2; ++rank)
+    {
+        EXPECT_GE(Count(j, rank, "all_gather", {0, 1}), kSteps * 7u) << "rank " << rank;
+        EXPECT_GE(Count(j, rank, "reduce_scatter", {0, 1}), kSteps * 7u) << "rank " << rank;
+        EXPECT_GE(Count(j, rank, "all_reduce", {0, 1}), kSteps * 2u) << "rank " << rank;
+    }
+}
+
+// FSDP2 x TP on 4 ranks: TorchTitan's mesh is [dp_shard=2, tp=2], so the tensor-parallel
+// groups are {0,1} and {2,3} (sequence parallelism: all-gathers and reduce-scatters of
+// activations) and FSDP's are {0,2} and {1,3}.
+TEST(TorchTitan, Fsdp2WithTensorParallelOnFourRanksUsesBothMeshDimensions)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r = Train(4, "h100x4-nvlink-profiled.toml",
+                                  "--parallelism.data_parallel_shard_degree 2 "
+                                  "--parallelism.tensor_parallel_degree 2",
+                                  report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    ExpectPositiveAndSteady(StepMs(r.output, 2), 0.2);
+
+    const nlohmann::json j = ReadJson(report);
+    ASSERT_EQ(j["ranks"].size(), 4u);
+    for (int rank = 0; rank < 4; ++rank)
+    {
+        const std::vector<int> tp = rank < 2 ? std::vector<int>{0, 1} : std::vector<int>{2, 3};
+        const std::vector<int> dp = {rank % 2, rank % 2 + 2};
+        EXPECT_GE(Count(j, rank, "all_gather", tp) + Count(j, rank, "reduce_scatter", tp) +
+                      Count(j, rank, "all_reduce", tp),
+                  kSteps * 6u)
+            << "rank " << rank;
+        EXPECT_GE(Count(j, rank, "all_gather", dp), kSteps * 7u) << "rank " << rank;
+        EXPECT_GE(Count(j, rank, "reduce_scatter", dp), kSteps * 7u) << "rank " << rank;
+    }
+}
