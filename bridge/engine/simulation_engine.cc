@@ -279,6 +279,23 @@ bool SimulationEngine::AllDone() const
                        [](const RankState& r) { return r.phase == RankPhase::Exited; });
 }
 
+std::string SimulationEngine::StateReport() const
+{
+    const NetworkModel::Completion* next = m_network.NextCompletion();
+    std::string msg = fmt::format(
+        "engine state: committed {} ns, horizon {} ns, send bound {} ns, network at {} ns, "
+        "undecided from {} ns, next completion {}, collectives open: {}\n",
+        m_commit.CommittedNs(), m_commit.Horizon(), m_commit.SendBound(), m_network.NowNs(),
+        m_network.UndecidedFromNs(),
+        next ? fmt::format("{} ns", next->endNs) : std::string("none"),
+        m_launch.Incomplete().size());
+    for (const auto& s : m_launch.Incomplete())
+    {
+        msg += "  " + s + "\n";
+    }
+    return msg + LaneStateReport(m_lanes.Ranks());
+}
+
 void SimulationEngine::CheckDeadlock() const
 {
     if (!EveryRankWaits(m_lanes.Ranks()) || m_network.Busy())
