@@ -114,6 +114,13 @@ def transformer_config(args):
             moe_router_load_balancing_type="aux_loss",
             moe_aux_loss_coeff=1e-2,
             moe_grouped_gemm=False,
+            # Megatron's MoE models are bias-free (Megatron-LM's MoE recipes pass
+            # --disable-bias-linear; its grouped-GEMM experts assert it).  With biases, an
+            # expert's fc2 at TP = EP = 1 adds its bias in place to the output of
+            # reduce_from_tensor_model_parallel_region, which hands back its input as-is on
+            # one rank: autograd refuses the in-place change of that view
+            # (mlp.py, "Output 0 of _ReduceFromModelParallelRegionBackward is a view").
+            add_bias_linear=False,
         )
     return TransformerConfig(
         num_layers=args.layers,
