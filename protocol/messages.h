@@ -21,7 +21,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 6;
+inline constexpr uint16_t kVersion = 7;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -475,7 +475,12 @@ struct CollectiveResult
 {
     bool known{false};
     std::string values;
-    template <class A> void serialize(A& ar) { ar(known, BoundedString{values, kMaxValueBytes}); }
+    /// The reader's clock once it has them: the last member's issue, if later than its own.
+    int64_t clockNs{0};
+    template <class A> void serialize(A& ar)
+    {
+        ar(known, BoundedString{values, kMaxValueBytes}, clockNs);
+    }
 };
 
 using Reply =

@@ -40,7 +40,8 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, Trac
       m_launch(scenario, m_network, m_timelines, m_nccl),
       m_holds([this](int rank, uint64_t ticket, int64_t endNs)
               { TimelineOf(rank).CompleteCollective(ticket, endNs); }),
-      m_commit(m_lanes.Ranks(), m_network, scenario.gpu.launchLatencyNs, mode, trace),
+      m_commit(m_lanes.Ranks(), m_comms, m_launch, m_network, scenario.gpu.launchLatencyNs, mode,
+               trace),
       m_waits(m_lanes, m_timelines, m_commit, m_comms, m_launch, m_values)
 {
     if (static_cast<uint32_t>(worldSize) > m_network.GpuCount())
