@@ -9,7 +9,10 @@
 namespace phantora
 {
 
-DeviceTimeline::DeviceTimeline(int64_t launchLatencyNs) : m_launchLatencyNs(launchLatencyNs) {}
+DeviceTimeline::DeviceTimeline(int64_t launchLatencyNs, int32_t smCount)
+    : m_launchLatencyNs(launchLatencyNs), m_sms(smCount)
+{
+}
 
 int64_t DeviceTimeline::EarliestStart(const Stream& s, const PendingOp& op) const
 {
@@ -66,18 +69,37 @@ void DeviceTimeline::PushRaw(uint64_t stream, PendingOp op)
 }
 
 void DeviceTimeline::EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
-                                  int64_t notBeforeNs, std::string label)
+                                  int64_t notBeforeNs, std::string label, uint64_t ctas)
 {
-    Push(stream, {PendingOp::Kind::Timed, enqueueNs, durationNs, notBeforeNs, 0, nullptr,
-                  std::move(label)});
+    PendingOp op{PendingOp::Kind::Timed, enqueueNs, durationNs, notBeforeNs, 0, nullptr,
+                 std::move(label)};
+    op.ctas = ctas;
+    Push(stream, std::move(op));
 }
 
 void DeviceTimeline::EnqueueCollective(uint64_t stream, int64_t enqueueNs, uint64_t ticket,
-                                       ReadyCallback onReady, std::string label)
+                                       ReadyCallback onReady, std::string label,
+                                       uint32_t channels, int64_t expectedNs)
 {
     m_ticketStream[ticket] = stream;
-    Push(stream, {PendingOp::Kind::Collective, enqueueNs, 0, 0, ticket, std::move(onReady),
-                  std::move(label)});
+    PendingOp op{PendingOp::Kind::Collective, enqueueNs, 0, 0, ticket, std::move(onReady),
+                 std::move(label)};
+    op.channels = channels;
+    op.expectedNs = expectedNs;
+    if (channels > 0 && m_sms.Enabled())
+    {
+        // Queued behind unfinished work, it will take its SMs when that work ends: the
+        // kernels placed meanwhile on other streams are slowed from the forecast instant
+        // (replaced by the real one when it starts).
+        Stream& s = m_streams[stream];
+        if (!s.waiting.empty())
+        {
+            const int64_t from = std::max(enqueueNs + m_launchLatencyNs, s.forecastNs);
+            m_sms.AddCollective(ticket, from, from + expectedNs, channels);
+            s.forecastNs = from + expectedNs;
+        }
+    }
+    Push(stream, std::move(op));
 }
 
 void DeviceTimeline::EnqueueRecord(uint64_t stream, int64_t enqueueNs, uint64_t record)
@@ -109,6 +131,12 @@ void DeviceTimeline::Drain(Stream& s)
             ++m_collectives;
             // Stays at the front until the network reports its end.
             op.startNs = EarliestStart(s, op);
+            if (op.channels > 0)
+            {
+                op.startNs = m_sms.CollectiveStart(s.id, op.startNs, op.channels);
+                m_sms.AddCollective(op.id, op.startNs, op.startNs + op.expectedNs, op.channels);
+                s.forecastNs = std::max(s.forecastNs, op.startNs + op.expectedNs);
+            }
             auto onReady = std::move(op.onReady);
             onReady(op.startNs);
             return;
@@ -146,8 +174,17 @@ void DeviceTimeline::Drain(Stream& s)
         case PendingOp::Kind::Timed:
         {
             const int64_t start = EarliestStart(s, op);
-            s.tailNs = start + op.durationNs;
-            m_busyNs += op.durationNs;
+            if (op.ctas > 0)
+            {
+                s.tailNs = m_sms.KernelEnd(start, op.durationNs, op.ctas);
+                m_sms.AddKernel(s.id, start, s.tailNs, op.ctas);
+            }
+            else
+            {
+                s.tailNs = start + op.durationNs;
+            }
+            m_busyNs += s.tailNs - start;
+            s.forecastNs = std::max(s.forecastNs, s.tailNs);
             m_computeSpans.Add(start, s.tailNs);
             if (m_observer)
             {
@@ -177,6 +214,8 @@ void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs)
                                " completed but is not at the head of its stream");
     }
     s.tailNs = std::max(s.tailNs, endNs);
+    m_sms.FinishCollective(ticket, endNs);
+    s.forecastNs = std::max(s.forecastNs, endNs);
     m_collectiveSpans.Add(s.waiting.front().startNs, endNs);
     if (m_observer)
     {

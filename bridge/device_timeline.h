@@ -6,6 +6,7 @@
 #pragma once
 
 #include "interval_set.h"
+#include "sm_sharing.h"
 
 #include <cstdint>
 #include <deque>
@@ -28,16 +29,22 @@ public:
     using OpObserver = std::function<void(uint64_t stream, const std::string& label,
                                           int64_t startNs, int64_t endNs)>;
 
-    explicit DeviceTimeline(int64_t launchLatencyNs);
+    /// \p smCount > 0: kernels and collectives share that many SMs (sm_sharing.h).
+    explicit DeviceTimeline(int64_t launchLatencyNs, int32_t smCount = 0);
     void SetObserver(OpObserver observer) { m_observer = std::move(observer); }
 
-    /// A kernel, copy or memset of known duration.
+    /// A kernel, copy or memset that takes \p durationNs alone.  \p ctas: the kernel's CTA
+    /// count (SmSharing::kFillsGpu if unknown), which decides how collectives slow it; 0
+    /// for work that does not run on the SMs (copy engines).
     void EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
-                      int64_t notBeforeNs = 0, std::string label = {});
+                      int64_t notBeforeNs = 0, std::string label = {}, uint64_t ctas = 0);
 
-    /// A collective identified by \p ticket; \p onReady fires (maybe at once) when it can start.
+    /// A collective identified by \p ticket; \p onReady fires (maybe at once) when it can
+    /// start: when its stream reaches it and its \p channels CTAs find SMs.
+    /// \p expectedNs (NCCL's tuning estimate) stands for its length until the network ends it.
     void EnqueueCollective(uint64_t stream, int64_t enqueueNs, uint64_t ticket,
-                           ReadyCallback onReady, std::string label = {});
+                           ReadyCallback onReady, std::string label = {}, uint32_t channels = 0,
+                           int64_t expectedNs = 0);
 
     /// The network finished collective \p ticket at \p endNs: ops queued behind it proceed.
     void CompleteCollective(uint64_t ticket, int64_t endNs);
@@ -81,7 +88,10 @@ private:
         uint64_t id; ///< collective ticket or record id
         ReadyCallback onReady;
         std::string label{};
-        int64_t startNs{0}; ///< collectives: when they started
+        int64_t startNs{0};   ///< collectives: when they started
+        uint64_t ctas{0};     ///< timed kernels: CTAs (0: not on the SMs)
+        uint32_t channels{0}; ///< collectives: CTAs, one per channel
+        int64_t expectedNs{0};
     };
 
     struct Stream
@@ -90,6 +100,10 @@ private:
         int64_t tailNs{0};
         uint64_t legacySeen{0};  ///< blocking streams: legacy ops already waited for
         bool sinceLegacy{false}; ///< blocking streams: ops queued since the last legacy op
+        /// When the stream's queued work is expected to end (NCCL's estimates standing in
+        /// for collectives the network has not ended): where a queued collective's SMs
+        /// are forecast to be taken.
+        int64_t forecastNs{0};
         /// Front: a collective already started (waiting for its end), then ops behind it.
         std::deque<PendingOp> waiting;
     };
@@ -108,6 +122,7 @@ private:
     void Order(uint64_t target, uint64_t waiter, int64_t enqueueNs);
 
     int64_t m_launchLatencyNs;
+    SmSharing m_sms;
     std::map<uint64_t, Stream> m_streams;
     std::map<uint64_t, uint64_t> m_ticketStream;          ///< running collectives -> their stream
     std::map<uint64_t, std::optional<int64_t>> m_records; ///< record -> time, once enqueued

@@ -32,6 +32,9 @@ struct GpuSpec
     int32_t ccMajor{9};
     int32_t ccMinor{0};
     int64_t launchLatencyNs{0};  ///< from enqueue to the earliest start on the GPU
+    /// NCCL's CTAs share the SMs with compute kernels (sm_sharing.h); false: collectives
+    /// and kernels never slow each other.
+    bool commInterference{true};
     double hbmBitsPerSecond{0};  ///< device-to-device copies and memsets
     double pcieBitsPerSecond{0}; ///< host<->device copies
     /// Dense peak TFLOP/s by GEMM input type ("bf16", "f16", "f32", "e4m3", ...): the

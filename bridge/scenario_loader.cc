@@ -320,7 +320,7 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
 {
     s.AllowOnly({"model", "memory", "sm_count", "compute_capability", "launch_latency",
                  "hbm_bandwidth", "pcie_bandwidth", "peak_tflops_bf16", "peak_tflops_f16",
-                 "peak_tflops_f32", "peak_tflops_fp8", "peak_tflops_i8"});
+                 "peak_tflops_f32", "peak_tflops_fp8", "peak_tflops_i8", "comm_interference"});
     if (!s.Present())
     {
         s.FailMissing("model", "the [gpu] table with the GPU model and its memory");
@@ -341,6 +341,7 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
         gpu.ccMinor = minor;
     }
     gpu.launchLatencyNs = std::llround(s.DurationNs("launch_latency", false).value_or(0));
+    gpu.commInterference = s.Boolean("comm_interference", false).value_or(gpu.commInterference);
     gpu.hbmBitsPerSecond = *s.BitRate("hbm_bandwidth", true);
     gpu.pcieBitsPerSecond = *s.BitRate("pcie_bandwidth", true);
     for (const char* type : {"bf16", "f16", "f32", "fp8", "i8"})

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "host_time.h"
+#include "idle_thread_watch.h"
 #include "rank_client.h"
 #include "sim_clock.h"
 
@@ -26,6 +27,7 @@ public:
             RankClient::Get(); // connects on the first call
             SimClock::Get().Charge();
             t_charged = false;
+            IdleThreadWatch::Enter(); // a parked thread says it resumes before its call
             // after the charge: the interposer's own time, forgotten on exit
             InjectJitter();
         }
@@ -39,6 +41,7 @@ public:
                 SimClock::Get().Advance(RankClient::Get().Welcome().queryOverheadNs);
             }
             HostTime::Get().OnCallEnd();
+            IdleThreadWatch::Leave();
             SimClock::Get().Rebase();
         }
     }

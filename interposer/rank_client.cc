@@ -184,6 +184,16 @@ RankClient::Lane& RankClient::ThisLane()
     {
         return *static_cast<Lane*>(t_lane);
     }
+    if (t_reservedLane != kNoLane)
+    {
+        // Connected on this thread's behalf while it was parked (PostAs).
+        std::lock_guard lock(m_lanesMutex);
+        if (auto it = m_lanes.find(t_reservedLane); it != m_lanes.end())
+        {
+            t_lane = it->second.get();
+            return *it->second;
+        }
+    }
     auto lane = std::make_unique<Lane>();
     lane->id = t_reservedLane != kNoLane ? t_reservedLane : m_nextLane.fetch_add(1);
     lane->socket = Connect(m_context);
@@ -254,6 +264,11 @@ void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
     env.clockNs = SimClock::Get().Now();
     env.body = std::move(body);
     env.lane = lane.id;
+    Transmit(lane, env);
+}
+
+void RankClient::Transmit(Lane& lane, wire::RequestEnvelope& env)
+{
     env.order = m_nextOrder++;
     const std::string bytes = wire::Encode(env);
     while (!lane.socket.send(zmq::buffer(bytes), zmq::send_flags::none))
@@ -331,6 +346,55 @@ void RankClient::Post(wire::Request body)
     Lane& l = ThisLane();
     std::lock_guard lock(m_sendMutex);
     Send(l, l.nextSeq++, std::move(body));
+}
+
+RankClient::Lane& RankClient::OpenLaneFor(uint32_t id, int64_t clockNs)
+{
+    auto lane = std::make_unique<Lane>();
+    lane->id = id;
+    lane->socket = Connect(m_context);
+    Lane& l = *lane;
+    {
+        std::lock_guard lock(m_lanesMutex);
+        m_lanes[id] = std::move(lane);
+    }
+    wire::RequestEnvelope env;
+    env.seq = l.nextSeq++;
+    env.clockNs = clockNs;
+    env.body = MakeHello();
+    env.lane = id;
+    {
+        std::lock_guard lock(m_sendMutex);
+        Transmit(l, env);
+    }
+    if (!std::holds_alternative<wire::Welcome>(Receive(l, env.seq, "hello")))
+    {
+        Fatal("the bridge did not welcome thread " + std::to_string(id));
+    }
+    return l;
+}
+
+void RankClient::PostAs(uint32_t id, int64_t clockNs, wire::Request body)
+{
+    Lane* lane = nullptr;
+    {
+        std::lock_guard lock(m_lanesMutex);
+        if (auto it = m_lanes.find(id); it != m_lanes.end())
+        {
+            lane = it->second.get();
+        }
+    }
+    if (!lane)
+    {
+        lane = &OpenLaneFor(id, clockNs);
+    }
+    wire::RequestEnvelope env;
+    env.seq = lane->nextSeq++;
+    env.clockNs = clockNs;
+    env.body = std::move(body);
+    env.lane = id;
+    std::lock_guard lock(m_sendMutex);
+    Transmit(*lane, env);
 }
 
 wire::Reply RankClient::Call(wire::Request body)

@@ -48,6 +48,10 @@ public:
     void Post(wire::Request body);
     /// Waits for the bridge's answer.
     wire::Reply Call(wire::Request body);
+    /// Fire-and-forget on lane \p lane, stamped with \p clockNs, from another thread:
+    /// only while that lane's own thread cannot send (idle_thread_watch.h).  The lane
+    /// is connected (and introduced to the bridge) if its thread never talked.
+    void PostAs(uint32_t lane, int64_t clockNs, wire::Request body);
 
     const wire::Welcome& Welcome() const { return m_welcome; }
     int Rank() const { return m_rank; }
@@ -83,6 +87,10 @@ private:
     /// The calling thread's lane, connected (and introduced to the bridge) on first use.
     Lane& ThisLane();
     void Send(Lane& lane, uint64_t seq, wire::Request body);
+    /// Numbers \p env in the rank's order and sends it (m_sendMutex held).
+    void Transmit(Lane& lane, wire::RequestEnvelope& env);
+    /// Connects lane \p id for a thread that is not the caller and says hello.
+    Lane& OpenLaneFor(uint32_t id, int64_t clockNs);
     wire::Reply Receive(Lane& lane, uint64_t seq, const char* what);
     wire::Hello MakeHello() const;
     /// A DEALER socket of \p context connected to the bridge (CURVE if PHANTORA_KEYS).

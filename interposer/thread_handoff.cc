@@ -39,9 +39,16 @@
 // reach the bridge in the order they were sent (rank_client.h), so the bridge
 // never sees a woken thread as neither pending nor running.
 //
+// A thread that waits where no hook sees it (libgomp's workers sleep on raw futexes)
+// is parked by idle_thread_watch.h, which tells the bridge it blocks; it resumes on its
+// next call.  A futex wait with an absolute deadline through syscall() (libstdc++'s
+// std::future::wait_for) gets its deadline moved from the simulated clock to the host's.
+//
 // The interposer's own threads (ZeroMQ's, the host-function thread's waits inside
 // intercepted calls) are not the program's and are left alone.
 #include "hook_scope.h"
+#include "idle_thread_watch.h"
+#include "internal_thread.h"
 #include "never_destroyed.h"
 #include "rank_client.h"
 #include "real_clock.h"
@@ -49,9 +56,11 @@
 #include "sim_clock.h"
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstdint>
 #include <ctime>
 #include <deque>
+#include <linux/futex.h>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,6 +68,7 @@
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -83,6 +93,7 @@ using EpollWaitFn = int (*)(int, epoll_event*, int, int);
 using EpollPwaitFn = int (*)(int, epoll_event*, int, int, const sigset_t*);
 using SelectFn = int (*)(int, fd_set*, fd_set*, fd_set*, timeval*);
 using SleepFn = unsigned (*)(unsigned);
+using SyscallFn = long (*)(long, ...);
 
 // The versions glibc gives programs linked today (x86-64); the unversioned lookup
 // can return a compatibility version with another ABI (pthread_cond_*).  Looked up
@@ -109,6 +120,7 @@ PHANTORA_REAL(real_ppoll, PpollFn, "ppoll", nullptr)
 PHANTORA_REAL(real_epoll_wait, EpollWaitFn, "epoll_wait", nullptr)
 PHANTORA_REAL(real_epoll_pwait, EpollPwaitFn, "epoll_pwait", nullptr)
 PHANTORA_REAL(real_select, SelectFn, "select", nullptr)
+PHANTORA_REAL(real_syscall, SyscallFn, "syscall", nullptr)
 #undef PHANTORA_REAL
 
 /// Set for good in the interposer's own threads, and while a hook here runs.
@@ -167,9 +179,11 @@ public:
         SimClock::Get().Charge();
         SimClock::Get().Expose();
         ++t_internal;
+        IdleThreadWatch::Enter(); // a parked thread says it resumes before anything else
     }
     ~Internal()
     {
+        IdleThreadWatch::Leave();
         --t_internal;
         SimClock::Get().Rebase();
     }
@@ -204,7 +218,8 @@ struct ThreadEnd
         {
             return;
         }
-        Internal in;
+        Internal in; // a parked thread resumes first: its exit comes after
+        IdleThreadWatch::Unwatch();
         const int64_t now = SimClock::Get().Now();
         RankClient* client = RankClient::IfConnected();
         std::lock_guard lock(Reg().mutex);
@@ -239,6 +254,7 @@ void* Trampoline(void* p)
     if (args->hasLane)
     {
         RankClient::AdoptLane(args->lane);
+        IdleThreadWatch::Watch(args->lane);
     }
     t_end.armed = true;
     SimClock::Get().Rebase();
@@ -303,6 +319,7 @@ int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wa
         std::lock_guard lock(Reg().mutex);
         ++Reg().conds[cond].waiters;
         Tell(*client, wire::HostEventKind::Block, deadline);
+        IdleThreadWatch::Enter(); // held through the wait: the bridge knows it blocks
     }
     const int rc = wait(abs ? &realAbs : nullptr);
     Internal in;
@@ -327,6 +344,7 @@ int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wa
         Reg().conds.erase(cond);
     }
     Tell(*client, wire::HostEventKind::Resume, stamp);
+    IdleThreadWatch::Leave();
     return rc;
 }
 
@@ -368,12 +386,14 @@ template <class Sleep> auto SleepFor(int64_t ns, Sleep sleep)
         deadline = SimClock::Get().Now() + ns;
         std::lock_guard lock(Reg().mutex);
         Tell(*client, wire::HostEventKind::Block, deadline);
+        IdleThreadWatch::Enter(); // held through the wait: the bridge knows it blocks
     }
     auto rc = sleep();
     Internal in;
     SimClock::Get().AdvanceTo(deadline);
     std::lock_guard lock(Reg().mutex);
     Tell(*client, wire::HostEventKind::Resume);
+    IdleThreadWatch::Leave();
     return rc;
 }
 
@@ -399,6 +419,7 @@ template <class Wait> int IoWait(int64_t timeoutNs, Wait wait)
         }
         std::lock_guard lock(Reg().mutex);
         Tell(*client, wire::HostEventKind::Block, deadline);
+        IdleThreadWatch::Enter(); // held through the wait: the bridge knows it blocks
     }
     const int rc = wait();
     // The caller reads errno after a -1 (an event loop retries on EINTR and fails on
@@ -412,6 +433,7 @@ template <class Wait> int IoWait(int64_t timeoutNs, Wait wait)
         }
         std::lock_guard lock(Reg().mutex);
         Tell(*client, wire::HostEventKind::Resume);
+        IdleThreadWatch::Leave();
     }
     errno = waitErrno;
     return rc;
@@ -523,6 +545,7 @@ extern "C"
                 t.joinerBlocked = true;
                 blocked = true;
                 Tell(*client, wire::HostEventKind::Block);
+                IdleThreadWatch::Enter(); // held through the join: the bridge knows it blocks
             }
         }
         const int rc = real_join()(thread, ret);
@@ -542,6 +565,7 @@ extern "C"
         if (blocked)
         {
             Tell(*client, wire::HostEventKind::Resume, stamp);
+            IdleThreadWatch::Leave();
         }
         return rc;
     }
@@ -675,6 +699,46 @@ extern "C"
     {
         return SleepFor(static_cast<int64_t>(seconds) * 1000000000LL,
                         [&] { return real_sleep()(seconds); });
+    }
+
+    // A futex wait with an absolute deadline (FUTEX_WAIT_BITSET: libstdc++'s
+    // std::future::wait_for and std::atomic waits) takes the deadline on the clock the
+    // program read, which is simulated; the kernel reads it on the host's.  Simulated
+    // monotonic time is far behind the host's, so such a wait timed out at once: PyTorch's
+    // ProcessGroupNCCL destructor then found its 10-minute abort future "timed out" and
+    // threw c10::DistBackendError (a script that exits without destroy_process_group).
+    // The deadline is moved to the host's clock, the same time away as on the simulated one,
+    // as timed condition-variable waits are (CondWait).  Every other call passes through.
+    long syscall(long number, ...)
+    {
+        va_list ap;
+        va_start(ap, number);
+        long a[6];
+        for (long& x : a)
+        {
+            x = va_arg(ap, long);
+        }
+        va_end(ap);
+        if (number == SYS_futex && a[3] != 0 && t_internal == 0 && !HookScope::Inside() &&
+            RankClient::Configured())
+        {
+            const int op = static_cast<int>(a[1]);
+            const int cmd = op & FUTEX_CMD_MASK;
+            if (cmd == FUTEX_WAIT_BITSET)
+            {
+                const clockid_t clock =
+                    (op & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+                const auto* abs = reinterpret_cast<const timespec*>(a[3]);
+                timespec real{};
+                {
+                    Internal in;
+                    real = RealDeadline(clock, SimRemainingNs(clock, *abs));
+                }
+                return real_syscall()(number, a[0], a[1], a[2], reinterpret_cast<long>(&real), a[4],
+                                      a[5]);
+            }
+        }
+        return real_syscall()(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     }
 
 } // extern "C"

@@ -4,7 +4,9 @@
 #include "engine/copies.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
+#include <stdexcept>
 #include <limits>
 
 namespace phantora
@@ -59,12 +61,14 @@ void CollectiveLaunch::EnqueueCollective(const RequestContext& ctx, const Commun
     m_ticketOrder[ticket] = {ctx.rank, rankCollectives};
     int64_t& issuedAt = m_lastIssueNs[{comm.handle, sequence}];
     issuedAt = std::max(issuedAt, ctx.nowNs);
+    const nccl::Choice choice = ChoiceFor(m.op, comm, m.bytes);
     m_timelines[static_cast<std::size_t>(ctx.rank)].EnqueueCollective(
         m.stream, ctx.nowNs, ticket,
         [this, &comm, sequence, member, op = m.op, bytes = m.bytes, ticket,
          root = m.root](int64_t readyNs)
         { m_matcher.Ready(comm, sequence, member, op, bytes, ticket, readyNs, root); },
-        fmt::format("{} {} B", CollectiveName(m.op), m.bytes));
+        fmt::format("{} {} B", CollectiveName(m.op), m.bytes), choice.nChannels,
+        std::llround(choice.estimatedNs));
 }
 
 CollectiveLaunch::P2PBatch CollectiveLaunch::NumberP2P(const Communicator& comm, int member,
@@ -85,11 +89,14 @@ void CollectiveLaunch::EnqueueP2P(const RequestContext& ctx, const Communicator&
 {
     const uint64_t ticket = NextTicket();
     const std::string label = fmt::format("send/recv {} ops {} B", batch.ops.size(), batch.bytes);
+    // The SMs a send/recv kernel holds: the channels NCCL gives one pair of that size.
+    const nccl::Choice choice =
+        ChoiceFor(wire::CollectiveOp::SendRecv, comm, batch.bytes, /*pair=*/true);
     m_timelines[static_cast<std::size_t>(ctx.rank)].EnqueueCollective(
         stream, ctx.nowNs, ticket,
         [this, &comm, member, ticket, ops = std::move(batch.ops)](int64_t readyNs)
         { m_p2p.Ready(comm, member, ticket, ops, readyNs); },
-        label);
+        label, choice.nChannels, std::llround(choice.estimatedNs));
 }
 
 std::vector<std::string> CollectiveLaunch::Incomplete() const
@@ -141,6 +148,32 @@ void CollectiveLaunch::StartTransfer(const P2PMatcher::Transfer& t,
                                                 (t.sequence & ((uint64_t{1} << 44) - 1))};
     m_network.StartCollective(t.startNs, std::move(plan), {src, dst}, std::move(done), order,
                               fmt::format("send/recv {} B", t.bytes));
+}
+
+nccl::Choice CollectiveLaunch::ChoiceFor(wire::CollectiveOp op, const Communicator& comm,
+                                        uint64_t bytes, bool pair) const
+{
+    const auto nRanks = static_cast<uint32_t>(comm.ranks.size());
+    nccl::CommShape shape;
+    shape.nRanks = pair ? 2U : nRanks;
+    shape.ranksPerNode =
+        std::min(shape.nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
+    nccl::Choice none;
+    none.nChannels = 0;
+    if (shape.nRanks < 2)
+    {
+        return none; // one rank: a copy inside its GPU, no NCCL kernel to count
+    }
+    try
+    {
+        return nccl::Choose(op, shape, bytes, m_nccl.For(comm));
+    }
+    catch (const std::invalid_argument&)
+    {
+        // A spec NCCL refuses: PlanFor() reports it when the collective starts; until
+        // then the collective holds no SMs.
+        return none;
+    }
 }
 
 nccl::Plan CollectiveLaunch::PlanFor(wire::CollectiveOp op, const Communicator& comm,

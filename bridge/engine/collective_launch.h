@@ -13,6 +13,7 @@
 #include "device_timeline.h"
 #include "network_model.h"
 #include "nccl/plan.h"
+#include "nccl/tuning.h"
 #include "protocol/messages.h"
 #include "scenario.h"
 
@@ -77,6 +78,11 @@ private:
     void StartMatched(const MatchedCollective& c);
     /// Runs one matched send/recv pair on the network.
     void StartTransfer(const P2PMatcher::Transfer& t, std::function<void(int64_t)> done);
+    /// What NCCL picks for \p op over \p bytes on \p comm (on one pair of its ranks if
+    /// \p pair): its channels are the SMs the collective's kernel holds.  nChannels 0 for
+    /// a spec NCCL refuses.
+    nccl::Choice ChoiceFor(wire::CollectiveOp op, const Communicator& comm, uint64_t bytes,
+                           bool pair = false) const;
     /// The NCCL plan the communicator's settings give \p op over \p bytes.
     nccl::Plan PlanFor(wire::CollectiveOp op, const Communicator& comm, uint64_t bytes) const;
 

@@ -28,6 +28,14 @@ int CheckedWorldSize(int worldSize)
     return worldSize;
 }
 
+/// A launch's CTA count; library ops (GEMMs, cuDNN graphs) come without a grid and are
+/// taken to fill the GPU, as their large instances do.
+uint64_t Ctas(const wire::KernelLaunch& m)
+{
+    const uint64_t ctas = uint64_t{m.grid[0]} * std::max(m.grid[1], 1U) * std::max(m.grid[2], 1U);
+    return ctas == 0 ? SmSharing::kFillsGpu : ctas;
+}
+
 } // namespace
 
 SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, TraceRecorder* trace,
@@ -35,7 +43,8 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, Trac
     : m_scenario(scenario), m_trace(trace), m_network(scenario), m_kernels(scenario),
       m_lanes(CheckedWorldSize(worldSize), trace),
       m_timelines(static_cast<std::size_t>(worldSize),
-                  DeviceTimeline(scenario.gpu.launchLatencyNs)),
+                  DeviceTimeline(scenario.gpu.launchLatencyNs,
+                                 scenario.gpu.commInterference ? scenario.gpu.smCount : 0)),
       m_nccl(scenario.nccl), m_setup(m_comms, m_nccl, m_lanes),
       m_launch(scenario, m_network, m_timelines, m_nccl),
       m_holds([this](int rank, uint64_t ticket, int64_t endNs)
@@ -74,7 +83,7 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
             {
                 r.lastCall = "kernel " + m.name;
                 ++r.kernels;
-                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(m).ns, 0, m.name);
+                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(m).ns, 0, m.name, Ctas(m));
             },
             [&](const wire::Memcpy& m) { OnMemcpy(ctx, m); },
             [&](const wire::Synchronize& m)

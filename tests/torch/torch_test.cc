@@ -245,3 +245,35 @@ TEST(Torch, ARankWhoseScriptRaisesEndsTheRunWithItsTraceback)
     EXPECT_EQ(r.output.find("[rank 0] step 1:"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("rank 0 (pid"), std::string::npos) << r.output;
 }
+
+// torch.zeros(65536) on the CPU fills in parallel: libgomp starts a worker thread that
+// then sleeps on a futex the interposer cannot intercept.  The bridge used to wait for
+// that thread forever, so the collective on the copied buffer never completed (the run
+// hung in the synchronize).  `timeout` turns such a hang into a failure.
+TEST(Torch, ACollectiveOnABufferTheCpuFilledInParallelCompletes)
+{
+    const std::string script =
+        std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/cpu_filled_collective.py";
+    const CommandResult r = Simulate(2, script + " 65536 destroy", "", "timeout 240");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    for (int rank = 0; rank < 2; ++rank)
+    {
+        auto v = KeyValues(r.output, rank);
+        EXPECT_EQ(v["synced"], "65536") << r.output;
+    }
+}
+
+// Real NCCL only warns when a program exits without destroy_process_group().  Under the
+// simulator ProcessGroupNCCL's destructor waited for its abort with a futex deadline on
+// the simulated clock, which the host's kernel took as long past: it threw
+// c10::DistBackendError ("Future for ProcessGroup abort timed out") and the rank aborted.
+TEST(Torch, AScriptThatExitsWithoutDestroyingItsProcessGroupEndsCleanly)
+{
+    const std::string script =
+        std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/cpu_filled_collective.py";
+    const CommandResult r = Simulate(2, script + " 1024 keep", "", "timeout 240");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_EQ(r.output.find("DistBackendError"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("[rank 0] done"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("[rank 1] done"), std::string::npos) << r.output;
+}
