@@ -120,8 +120,8 @@ int64_t CommitPolicy::SendBound(const LaneState* except) const
             }
             else if (l.wait->kind == PendingWait::Kind::CollectiveValues)
             {
-                bound = std::min(bound, ValuesResumeBound(l.wait->comm, l.wait->sequence,
-                                                          l.wait->callNs));
+                bound = std::min(bound,
+                                 ValuesResumeBound(l.wait->comm, l.wait->sequence, l.wait->callNs));
             }
         }
     }

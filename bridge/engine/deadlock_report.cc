@@ -116,12 +116,11 @@ std::string LaneStateReport(const std::vector<RankState>& ranks)
     for (std::size_t rank = 0; rank < ranks.size(); ++rank)
     {
         const RankState& r = ranks[rank];
-        msg += fmt::format("rank {}: {}, clock {} ns, last call {}\n", rank,
-                           RankPhaseName(r.phase), r.clockNs, r.lastCall);
+        msg += fmt::format("rank {}: {}, clock {} ns, last call {}\n", rank, RankPhaseName(r.phase),
+                           r.clockNs, r.lastCall);
         for (const auto& [sent, resumeNs] : r.pendingWakes)
         {
-            msg += fmt::format("  untaken wake given at {} ns, resumes at {} ns\n", sent,
-                               resumeNs);
+            msg += fmt::format("  untaken wake given at {} ns, resumes at {} ns\n", sent, resumeNs);
         }
         for (const auto& [id, l] : r.lanes)
         {

@@ -296,8 +296,7 @@ std::string SimulationEngine::StateReport() const
         "engine state: committed {} ns, horizon {} ns, send bound {} ns, network at {} ns, "
         "undecided from {} ns, next completion {}, collectives open: {}\n",
         m_commit.CommittedNs(), m_commit.Horizon(), m_commit.SendBound(), m_network.NowNs(),
-        m_network.UndecidedFromNs(),
-        next ? fmt::format("{} ns", next->endNs) : std::string("none"),
+        m_network.UndecidedFromNs(), next ? fmt::format("{} ns", next->endNs) : std::string("none"),
         m_launch.Incomplete().size());
     for (const auto& s : m_launch.Incomplete())
     {

@@ -13,8 +13,11 @@
 // threaded run must reproduce.  "eintr": a thread's poll, epoll_wait and select,
 // interrupted by a signal, return -1 with errno EINTR (an event loop such as gloo's
 // retries on EINTR and aborts on anything else), as they do without the interposer.
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,9 +25,6 @@
 #include <cuda_runtime.h>
 #include <mutex>
 #include <nccl.h>
-#include <atomic>
-#include <cerrno>
-#include <csignal>
 #include <poll.h>
 #include <pthread.h>
 #include <string>
@@ -175,7 +175,9 @@ void OnSignal(int) {}
 int InterruptedWaits(int rank)
 {
     cudaFree(nullptr); // connects: the waits below are on a thread the bridge knows
-    struct sigaction sa{};
+    struct sigaction sa
+    {
+    };
     sa.sa_handler = OnSignal; // no SA_RESTART: the waits return EINTR
     sigemptyset(&sa.sa_mask);
     Check(sigaction(SIGUSR2, &sa, nullptr) == 0, "sigaction");

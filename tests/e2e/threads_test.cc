@@ -88,9 +88,9 @@ TEST(Threads, HandOffsGiveTheSingleThreadTimesEveryTime)
 TEST(Threads, AnInterruptedIoWaitKeepsItsErrno)
 {
     const auto scenario = WriteFile("threads.toml", Scenario());
-    const CommandResult r = RunCommand(fmt::format("timeout 120 {} --scenario {} --nproc 1 -- {} eintr",
-                                                   PHANTORA_CLUSTER, scenario.string(),
-                                                   PHANTORA_THREADS_PROGRAM));
+    const CommandResult r =
+        RunCommand(fmt::format("timeout 120 {} --scenario {} --nproc 1 -- {} eintr",
+                               PHANTORA_CLUSTER, scenario.string(), PHANTORA_THREADS_PROGRAM));
     EXPECT_EQ(r.exitCode, 0) << r.output;
     for (const char* call : {"poll", "epoll_wait", "select"})
     {
