@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -14,10 +15,17 @@ namespace
 {
 
 volatile std::sig_atomic_t g_interrupted = 0;
+volatile std::sig_atomic_t g_dumpState = 0;
 
 void OnSignal(int sig)
 {
     g_interrupted = sig;
+}
+
+/// SIGUSR1: print the engine's state (who holds simulated time back) and go on.
+void OnDumpSignal(int)
+{
+    g_dumpState = 1;
 }
 
 } // namespace
@@ -316,6 +324,7 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
 {
     std::signal(SIGINT, OnSignal);
     std::signal(SIGTERM, OnSignal);
+    std::signal(SIGUSR1, OnDumpSignal);
     const auto started = std::chrono::steady_clock::now();
     RunOutcome outcome;
     try
@@ -347,6 +356,12 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
                     throw;
                 }
                 // a signal: reported just below
+            }
+            if (g_dumpState)
+            {
+                g_dumpState = 0;
+                std::fputs(m_engine.StateReport().c_str(), stderr);
+                std::fflush(stderr);
             }
             if (g_interrupted)
             {
@@ -432,6 +447,7 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
     TellRemotes(outcome);
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
+    std::signal(SIGUSR1, SIG_DFL);
     return outcome;
 }
 

@@ -3,6 +3,7 @@
 #include "never_destroyed.h"
 #include "protocol/messages.h"
 #include "rank_client.h"
+#include "sim_clock.h"
 
 #include <algorithm>
 #include <cstring>
@@ -227,6 +228,11 @@ ValueShadow::Fetch BridgeFetch()
     {
         wire::Reply reply = RankClient::Get().Call(wire::CollectiveValues{comm, sequence});
         auto* r = std::get_if<wire::CollectiveResult>(&reply);
+        if (r)
+        {
+            // The values exist once every member issued the collective (wait_answers.cc).
+            SimClock::Get().AdvanceTo(r->clockNs);
+        }
         if (!r || !r->known)
         {
             return std::nullopt;

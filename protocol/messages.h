@@ -503,7 +503,12 @@ struct CollectiveResult
 {
     bool known{false};
     std::string values;
-    template <class A> void serialize(A& ar) { ar(known, BoundedString{values, kMaxValueBytes}); }
+    /// The reader's clock once it has them: the last member's issue, if later than its own.
+    int64_t clockNs{0};
+    template <class A> void serialize(A& ar)
+    {
+        ar(known, BoundedString{values, kMaxValueBytes}, clockNs);
+    }
 };
 
 /// bridge -> phantora-rank: the answer to each Watch (the bridge is alive), and at

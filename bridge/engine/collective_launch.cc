@@ -28,6 +28,18 @@ uint64_t CollectiveLaunch::NumberCollective(uint64_t comm, int rank)
     return m_issued[{comm, rank}]++;
 }
 
+bool CollectiveLaunch::Issued(uint64_t comm, int rank, uint64_t sequence) const
+{
+    auto it = m_issued.find({comm, rank});
+    return it != m_issued.end() && it->second > sequence;
+}
+
+int64_t CollectiveLaunch::LastIssueNs(uint64_t comm, uint64_t sequence) const
+{
+    auto it = m_lastIssueNs.find({comm, sequence});
+    return it == m_lastIssueNs.end() ? 0 : it->second;
+}
+
 bool CollectiveLaunch::AllIssued(const Communicator& comm, uint64_t sequence) const
 {
     for (int member : comm.ranks)
@@ -47,6 +59,8 @@ void CollectiveLaunch::EnqueueCollective(const RequestContext& ctx, const Commun
 {
     const uint64_t ticket = NextTicket();
     m_ticketOrder[ticket] = {ctx.rank, rankCollectives};
+    int64_t& issuedAt = m_lastIssueNs[{comm.handle, sequence}];
+    issuedAt = std::max(issuedAt, ctx.nowNs);
     const nccl::Choice choice = ChoiceFor(m.op, comm, m.bytes);
     m_timelines[static_cast<std::size_t>(ctx.rank)].EnqueueCollective(
         m.stream, ctx.nowNs, ticket,

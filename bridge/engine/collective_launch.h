@@ -45,6 +45,11 @@ public:
     uint64_t NumberCollective(uint64_t comm, int rank);
     /// Whether every member of \p comm has issued its collective \p sequence.
     bool AllIssued(const Communicator& comm, uint64_t sequence) const;
+    /// Whether member rank \p rank of \p comm has issued its collective \p sequence.
+    bool Issued(uint64_t comm, int rank, uint64_t sequence) const;
+    /// The latest clock at which a member issued collective \p sequence of \p comm so far
+    /// (0 if none did).
+    int64_t LastIssueNs(uint64_t comm, uint64_t sequence) const;
     /// Queues member \p member's collective \p sequence on its stream.  \p rankCollectives
     /// (the rank's collectives so far, this one included) orders it among the
     /// collectives starting at one instant.
@@ -92,6 +97,9 @@ private:
     /// start at one instant independently of message arrival.
     std::map<uint64_t, NetworkModel::OrderKey> m_ticketOrder;
     std::map<std::pair<uint64_t, int>, uint64_t> m_issued; ///< (comm, rank) -> next number
+    /// (comm, sequence) -> the latest clock a member issued it at: a rank reading the
+    /// collective's values cannot have them before then (WaitAnswers, CommitPolicy).
+    std::map<std::pair<uint64_t, uint64_t>, int64_t> m_lastIssueNs;
 };
 
 } // namespace phantora

@@ -6,11 +6,55 @@
 namespace phantora
 {
 
-CommitPolicy::CommitPolicy(const std::vector<RankState>& ranks, NetworkModel& network,
+CommitPolicy::CommitPolicy(const std::vector<RankState>& ranks, const CommunicatorRegistry& comms,
+                           const CollectiveLaunch& launch, NetworkModel& network,
                            int64_t launchLatencyNs, SyncMode mode, TraceRecorder* trace)
-    : m_ranks(ranks), m_network(network), m_launchLatencyNs(launchLatencyNs), m_mode(mode),
-      m_trace(trace)
+    : m_ranks(ranks), m_comms(comms), m_launch(launch), m_network(network),
+      m_launchLatencyNs(launchLatencyNs), m_mode(mode), m_trace(trace)
 {
+}
+
+int64_t CommitPolicy::IssueBound(int rank) const
+{
+    const RankState& r = m_ranks[static_cast<std::size_t>(rank)];
+    if (r.phase == RankPhase::NotConnected)
+    {
+        return r.clockNs;
+    }
+    if (r.phase != RankPhase::Running)
+    {
+        return NetworkModel::kForever;
+    }
+    int64_t bound = NetworkModel::kForever;
+    for (const auto& [sent, resumeNs] : r.pendingWakes)
+    {
+        bound = std::min(bound, resumeNs);
+    }
+    for (const auto& [id, l] : r.lanes)
+    {
+        if (l.phase == LaneState::Phase::Running || l.phase == LaneState::Phase::Waiting)
+        {
+            bound = std::min(bound, l.clockNs);
+        }
+        else if (l.phase == LaneState::Phase::HostBlocked && l.deadlineNs >= 0)
+        {
+            bound = std::min(bound, l.deadlineNs);
+        }
+    }
+    return bound;
+}
+
+int64_t CommitPolicy::ValuesResumeBound(uint64_t comm, uint64_t sequence, int64_t callNs) const
+{
+    int64_t at = std::max(callNs, m_launch.LastIssueNs(comm, sequence));
+    for (int member : m_comms.Get(comm).ranks)
+    {
+        if (!m_launch.Issued(comm, member, sequence))
+        {
+            at = std::max(at, IssueBound(member));
+        }
+    }
+    return at;
 }
 
 int64_t CommitPolicy::Horizon() const
@@ -52,7 +96,11 @@ int64_t CommitPolicy::Horizon() const
 int64_t CommitPolicy::SendBound(const LaneState* except) const
 {
     int64_t bound = Horizon();
-    // A query is answered at its caller's clock, which then runs on from there.
+    // A query is answered at its caller's clock, which then runs on from there.  A read
+    // of a collective's values is answered once every member issued it, and its caller
+    // resumes no earlier than the last of them did: bounding it by its own clock instead
+    // would hold simulated time back for members that cannot issue the collective before
+    // simulated time passes that clock (they wait for their streams), a deadlock.
     for (const RankState& r : m_ranks)
     {
         if (r.phase != RankPhase::Running)
@@ -61,12 +109,19 @@ int64_t CommitPolicy::SendBound(const LaneState* except) const
         }
         for (const auto& [id, l] : r.lanes)
         {
-            if (&l != except && l.phase == LaneState::Phase::Waiting &&
-                (l.wait->kind == PendingWait::Kind::EventQuery ||
-                 l.wait->kind == PendingWait::Kind::EventElapsed ||
-                 l.wait->kind == PendingWait::Kind::CollectiveValues))
+            if (&l == except || l.phase != LaneState::Phase::Waiting)
+            {
+                continue;
+            }
+            if (l.wait->kind == PendingWait::Kind::EventQuery ||
+                l.wait->kind == PendingWait::Kind::EventElapsed)
             {
                 bound = std::min(bound, l.wait->callNs);
+            }
+            else if (l.wait->kind == PendingWait::Kind::CollectiveValues)
+            {
+                bound = std::min(bound,
+                                 ValuesResumeBound(l.wait->comm, l.wait->sequence, l.wait->callNs));
             }
         }
     }

@@ -6,6 +6,8 @@
 // from running past that bound.
 #pragma once
 
+#include "engine/collective_launch.h"
+#include "engine/communicator_registry.h"
 #include "engine/rank_state.h"
 #include "network_model.h"
 #include "trace_recorder.h"
@@ -25,11 +27,13 @@ enum class SyncMode
 class CommitPolicy
 {
 public:
-    /// Reads the threads' clocks and waits from \p ranks; whatever a rank enqueues
-    /// starts on the GPU \p launchLatencyNs after its clock.  \p trace, when given,
-    /// receives each committed collective's flows.
-    CommitPolicy(const std::vector<RankState>& ranks, NetworkModel& network,
-                 int64_t launchLatencyNs, SyncMode mode, TraceRecorder* trace);
+    /// Reads the threads' clocks and waits from \p ranks, and which member issued which
+    /// collective from \p comms and \p launch; whatever a rank enqueues starts on the GPU
+    /// \p launchLatencyNs after its clock.  \p trace, when given, receives each committed
+    /// collective's flows.
+    CommitPolicy(const std::vector<RankState>& ranks, const CommunicatorRegistry& comms,
+                 const CollectiveLaunch& launch, NetworkModel& network, int64_t launchLatencyNs,
+                 SyncMode mode, TraceRecorder* trace);
 
     /// The earliest instant any thread of any rank could still send something at.
     int64_t Horizon() const;
@@ -42,6 +46,14 @@ public:
     bool CommitOne();
     /// How far the network may simulate now.
     int64_t AdvanceLimit() const;
+    /// The earliest clock at which \p rank could still issue anything: its running
+    /// threads' clocks, its waiting threads' (they resume no earlier), timed host waits'
+    /// deadlines and untaken wakes.  kForever for a rank that can issue nothing more.
+    int64_t IssueBound(int rank) const;
+    /// Where a thread reading the values of collective \p sequence on \p comm, blocked at
+    /// \p callNs, resumes: no earlier than the last member issued it (the value does not
+    /// exist before), so while members have not, no earlier than they still could.
+    int64_t ValuesResumeBound(uint64_t comm, uint64_t sequence, int64_t callNs) const;
 
     bool Optimistic() const { return m_mode == SyncMode::Optimistic; }
     /// Every collective ending up to here is final and known to the timelines.
@@ -49,6 +61,8 @@ public:
 
 private:
     const std::vector<RankState>& m_ranks;
+    const CommunicatorRegistry& m_comms;
+    const CollectiveLaunch& m_launch;
     NetworkModel& m_network;
     int64_t m_launchLatencyNs;
     SyncMode m_mode;

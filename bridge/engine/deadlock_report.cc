@@ -71,4 +71,76 @@ std::string DeadlockReport(const std::vector<RankState>& ranks,
     return msg;
 }
 
+namespace
+{
+
+const char* PhaseName(LaneState::Phase p)
+{
+    switch (p)
+    {
+    case LaneState::Phase::Running:
+        return "running";
+    case LaneState::Phase::Waiting:
+        return "waits for the bridge";
+    case LaneState::Phase::HostBlocked:
+        return "host-blocked";
+    case LaneState::Phase::Gone:
+        return "gone";
+    }
+    return "?";
+}
+
+const char* RankPhaseName(RankPhase p)
+{
+    switch (p)
+    {
+    case RankPhase::NotConnected:
+        return "not connected";
+    case RankPhase::Running:
+        return "running";
+    case RankPhase::Waiting:
+        return "waiting";
+    case RankPhase::Finished:
+        return "finished";
+    case RankPhase::Exited:
+        return "exited";
+    }
+    return "?";
+}
+
+} // namespace
+
+std::string LaneStateReport(const std::vector<RankState>& ranks)
+{
+    std::string msg;
+    for (std::size_t rank = 0; rank < ranks.size(); ++rank)
+    {
+        const RankState& r = ranks[rank];
+        msg += fmt::format("rank {}: {}, clock {} ns, last call {}\n", rank, RankPhaseName(r.phase),
+                           r.clockNs, r.lastCall);
+        for (const auto& [sent, resumeNs] : r.pendingWakes)
+        {
+            msg += fmt::format("  untaken wake given at {} ns, resumes at {} ns\n", sent, resumeNs);
+        }
+        for (const auto& [id, l] : r.lanes)
+        {
+            if (l.phase == LaneState::Phase::Gone)
+            {
+                continue;
+            }
+            msg += fmt::format("  thread {}: {}, clock {} ns", id, PhaseName(l.phase), l.clockNs);
+            if (l.phase == LaneState::Phase::HostBlocked && l.deadlineNs >= 0)
+            {
+                msg += fmt::format(", deadline {} ns", l.deadlineNs);
+            }
+            if (l.phase == LaneState::Phase::Waiting && l.wait)
+            {
+                msg += fmt::format(", in {} since {} ns", l.wait->call, l.wait->callNs);
+            }
+            msg += "\n";
+        }
+    }
+    return msg;
+}
+
 } // namespace phantora

@@ -21,4 +21,9 @@ bool EveryRankWaits(const std::vector<RankState>& ranks);
 std::string DeadlockReport(const std::vector<RankState>& ranks,
                            const std::vector<std::string>& open);
 
+/// Every connected rank's threads as the engine sees them (phase, clock, timed-wait
+/// deadline, the call a waiting thread is in, untaken wakes): what a stalled run holds
+/// simulated time back on.  Printed on SIGUSR1 to phantora-cluster.
+std::string LaneStateReport(const std::vector<RankState>& ranks);
+
 } // namespace phantora

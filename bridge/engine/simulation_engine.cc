@@ -49,7 +49,8 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, Trac
       m_launch(scenario, m_network, m_timelines, m_nccl),
       m_holds([this](int rank, uint64_t ticket, int64_t endNs)
               { TimelineOf(rank).CompleteCollective(ticket, endNs); }),
-      m_commit(m_lanes.Ranks(), m_network, scenario.gpu.launchLatencyNs, mode, trace),
+      m_commit(m_lanes.Ranks(), m_comms, m_launch, m_network, scenario.gpu.launchLatencyNs, mode,
+               trace),
       m_waits(m_lanes, m_timelines, m_commit, m_comms, m_launch, m_values)
 {
     if (static_cast<uint32_t>(worldSize) > m_network.GpuCount())
@@ -288,6 +289,22 @@ bool SimulationEngine::AllDone() const
     const auto& ranks = m_lanes.Ranks();
     return std::all_of(ranks.begin(), ranks.end(),
                        [](const RankState& r) { return r.phase == RankPhase::Exited; });
+}
+
+std::string SimulationEngine::StateReport() const
+{
+    const NetworkModel::Completion* next = m_network.NextCompletion();
+    std::string msg = fmt::format(
+        "engine state: committed {} ns, horizon {} ns, send bound {} ns, network at {} ns, "
+        "undecided from {} ns, next completion {}, collectives open: {}\n",
+        m_commit.CommittedNs(), m_commit.Horizon(), m_commit.SendBound(), m_network.NowNs(),
+        m_network.UndecidedFromNs(), next ? fmt::format("{} ns", next->endNs) : std::string("none"),
+        m_launch.Incomplete().size());
+    for (const auto& s : m_launch.Incomplete())
+    {
+        msg += "  " + s + "\n";
+    }
+    return msg + LaneStateReport(m_lanes.Ranks());
 }
 
 void SimulationEngine::CheckDeadlock() const

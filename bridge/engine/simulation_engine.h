@@ -82,6 +82,9 @@ public:
     void SetHostTime(HostTimeProfile hostTime) { m_hostTime = std::move(hostTime); }
     const HostTimeProfile& HostTime() const { return m_hostTime; }
     int WorldSize() const { return m_lanes.WorldSize(); }
+    /// Where simulated time stands and what holds it back: the commit bounds, the
+    /// network's next completion and every thread's state (for a run that seems stalled).
+    std::string StateReport() const;
 
 private:
     void OnHello(const RequestContext& ctx, const wire::Hello& m);

@@ -102,6 +102,14 @@ void WaitAnswers::AnswerValues(int rank, uint32_t lane, const PendingWait& w,
     {
         result = m_values.Take(w.comm, w.sequence, m_comms.MemberIndex(comm, rank));
     }
+    // The values exist once the last member issued the collective: the reader resumes
+    // there, as CommitPolicy::SendBound assumed while it waited (on a GPU the read would
+    // wait for the collective, which waits for that member).
+    RankState& r = m_lanes.Rank(rank);
+    LaneState& l = r.lanes.at(lane);
+    l.clockNs = std::max(l.clockNs, m_commit.ValuesResumeBound(w.comm, w.sequence, w.callNs));
+    r.clockNs = std::max(r.clockNs, l.clockNs);
+    result.clockNs = l.clockNs;
     m_lanes.Answer(rank, lane, std::move(result), out);
 }
 

@@ -114,6 +114,13 @@ def transformer_config(args):
             moe_router_load_balancing_type="aux_loss",
             moe_aux_loss_coeff=1e-2,
             moe_grouped_gemm=False,
+            # Megatron's MoE models are bias-free (Megatron-LM's MoE recipes pass
+            # --disable-bias-linear; its grouped-GEMM experts assert it).  With biases, an
+            # expert's fc2 at TP = EP = 1 adds its bias in place to the output of
+            # reduce_from_tensor_model_parallel_region, which hands back its input as-is on
+            # one rank: autograd refuses the in-place change of that view
+            # (mlp.py, "Output 0 of _ReduceFromModelParallelRegionBackward is a view").
+            add_bias_linear=False,
         )
     return TransformerConfig(
         num_layers=args.layers,
@@ -407,12 +414,18 @@ def main(argv=None):
 
     measured = times[args.warmup:] or times
     mean = sum(measured) / len(measured)
+    # The median too: on a real host one step now and then takes several times the others
+    # (the H200 run of 2026-11-26: step 19 took 216 ms, steps 5-18 28-34 ms, which put the
+    # mean at 43.0 ms against a median of 30.4), and a comparison should not hang on it.
+    median = sorted(measured)[len(measured) // 2] if len(measured) % 2 else \
+        sum(sorted(measured)[len(measured) // 2 - 1:len(measured) // 2 + 1]) / 2
     allocated = torch.cuda.max_memory_allocated(device)
     reserved = torch.cuda.max_memory_reserved(device)
     print(f"rank {rank}: mean step {mean * 1e3:.3f} ms, {tokens_per_step / mean:,.0f} tokens/s, "
           f"MFU {100 * flops / mean / world / (peak * 1e12):.1f} %, "
           f"peak memory allocated {allocated} bytes ({allocated / 2**20:.1f} MiB), "
-          f"reserved {reserved} bytes ({reserved / 2**20:.1f} MiB)", flush=True)
+          f"reserved {reserved} bytes ({reserved / 2**20:.1f} MiB); "
+          f"median step {median * 1e3:.3f} ms", flush=True)
     if args.experts:
         print(f"rank {rank}: expert rows per step {expert_rows[0] // args.steps} "
               f"(token-expert pairs its experts computed on)", flush=True)

@@ -10,9 +10,14 @@
 //   - an I/O thread that never touches CUDA waits in poll() on a pipe until the end
 //     (a store server or event loop): it must not hold simulated time back.
 // "single" does the same work on the main thread alone: its step times are what the
-// threaded run must reproduce.
+// threaded run must reproduce.  "eintr": a thread's poll, epoll_wait and select,
+// interrupted by a signal, return -1 with errno EINTR (an event loop such as gloo's
+// retries on EINTR and aborts on anything else), as they do without the interposer.
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,7 +26,10 @@
 #include <mutex>
 #include <nccl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -160,10 +168,87 @@ void Io(int fd)
     }
 }
 
+void OnSignal(int) {}
+
+/// Interrupts each of a thread's I/O waits (5 s timeouts on a pipe nobody writes) with
+/// a signal and reports the errno each returns with.  Returns the process's exit code.
+int InterruptedWaits(int rank)
+{
+    cudaFree(nullptr); // connects: the waits below are on a thread the bridge knows
+    struct sigaction sa
+    {
+    };
+    sa.sa_handler = OnSignal; // no SA_RESTART: the waits return EINTR
+    sigemptyset(&sa.sa_mask);
+    Check(sigaction(SIGUSR2, &sa, nullptr) == 0, "sigaction");
+    int fds[2] = {-1, -1};
+    Check(pipe(fds) == 0, "pipe");
+    std::atomic<bool> waiting{false};
+    std::atomic<bool> done{false};
+    int failures = 0;
+    std::thread waiter(
+        [&]
+        {
+            auto report = [&](const char* call, int rc, int err)
+            {
+                const bool ok = rc == -1 && err == EINTR;
+                failures += ok ? 0 : 1;
+                std::printf("rank %d %s: rc %d errno %d (%s)%s\n", rank, call, rc, err,
+                            std::strerror(err), ok ? ", errno kept" : "");
+            };
+            pollfd p{fds[0], POLLIN, 0};
+            waiting = true;
+            int rc = poll(&p, 1, 5000);
+            int err = errno;
+            waiting = false;
+            report("poll", rc, err);
+
+            const int ep = epoll_create1(0);
+            epoll_event ev{};
+            ev.events = EPOLLIN;
+            Check(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fds[0], &ev) == 0, "epoll");
+            epoll_event out{};
+            waiting = true;
+            rc = epoll_wait(ep, &out, 1, 5000);
+            err = errno;
+            waiting = false;
+            report("epoll_wait", rc, err);
+            close(ep);
+
+            fd_set r;
+            FD_ZERO(&r);
+            FD_SET(fds[0], &r);
+            timeval tv{5, 0};
+            waiting = true;
+            rc = select(fds[0] + 1, &r, nullptr, nullptr, &tv);
+            err = errno;
+            waiting = false;
+            report("select", rc, err);
+            done = true;
+        });
+    // A signal sent just before the thread enters its wait is lost: send until each wait
+    // has returned.
+    while (!done)
+    {
+        if (waiting)
+        {
+            pthread_kill(waiter.native_handle(), SIGUSR2);
+        }
+        usleep(20000);
+    }
+    waiter.join();
+    std::fflush(stdout);
+    return failures == 0 ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
+    if (argc >= 2 && std::strcmp(argv[1], "eintr") == 0)
+    {
+        return InterruptedWaits(std::atoi(std::getenv("RANK")));
+    }
     const bool threaded = argc < 2 || std::strcmp(argv[1], "single") != 0;
     const int rank = std::atoi(std::getenv("RANK"));
     const int world = std::atoi(std::getenv("WORLD_SIZE"));

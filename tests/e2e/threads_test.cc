@@ -4,6 +4,7 @@
 // and the same times again under random host delays.
 #include "run_helpers.h"
 
+#include <cerrno>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -78,4 +79,24 @@ TEST(Threads, HandOffsGiveTheSingleThreadTimesEveryTime)
     EXPECT_EQ(RunMode("threads"), single);
     EXPECT_EQ(RunMode("threads", "PHANTORA_JITTER_US=300"), single);
     EXPECT_EQ(RunMode("threads", "PHANTORA_JITTER_US=300"), single);
+}
+
+// A thread blocked in poll, epoll_wait or select that a signal interrupts returns -1 with
+// errno EINTR, as without the interposer, although the interposer reports the wait's end
+// to the bridge (system calls of its own) before returning: gloo's event loop retries
+// epoll_wait on EINTR and aborted ("loop.cc:210 nfds != -1") on the errno it found.
+TEST(Threads, AnInterruptedIoWaitKeepsItsErrno)
+{
+    const auto scenario = WriteFile("threads.toml", Scenario());
+    const CommandResult r =
+        RunCommand(fmt::format("timeout 120 {} --scenario {} --nproc 1 -- {} eintr",
+                               PHANTORA_CLUSTER, scenario.string(), PHANTORA_THREADS_PROGRAM));
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    for (const char* call : {"poll", "epoll_wait", "select"})
+    {
+        EXPECT_NE(r.output.find(fmt::format("rank 0 {}: rc -1 errno {} ", call, EINTR)),
+                  std::string::npos)
+            << call << "\n"
+            << r.output;
+    }
 }

@@ -69,13 +69,38 @@ std::vector<RankState> BothSynchronising()
 struct Fixture
 {
     explicit Fixture(SyncMode mode = SyncMode::Optimistic)
-        : network(scenario), policy(ranks, network, kLatencyNs, mode, nullptr)
+        : network(scenario), nccl(scenario.nccl), launch(scenario, network, timelines, nccl),
+          policy(ranks, comms, launch, network, kLatencyNs, mode, nullptr)
     {
+    }
+
+    /// Both ranks' communicator.
+    const Communicator& World()
+    {
+        wire::NcclId id{};
+        comms.Join(id, 2, 0, 0);
+        return *comms.Join(id, 2, 1, 1)->comm;
+    }
+
+    /// \p rank issues its next all-reduce on \p comm at \p clockNs.
+    void Issue(const Communicator& comm, int rank, int64_t clockNs)
+    {
+        std::vector<OutgoingReply> out;
+        RequestContext ctx{rank, 0, clockNs, clockNs, 1, out};
+        wire::NcclCollective m;
+        m.comm = comm.handle;
+        m.bytes = 4;
+        const uint64_t sequence = launch.NumberCollective(comm.handle, rank);
+        launch.EnqueueCollective(ctx, comm, rank, sequence, m, sequence + 1);
     }
 
     Scenario scenario = TwoGpus();
     std::vector<RankState> ranks = BothSynchronising();
     NetworkModel network;
+    std::vector<DeviceTimeline> timelines{DeviceTimeline(kLatencyNs), DeviceTimeline(kLatencyNs)};
+    CommunicatorRegistry comms;
+    NcclSettings nccl;
+    CollectiveLaunch launch;
     CommitPolicy policy;
 };
 
@@ -163,4 +188,28 @@ TEST(CommitPolicy, OnlyTheConservativeNetworkStopsAtTheBound)
     conservative.ranks[0].lanes[1] = Running(3000);
     EXPECT_FALSE(conservative.policy.Optimistic());
     EXPECT_EQ(conservative.policy.AdvanceLimit(), 3000 + kLatencyNs);
+}
+
+// Rank 0 reads the result of an all-reduce it issued at 100 ns (a .item() of a gradient
+// norm); rank 1 has not issued it and waits for its stream from 9000 ns on.  Rank 0 cannot
+// have the value before rank 1 issues the all-reduce, so it holds time back from there,
+// not from its own clock: bounded at 100 ns, the network could not run rank 1's stream to
+// its end, and neither rank would ever go on (Megatron's TP=2 x DP=2 and 8-rank stalls).
+TEST(CommitPolicy, AReadOfACollectivesValuesHoldsTimeWhereItsLastMemberCanStillIssueIt)
+{
+    Fixture f;
+    const Communicator& world = f.World();
+    f.Issue(world, 0, 100);
+    f.ranks[0].lanes[0] = Waiting(PendingWait::Kind::CollectiveValues, 100);
+    f.ranks[0].lanes[0].wait->comm = world.handle;
+    f.ranks[0].lanes[0].wait->sequence = 0;
+    f.ranks[1].lanes[0] = Waiting(PendingWait::Kind::Stream, 9000);
+    EXPECT_EQ(f.policy.SendBound(), 9000 + kLatencyNs);
+    EXPECT_EQ(f.policy.ValuesResumeBound(world.handle, 0, 100), 9000);
+
+    // Rank 1 resumes at 9500 and issues it: rank 0 resumes there.
+    f.ranks[1].lanes[0] = Running(9500);
+    f.Issue(world, 1, 9500);
+    EXPECT_EQ(f.policy.ValuesResumeBound(world.handle, 0, 100), 9500);
+    EXPECT_EQ(f.policy.SendBound(), 9500 + kLatencyNs);
 }
