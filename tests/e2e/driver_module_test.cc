@@ -30,7 +30,8 @@ time_scale = 0.0
     EXPECT_NE(r.output.find("get driver_sca 500\n"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("max threads 1024, dynamic shared 100000\n"), std::string::npos)
         << r.output;
-    // Two cuLaunchKernel and one cuLaunchKernelEx, 100 us each, back to back.
+    // Two cuLaunchKernel and one cuLaunchKernelEx, 100 us each, back to back: each took
+    // the duration the scenario gives its name (any other kernel takes 1 us here).
     EXPECT_NE(r.output.find("launches 0 took 300.000 us\n"), std::string::npos) << r.output;
     // CUDA_ERROR_INVALID_HANDLE (400) once the module is gone.
     EXPECT_NE(r.output.find("unload 0, unload again 400\n"), std::string::npos) << r.output;
@@ -39,5 +40,4 @@ time_scale = 0.0
     std::ifstream in(report);
     const nlohmann::json j = nlohmann::json::parse(in);
     EXPECT_EQ(j["ranks"][0]["kernels"], 3) << j.dump(2);
-    EXPECT_NE(j["kernels"].dump().find("driver_scale"), std::string::npos) << j["kernels"].dump(2);
 }
