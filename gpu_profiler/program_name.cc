@@ -45,11 +45,17 @@ bool IsLauncher(const std::string& name)
     return false;
 }
 
-/// The launched program: its first Python script, else what follows an interpreter.
+/// The launched program: its first Python script or module (torchrun's `-m` / `--module`:
+/// `torchrun ... -m torchtitan.train` runs what `python -m torchtitan.train` does), else
+/// what follows an interpreter.
 std::string Launched(const std::vector<std::string>& argv, std::size_t from)
 {
     for (std::size_t i = from; i < argv.size(); ++i)
     {
+        if ((argv[i] == "-m" || argv[i] == "--module") && i + 1 < argv.size())
+        {
+            return argv[i + 1];
+        }
         if (EndsWith(argv[i], ".py"))
         {
             return Base(argv[i]);
@@ -132,7 +138,8 @@ std::string ProgramArguments(const std::vector<std::string>& argv)
             out += argv[i];
         }
         else if (!program.empty() && (Base(argv[i]) == program ||
-                                      (i > 0 && argv[i - 1] == "-m" && argv[i] == program)))
+                                      (i > 0 && (argv[i - 1] == "-m" || argv[i - 1] == "--module") &&
+                                       argv[i] == program)))
         {
             after = true;
         }

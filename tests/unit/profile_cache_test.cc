@@ -163,6 +163,14 @@ TEST(ProgramName, IsTheScriptOrModuleOfAnInterpreterElseTheExecutable)
     EXPECT_EQ(ProgramName("mpirun -np 2 python3 -u bench.py"), "bench.py");
     EXPECT_EQ(ProgramName("torchrun --help"), "torchrun");
     EXPECT_EQ(ProgramName("python -m mymod --x 1"), "mymod");
+    // A module run by a launcher is the module, as when the simulator runs it itself.
+    EXPECT_EQ(ProgramName("torchrun --standalone --nproc_per_node 1 -m torchtitan.train "
+                          "--job.config_file a.toml"),
+              "torchtitan.train");
+    EXPECT_EQ(ProgramName("torchrun --module pkg.main x.py"), "pkg.main");
+    EXPECT_EQ(ProgramArguments("torchrun --nproc_per_node 1 -m torchtitan.train --steps 3"),
+              "--steps 3");
+    EXPECT_EQ(ProgramArguments("python -m torchtitan.train --steps 3"), "--steps 3");
     EXPECT_EQ(ProgramName("/work/build/examples/cuda/phantora-cuda-train-step 16777216 20"),
               "phantora-cuda-train-step");
     EXPECT_EQ(ProgramName("python3 -c print(1)"), "python3");
