@@ -38,11 +38,24 @@ packages=(
 )
 
 "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q --no-deps "${packages[@]}"
-# Importing the trainer is the check: it pulls every module a run needs.  Its output
-# (torch's warning that no CUDA device answers here) is shown only if the import fails.
-if ! out=$("$venv/bin/python" -c "import torchtitan.train" 2>&1); then
-    echo "$out" >&2
-    echo "setup_torchtitan.sh: 'import torchtitan.train' failed in $venv (above)" >&2
+# Every module a run imports must be there.  Only found, not imported: importing torch
+# here would need the interposer's stub libraries for the NVIDIA wheels torch links
+# (libcufile.so.0, ...), which the build makes later (a fresh build failed on that).
+modules="torchtitan triton tyro typeguard docstring_parser tokenizers huggingface_hub datasets pyarrow torchdata tensorboard google.protobuf absl einops"
+if ! "$venv/bin/python" - $modules <<'PY'
+import importlib.util, os, sys
+# Top-level specs only: finding a submodule would import its package, and torchtitan's
+# imports torch.
+missing = [m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]
+spec = importlib.util.find_spec("torchtitan")
+if spec and not any(os.path.exists(os.path.join(d, "train.py"))
+                    for d in spec.submodule_search_locations or []):
+    missing.append("torchtitan.train")
+if missing:
+    sys.exit("missing: " + " ".join(missing))
+PY
+then
+    echo "setup_torchtitan.sh: modules TorchTitan needs are missing from $venv (above)" >&2
     exit 1
 fi
 touch "$stamp"
