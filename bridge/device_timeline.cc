@@ -78,12 +78,12 @@ void DeviceTimeline::EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t du
 }
 
 void DeviceTimeline::EnqueueCollective(uint64_t stream, int64_t enqueueNs, uint64_t ticket,
-                                       ReadyCallback onReady, std::string label,
-                                       uint32_t channels, int64_t expectedNs)
+                                       ReadyCallback onReady, std::string label, uint32_t channels,
+                                       int64_t expectedNs)
 {
     m_ticketStream[ticket] = stream;
-    PendingOp op{PendingOp::Kind::Collective, enqueueNs, 0, 0, ticket, std::move(onReady),
-                 std::move(label)};
+    PendingOp op{PendingOp::Kind::Collective, enqueueNs,       0, 0, ticket,
+                 std::move(onReady),          std::move(label)};
     op.channels = channels;
     op.expectedNs = expectedNs;
     if (channels > 0 && m_sms.Enabled())

@@ -66,7 +66,8 @@ int64_t SmSharing::KernelEnd(int64_t startNs, int64_t durationNs, uint64_t ctas)
     }
     // The kernel's work in ns at full speed, done at rate (free SMs / SMs it needs) while
     // collectives hold SMs.  At least one SM stays its own: NCCL never takes them all.
-    const double needs = static_cast<double>(std::min<uint64_t>(std::max<uint64_t>(ctas, 1), m_sms));
+    const double needs =
+        static_cast<double>(std::min<uint64_t>(std::max<uint64_t>(ctas, 1), m_sms));
     double remaining = static_cast<double>(durationNs);
     double t = static_cast<double>(startNs);
     while (true)

@@ -137,9 +137,10 @@ std::string ProgramArguments(const std::vector<std::string>& argv)
             out += out.empty() ? "" : " ";
             out += argv[i];
         }
-        else if (!program.empty() && (Base(argv[i]) == program ||
-                                      (i > 0 && (argv[i - 1] == "-m" || argv[i - 1] == "--module") &&
-                                       argv[i] == program)))
+        else if (!program.empty() &&
+                 (Base(argv[i]) == program ||
+                  (i > 0 && (argv[i - 1] == "-m" || argv[i - 1] == "--module") &&
+                   argv[i] == program)))
         {
             after = true;
         }

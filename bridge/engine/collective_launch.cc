@@ -1,13 +1,13 @@
 #include "engine/collective_launch.h"
 
-#include "nccl/collective_kind.h"
 #include "engine/copies.h"
+#include "nccl/collective_kind.h"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <stdexcept>
 #include <limits>
+#include <stdexcept>
 
 namespace phantora
 {
@@ -133,15 +133,13 @@ void CollectiveLaunch::StartTransfer(const P2PMatcher::Transfer& t,
         nccl::CommShape group;
         group.nRanks = static_cast<uint32_t>(t.comm->ranks.size());
         group.ranksPerNode = std::min(group.nRanks, perNode);
-        plan =
-            nccl::MakePlan(nccl::CollectiveKind::SendRecv, pair, t.bytes, m_nccl.For(*t.comm),
-                              nccl::Choose(nccl::CollectiveKind::AllToAll, group,
-                                              t.groupBytes, m_nccl.For(*t.comm)));
+        plan = nccl::MakePlan(
+            nccl::CollectiveKind::SendRecv, pair, t.bytes, m_nccl.For(*t.comm),
+            nccl::Choose(nccl::CollectiveKind::AllToAll, group, t.groupBytes, m_nccl.For(*t.comm)));
     }
     else
     {
-        plan = nccl::MakePlan(nccl::CollectiveKind::SendRecv, pair, t.bytes,
-                                 m_nccl.For(*t.comm));
+        plan = nccl::MakePlan(nccl::CollectiveKind::SendRecv, pair, t.bytes, m_nccl.For(*t.comm));
     }
     // Ordered among same-instant starts by who sends what, never by arrival.
     const NetworkModel::OrderKey order{src, (uint64_t{1} << 63) | (uint64_t{dst} << 44) |
@@ -151,13 +149,12 @@ void CollectiveLaunch::StartTransfer(const P2PMatcher::Transfer& t,
 }
 
 nccl::Choice CollectiveLaunch::ChoiceFor(wire::CollectiveOp op, const Communicator& comm,
-                                        uint64_t bytes, bool pair) const
+                                         uint64_t bytes, bool pair) const
 {
     const auto nRanks = static_cast<uint32_t>(comm.ranks.size());
     nccl::CommShape shape;
     shape.nRanks = pair ? 2U : nRanks;
-    shape.ranksPerNode =
-        std::min(shape.nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
+    shape.ranksPerNode = std::min(shape.nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
     nccl::Choice none;
     none.nChannels = 0;
     if (shape.nRanks < 2)
@@ -177,7 +174,7 @@ nccl::Choice CollectiveLaunch::ChoiceFor(wire::CollectiveOp op, const Communicat
 }
 
 nccl::Plan CollectiveLaunch::PlanFor(wire::CollectiveOp op, const Communicator& comm,
-                                        uint64_t bytes) const
+                                     uint64_t bytes) const
 {
     const auto nRanks = static_cast<uint32_t>(comm.ranks.size());
     nccl::CommShape shape;

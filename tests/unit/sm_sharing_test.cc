@@ -101,8 +101,9 @@ TEST(DeviceTimelineSmSharing, ACollectiveStartsAfterTheRunningGemmAndSlowsTheNex
     DeviceTimeline tl(0, 132);
     tl.EnqueueTimed(1, 0, 1000, 0, "gemm", kFills); // 0..1000
     int64_t ready = -1;
-    tl.EnqueueCollective(2, 200, 42, [&](int64_t t) { ready = t; }, "all_reduce", 24, 5000);
-    EXPECT_EQ(ready, 1000); // its CTAs found SMs when the GEMM ended
+    tl.EnqueueCollective(
+        2, 200, 42, [&](int64_t t) { ready = t; }, "all_reduce", 24, 5000);
+    EXPECT_EQ(ready, 1000);                           // its CTAs found SMs when the GEMM ended
     tl.EnqueueTimed(1, 300, 1000, 0, "gemm", kFills); // 1000.. at 108/132
     EXPECT_EQ(tl.StreamTail(1), 2222);
     tl.CompleteCollective(42, 1500);
@@ -110,7 +111,8 @@ TEST(DeviceTimelineSmSharing, ACollectiveStartsAfterTheRunningGemmAndSlowsTheNex
     tl.EnqueueTimed(1, 300, 1000, 0, "gemm", kFills);
     EXPECT_EQ(tl.StreamTail(1), 3222);
     // Copies do not run on the SMs.
-    tl.EnqueueCollective(2, 3300, 43, [](int64_t) {}, "all_reduce", 24, 5000);
+    tl.EnqueueCollective(
+        2, 3300, 43, [](int64_t) {}, "all_reduce", 24, 5000);
     tl.EnqueueTimed(1, 3300, 1000, 0, "copy", 0);
     EXPECT_EQ(tl.StreamTail(1), 4300);
 }
@@ -120,7 +122,8 @@ TEST(DeviceTimelineSmSharing, WithoutSmsTheTimelineIsUnchanged)
     DeviceTimeline tl(0);
     tl.EnqueueTimed(1, 0, 1000, 0, "gemm", kFills);
     int64_t ready = -1;
-    tl.EnqueueCollective(2, 200, 42, [&](int64_t t) { ready = t; }, "all_reduce", 24, 5000);
+    tl.EnqueueCollective(
+        2, 200, 42, [&](int64_t t) { ready = t; }, "all_reduce", 24, 5000);
     EXPECT_EQ(ready, 200);
     tl.EnqueueTimed(1, 300, 1000, 0, "gemm", kFills);
     EXPECT_EQ(tl.StreamTail(1), 2000);
@@ -131,8 +134,10 @@ TEST(DeviceTimelineSmSharing, AQueuedCollectiveSlowsKernelsFromItsForecastStart)
     DeviceTimeline tl(0, 132);
     int64_t first = -1;
     int64_t second = -1;
-    tl.EnqueueCollective(2, 0, 1, [&](int64_t t) { first = t; }, "all_reduce", 24, 1000);
-    tl.EnqueueCollective(2, 0, 2, [&](int64_t t) { second = t; }, "all_reduce", 24, 1000);
+    tl.EnqueueCollective(
+        2, 0, 1, [&](int64_t t) { first = t; }, "all_reduce", 24, 1000);
+    tl.EnqueueCollective(
+        2, 0, 2, [&](int64_t t) { second = t; }, "all_reduce", 24, 1000);
     EXPECT_EQ(first, 0);
     EXPECT_EQ(second, -1); // queued behind the first
     // A kernel from 2000 on: the first is expected to end at 1000, the second to hold
