@@ -36,19 +36,31 @@ std::string MakeAssets()
     return dir;
 }
 
+/// \p scenario with CPU work free ([cpu] time_scale = 0): the debug model is host-bound,
+/// and the host time of its multi-rank code paths, which a one-GPU recording lacks, would
+/// be this machine's CPU time, which a loaded CI machine makes vary by tens of percent
+/// (a run here had steps of 28 and 39 ms); without it a step is its GPU and network time.
+std::string CpuFree(const std::string& scenario)
+{
+    return WriteFile("scenario.toml",
+                     fmt::format("extends = \"{}/scenarios/{}\"\n[cpu]\ntime_scale = 0\n", kSource,
+                                 scenario))
+        .string();
+}
+
 CommandResult Train(int ranks, const std::string& scenario, const std::string& parallelism,
                     const std::string& report)
 {
     const std::string assets = MakeAssets();
     const std::string scratch = ScratchDir().string();
     // HF_HOME in the scratch folder: the datasets cache of one run is not another's.
-    return RunCommand(fmt::format(
-        "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_HOME={0}/hf {1} --scenario {2}/scenarios/{3} "
-        "--nproc {4} --report {5} -- {6} -m torchtitan.train --job.config_file {7} "
-        "--model.hf_assets_path {8}/tokenizer --training.dataset_path {8}/c4_test "
-        "--job.dump_folder {0}/outputs --training.steps {9} {10} 2>&1",
-        scratch, PHANTORA_CLUSTER, kSource, scenario, ranks, report, PHANTORA_TORCH_PYTHON, kConfig,
-        assets, kSteps, parallelism));
+    return RunCommand(
+        fmt::format("HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_HOME={0}/hf {1} --scenario {3} "
+                    "--nproc {4} --report {5} -- {6} -m torchtitan.train --job.config_file {7} "
+                    "--model.hf_assets_path {8}/tokenizer --training.dataset_path {8}/c4_test "
+                    "--job.dump_folder {0}/outputs --training.steps {9} {10} 2>&1",
+                    scratch, PHANTORA_CLUSTER, kSource, CpuFree(scenario), ranks, report,
+                    PHANTORA_TORCH_PYTHON, kConfig, assets, kSteps, parallelism));
 }
 
 /// Rank 0's step times in ms, from TorchTitan's "step: N ... tps: X" lines: tokens/s per
