@@ -17,24 +17,6 @@ namespace phantora
 namespace
 {
 
-const char* PhaseName(RankPhase p)
-{
-    switch (p)
-    {
-    case RankPhase::NotConnected:
-        return "never connected";
-    case RankPhase::Running:
-        return "running";
-    case RankPhase::Waiting:
-        return "waiting";
-    case RankPhase::Finished:
-        return "finished";
-    case RankPhase::Exited:
-        return "exited";
-    }
-    return "?";
-}
-
 std::string Mib(uint64_t bytes)
 {
     return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / 1048576.0);
@@ -258,7 +240,7 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
         }
         ranks.push_back({{"rank", rank},
                          {"pid", r.pid},
-                         {"state", PhaseName(r.phase)},
+                         {"state", RankPhaseName(r.phase)},
                          {"simulated_time_s", static_cast<double>(r.clockNs) * 1e-9},
                          {"simulated_time_ns", r.clockNs},
                          {"kernels", r.kernels},

@@ -90,24 +90,6 @@ const char* PhaseName(LaneState::Phase p)
     return "?";
 }
 
-const char* RankPhaseName(RankPhase p)
-{
-    switch (p)
-    {
-    case RankPhase::NotConnected:
-        return "not connected";
-    case RankPhase::Running:
-        return "running";
-    case RankPhase::Waiting:
-        return "waiting";
-    case RankPhase::Finished:
-        return "finished";
-    case RankPhase::Exited:
-        return "exited";
-    }
-    return "?";
-}
-
 } // namespace
 
 std::string LaneStateReport(const std::vector<RankState>& ranks)

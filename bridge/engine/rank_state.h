@@ -22,6 +22,25 @@ enum class RankPhase
     Exited,       ///< the process is gone
 };
 
+/// How reports and diagnostics name a rank's phase.
+inline const char* RankPhaseName(RankPhase p)
+{
+    switch (p)
+    {
+    case RankPhase::NotConnected:
+        return "never connected";
+    case RankPhase::Running:
+        return "running";
+    case RankPhase::Waiting:
+        return "waiting";
+    case RankPhase::Finished:
+        return "finished";
+    case RankPhase::Exited:
+        return "exited";
+    }
+    return "?";
+}
+
 /// A blocked call and what it waits for.
 struct PendingWait
 {

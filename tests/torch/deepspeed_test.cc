@@ -4,6 +4,7 @@
 // positive, steady simulated time, DeepSpeed's own timers and throughput log print, and
 // asking for FusedAdam (a JIT-compiled op) ends the run with a message naming it.
 #include "../e2e/run_helpers.h"
+#include "framework_checks.h"
 
 #include <fmt/format.h>
 #include <fstream>
@@ -25,64 +26,12 @@ const int kSteps = 5;
 const std::string kTinyModel =
     fmt::format("--layers 2 --width 128 --heads 4 --seq 64 --vocab 1024 --steps {}", kSteps);
 
-/// h200x4-nvlink with CPU work free ([cpu] time_scale = 0): the program's host time is
-/// this machine's CPU time (no recording of it in the profile), which a loaded CI machine
-/// makes vary by tens of percent; without it a step is its GPU and network time, the
-/// same in every step.
-std::string Scenario()
-{
-    return WriteFile("scenario.toml", fmt::format("extends = \"{}/scenarios/h200x4-nvlink.toml\"\n"
-                                                  "[cpu]\ntime_scale = 0\n",
-                                                  kSource))
-        .string();
-}
-
 CommandResult Simulate(const std::string& args, const std::string& report)
 {
     return RunCommand(
         fmt::format("timeout 600 {} --scenario {} --nproc 2 --report {} -- {} {} {} 2>&1",
-                    PHANTORA_CLUSTER, Scenario(), report, PHANTORA_TORCH_PYTHON, kExample, args));
-}
-
-nlohmann::json ReadJson(const std::string& path)
-{
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-}
-
-/// Rank 0's "step N: X ms" lines.
-std::vector<double> StepMs(const std::string& output)
-{
-    const std::regex line(R"(\[rank 0\] step (\d+): ([0-9.]+) ms, )");
-    std::vector<double> ms;
-    for (auto it = std::sregex_iterator(output.begin(), output.end(), line);
-         it != std::sregex_iterator(); ++it)
-    {
-        ms.push_back(std::stod((*it)[2]));
-    }
-    return ms;
-}
-
-/// Every step took simulated time, and the steps after the first (warm-up) agree within
-/// \p spread of their mean.
-void ExpectPositiveAndSteady(const std::vector<double>& ms, double spread)
-{
-    ASSERT_EQ(ms.size(), static_cast<std::size_t>(kSteps));
-    for (double m : ms)
-    {
-        EXPECT_GT(m, 0.0);
-    }
-    const std::vector<double> steady(ms.begin() + 1, ms.end());
-    double mean = 0;
-    for (double m : steady)
-    {
-        mean += m / static_cast<double>(steady.size());
-    }
-    for (double m : steady)
-    {
-        EXPECT_NEAR(m, mean, spread * mean)
-            << "steps after the first differ by more than " << spread * 100 << " % of their mean";
-    }
+                    PHANTORA_CLUSTER, CpuFreeScenario(kSource + "/scenarios/h200x4-nvlink.toml"),
+                    report, PHANTORA_TORCH_PYTHON, kExample, args));
 }
 
 /// How often rank \p rank issued \p op on the communicator of both ranks, and its bytes.
@@ -126,7 +75,7 @@ TEST(DeepSpeed, ZeroStageOneReducesGradientsAndGathersParametersEveryStep)
         kTinyModel + " --deepspeed_config " + kSource + "/examples/deepspeed/zero1.json", report);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("ZeRO stage 1, bf16 True"), std::string::npos) << r.output;
-    ExpectPositiveAndSteady(StepMs(r.output), 0.1);
+    ExpectPositiveAndSteady(StepMs(r.output), 0.1, kSteps, kSteps);
     ExpectDeepSpeedLogs(r.output);
 
     const nlohmann::json j = ReadJson(report);
@@ -154,7 +103,7 @@ TEST(DeepSpeed, ZeroStageThreeGathersParametersPerLayerAndReduceScattersGradient
         kTinyModel + " --deepspeed_config " + kSource + "/examples/deepspeed/zero3.json", report);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("ZeRO stage 3, bf16 True"), std::string::npos) << r.output;
-    ExpectPositiveAndSteady(StepMs(r.output), 0.1);
+    ExpectPositiveAndSteady(StepMs(r.output), 0.1, kSteps, kSteps);
     ExpectDeepSpeedLogs(r.output);
 
     const nlohmann::json j = ReadJson(report);

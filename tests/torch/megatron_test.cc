@@ -3,6 +3,7 @@
 // issues its collectives on the right groups and gives positive, steady step times; the
 // scenario's [workload] moe_routing makes an expert-parallel MoE move tokens.
 #include "../e2e/run_helpers.h"
+#include "framework_checks.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -33,47 +34,6 @@ CommandResult Simulate(int ranks, const std::string& scenario, const std::string
     return RunCommand(fmt::format("{} --scenario {} --nproc {} --report {} -- {} {} {} 2>&1",
                                   PHANTORA_CLUSTER, scenario, ranks, report, PHANTORA_TORCH_PYTHON,
                                   kExample, args));
-}
-
-nlohmann::json ReadJson(const std::string& path)
-{
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-}
-
-/// Rank 0's "step N: X ms" lines.
-std::vector<double> StepMs(const std::string& output)
-{
-    const std::regex line(R"(\[rank 0\] step (\d+): ([0-9.]+) ms, )");
-    std::vector<double> ms;
-    for (auto it = std::sregex_iterator(output.begin(), output.end(), line);
-         it != std::sregex_iterator(); ++it)
-    {
-        ms.push_back(std::stod((*it)[2]));
-    }
-    return ms;
-}
-
-/// Every step took simulated time, and the steps after the first (warm-up) agree within
-/// \p spread of their mean: the run is in a steady state.
-void ExpectPositiveAndSteady(const std::vector<double>& ms, double spread)
-{
-    ASSERT_GE(ms.size(), 3u);
-    for (double m : ms)
-    {
-        EXPECT_GT(m, 0.0);
-    }
-    const std::vector<double> steady(ms.begin() + 1, ms.end());
-    double mean = 0;
-    for (double m : steady)
-    {
-        mean += m / static_cast<double>(steady.size());
-    }
-    for (double m : steady)
-    {
-        EXPECT_NEAR(m, mean, spread * mean)
-            << "steps after the first differ by more than " << spread * 100 << " % of their mean";
-    }
 }
 
 struct Tally
@@ -146,7 +106,7 @@ TEST(Megatron, TensorParallelCollectivesRunOnTheTensorParallelGroups)
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("layout: TP=2 PP=1 CP=1 EP=1 DP=2 on 4 ranks"), std::string::npos)
         << r.output;
-    ExpectPositiveAndSteady(StepMs(r.output), 0.25);
+    ExpectPositiveAndSteady(StepMs(r.output), 0.25, 3);
 
     const nlohmann::json j = ReadJson(report);
     ASSERT_EQ(j["ranks"].size(), 4u);
@@ -172,7 +132,7 @@ TEST(Megatron, PipelineStagesSendAndReceiveEveryMicroBatch)
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("layout: TP=1 PP=2 CP=1 EP=1 DP=2 on 4 ranks"), std::string::npos)
         << r.output;
-    ExpectPositiveAndSteady(StepMs(r.output), 0.25);
+    ExpectPositiveAndSteady(StepMs(r.output), 0.25, 3);
 
     const nlohmann::json j = ReadJson(report);
     ASSERT_EQ(j["ranks"].size(), 4u);

@@ -5,6 +5,7 @@
 // and the trainer's own log (tokens/s, read from the simulated clock) gives positive, steady step
 // times.
 #include "../e2e/run_helpers.h"
+#include "framework_checks.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -36,31 +37,19 @@ std::string MakeAssets()
     return dir;
 }
 
-/// \p scenario with CPU work free ([cpu] time_scale = 0): the debug model is host-bound,
-/// and the host time of its multi-rank code paths, which a one-GPU recording lacks, would
-/// be this machine's CPU time, which a loaded CI machine makes vary by tens of percent
-/// (a run here had steps of 28 and 39 ms); without it a step is its GPU and network time.
-std::string CpuFree(const std::string& scenario)
-{
-    return WriteFile("scenario.toml",
-                     fmt::format("extends = \"{}/scenarios/{}\"\n[cpu]\ntime_scale = 0\n", kSource,
-                                 scenario))
-        .string();
-}
-
 CommandResult Train(int ranks, const std::string& scenario, const std::string& parallelism,
                     const std::string& report)
 {
     const std::string assets = MakeAssets();
     const std::string scratch = ScratchDir().string();
     // HF_HOME in the scratch folder: the datasets cache of one run is not another's.
-    return RunCommand(
-        fmt::format("HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_HOME={0}/hf {1} --scenario {3} "
-                    "--nproc {4} --report {5} -- {6} -m torchtitan.train --job.config_file {7} "
-                    "--model.hf_assets_path {8}/tokenizer --training.dataset_path {8}/c4_test "
-                    "--job.dump_folder {0}/outputs --training.steps {9} {10} 2>&1",
-                    scratch, PHANTORA_CLUSTER, kSource, CpuFree(scenario), ranks, report,
-                    PHANTORA_TORCH_PYTHON, kConfig, assets, kSteps, parallelism));
+    return RunCommand(fmt::format(
+        "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_HOME={0}/hf {1} --scenario {3} "
+        "--nproc {4} --report {5} -- {6} -m torchtitan.train --job.config_file {7} "
+        "--model.hf_assets_path {8}/tokenizer --training.dataset_path {8}/c4_test "
+        "--job.dump_folder {0}/outputs --training.steps {9} {10} 2>&1",
+        scratch, PHANTORA_CLUSTER, kSource, CpuFreeScenario(kSource + "/scenarios/" + scenario),
+        ranks, report, PHANTORA_TORCH_PYTHON, kConfig, assets, kSteps, parallelism));
 }
 
 /// Rank 0's step times in ms, from TorchTitan's "step: N ... tps: X" lines: tokens/s per
@@ -80,28 +69,6 @@ std::vector<double> StepMs(const std::string& output, int tensorParallel)
     return ms;
 }
 
-/// Every step took simulated time, and the steps after the first (warm-up, with the
-/// NVRTC compilations and the allocator's growth) agree within \p spread of their mean.
-void ExpectPositiveAndSteady(const std::vector<double>& ms, double spread)
-{
-    ASSERT_EQ(ms.size(), static_cast<std::size_t>(kSteps));
-    for (double m : ms)
-    {
-        EXPECT_GT(m, 0.0);
-    }
-    const std::vector<double> steady(ms.begin() + 1, ms.end());
-    double mean = 0;
-    for (double m : steady)
-    {
-        mean += m / static_cast<double>(steady.size());
-    }
-    for (double m : steady)
-    {
-        EXPECT_NEAR(m, mean, spread * mean)
-            << "steps after the first differ by more than " << spread * 100 << " % of their mean";
-    }
-}
-
 uint64_t Count(const nlohmann::json& report, int rank, const std::string& op,
                const std::vector<int>& group)
 {
@@ -116,12 +83,6 @@ uint64_t Count(const nlohmann::json& report, int rank, const std::string& op,
     return n;
 }
 
-nlohmann::json ReadJson(const std::string& path)
-{
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-}
-
 } // namespace
 
 // FSDP2 over 2 ranks: each of the 6 layers and the root module all-gathers its
@@ -134,7 +95,7 @@ TEST(TorchTitan, Fsdp2OnTwoRanksGathersParametersAndScattersGradients)
     const CommandResult r = Train(2, "h100x2-nvlink-profiled.toml",
                                   "--parallelism.data_parallel_shard_degree 2", report);
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    ExpectPositiveAndSteady(StepMs(r.output, 1), 0.2);
+    ExpectPositiveAndSteady(StepMs(r.output, 1), 0.2, kSteps, kSteps);
 
     const nlohmann::json j = ReadJson(report);
     ASSERT_EQ(j["ranks"].size(), 2u);
@@ -167,7 +128,7 @@ TEST(TorchTitan, DISABLED_Fsdp2WithTensorParallelOnFourRanksUsesBothMeshDimensio
                                   "--parallelism.tensor_parallel_degree 2",
                                   report);
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    ExpectPositiveAndSteady(StepMs(r.output, 2), 0.2);
+    ExpectPositiveAndSteady(StepMs(r.output, 2), 0.2, kSteps, kSteps);
 
     const nlohmann::json j = ReadJson(report);
     ASSERT_EQ(j["ranks"].size(), 4u);
