@@ -148,22 +148,27 @@ void CollectiveLaunch::StartTransfer(const P2PMatcher::Transfer& t,
                               fmt::format("send/recv {} B", t.bytes));
 }
 
+nccl::CommShape CollectiveLaunch::ShapeOf(uint32_t nRanks) const
+{
+    nccl::CommShape shape;
+    shape.nRanks = nRanks;
+    shape.ranksPerNode = std::min(nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
+    return shape;
+}
+
 nccl::Choice CollectiveLaunch::ChoiceFor(wire::CollectiveOp op, const Communicator& comm,
                                          uint64_t bytes, bool pair) const
 {
-    const auto nRanks = static_cast<uint32_t>(comm.ranks.size());
-    nccl::CommShape shape;
-    shape.nRanks = pair ? 2U : nRanks;
-    shape.ranksPerNode = std::min(shape.nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
     nccl::Choice none;
     none.nChannels = 0;
-    if (shape.nRanks < 2)
+    if (comm.ranks.size() < 2)
     {
         return none; // one rank: a copy inside its GPU, no NCCL kernel to count
     }
     try
     {
-        return nccl::Choose(op, shape, bytes, m_nccl.For(comm));
+        return nccl::Choose(op, ShapeOf(pair ? 2U : static_cast<uint32_t>(comm.ranks.size())),
+                            bytes, m_nccl.For(comm));
     }
     catch (const std::invalid_argument&)
     {
@@ -176,11 +181,8 @@ nccl::Choice CollectiveLaunch::ChoiceFor(wire::CollectiveOp op, const Communicat
 nccl::Plan CollectiveLaunch::PlanFor(wire::CollectiveOp op, const Communicator& comm,
                                      uint64_t bytes) const
 {
-    const auto nRanks = static_cast<uint32_t>(comm.ranks.size());
-    nccl::CommShape shape;
-    shape.nRanks = nRanks;
-    shape.ranksPerNode = std::min(nRanks, std::max(m_scenario.topology.gpusPerNode, 1U));
-    return nccl::MakePlan(op, shape, bytes, m_nccl.For(comm));
+    return nccl::MakePlan(op, ShapeOf(static_cast<uint32_t>(comm.ranks.size())), bytes,
+                          m_nccl.For(comm));
 }
 
 void CollectiveLaunch::StartMatched(const MatchedCollective& c)

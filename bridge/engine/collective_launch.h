@@ -78,6 +78,8 @@ private:
     void StartMatched(const MatchedCollective& c);
     /// Runs one matched send/recv pair on the network.
     void StartTransfer(const P2PMatcher::Transfer& t, std::function<void(int64_t)> done);
+    /// A communicator of \p nRanks on the scenario's nodes, as the tuning model sees it.
+    nccl::CommShape ShapeOf(uint32_t nRanks) const;
     /// What NCCL picks for \p op over \p bytes on \p comm (on one pair of its ranks if
     /// \p pair): its channels are the SMs the collective's kernel holds.  nChannels 0 for
     /// a spec NCCL refuses.
