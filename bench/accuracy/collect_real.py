@@ -30,7 +30,9 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from accuracy import gpt_ref_numbers, read_result_lines  # noqa: E402
 
-MEAN_RE = re.compile(r"rank (\d+): mean step ([0-9.]+) ms, .*peak memory allocated (\d+) bytes .*reserved (\d+) bytes")
+# Non-greedy and searched repeatedly: ranks print at once, and two ranks' lines can share one
+# line of the log ("...(6812.0 MiB)rank 0: mean step ...").
+MEAN_RE = re.compile(r"rank (\d+): mean step ([0-9.]+) ms, .*?peak memory allocated (\d+) bytes .*?reserved (\d+) bytes")
 STEP_RE = re.compile(r"^step (\d+): ([0-9.]+) ms")
 PROBE_RE = re.compile(r"^probe: step_ms ([0-9.]+) issue_wall_ms ([0-9.]+) issue_cpu_ms ([0-9.]+) steps (\d+)(?: proc_cpu_ms ([0-9.]+))?")
 
@@ -85,8 +87,8 @@ def collect(d):
             m = STEP_RE.match(line)
             if m:
                 run["step_ms"].append(float(m.group(2)))
-            m = MEAN_RE.search(line)
-            if m and m.group(1) == "0":
+            m = next((m for m in MEAN_RE.finditer(line) if m.group(1) == "0"), None)
+            if m:
                 run["mean_step_ms"] = float(m.group(2))
                 run["peak_allocated_bytes"] = int(m.group(3))
                 run["peak_reserved_bytes"] = int(m.group(4))

@@ -83,6 +83,13 @@ class RealDataConverter(unittest.TestCase):
         self.assertEqual(fsdp["command"], "torchrun --standalone --nproc_per_node=4 gpt_ref.py --mode fsdp "
                                           "--layers 12 --dim 1024 --heads 16 --batch 8")
 
+    def test_rank_0_found_where_two_ranks_share_a_line(self):
+        line = ("rank 1: mean step 21.213 ms, 1 tokens/s, peak memory allocated 5 bytes (1 MiB), reserved 7 "
+                "bytes (1 MiB)rank 0: mean step 21.181 ms, 1 tokens/s, peak memory allocated 6 bytes (1 MiB), "
+                "reserved 8 bytes (1 MiB)")
+        found = [m.groups() for m in collect_real.MEAN_RE.finditer(line)]
+        self.assertEqual(found, [("1", "21.213", "5", "7"), ("0", "21.181", "6", "8")])
+
     def test_broken_lines_are_named(self):
         with tempfile.TemporaryDirectory() as tmp:
             log = os.path.join(tmp, "runs.log")
