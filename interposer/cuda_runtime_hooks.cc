@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <cuda_runtime_api.h>
+#include <vector>
 
 using namespace phantora;
 using namespace phantora::interposer;
@@ -119,6 +120,36 @@ void WaitFor(const HookScope& scope, wire::Request req)
     }
 }
 
+/// A kernel may write through any pointer it is handed, directly or inside a struct
+/// (PyTorch passes its elementwise kernels an array of pointers): every aligned 8-byte
+/// word of its parameters goes to the value shadow, which forgets what such an address
+/// holds (value_shadow.h).  A kernel whose layout is unknown forgets nothing.
+void ForgetWhatItMayWrite(const void* func, void* const* args)
+{
+    const kernel_args::ParamLayout* layout = KernelRegistry::Get().Layout(func);
+    if (!layout || !args)
+    {
+        return;
+    }
+    std::vector<uint64_t> words;
+    for (std::size_t i = 0; i < layout->size(); ++i)
+    {
+        const kernel_args::KernelParam& param = (*layout)[i];
+        if (!args[i])
+        {
+            continue;
+        }
+        // A pointer inside a struct parameter sits at a multiple of 8 from its start.
+        for (uint32_t at = 0; at + sizeof(uint64_t) <= param.size; at += sizeof(uint64_t))
+        {
+            uint64_t word = 0;
+            std::memcpy(&word, static_cast<const char*>(args[i]) + at, sizeof word);
+            words.push_back(word);
+        }
+    }
+    ValueShadow::Get().MayWrite(words.data(), words.size());
+}
+
 } // namespace
 
 namespace phantora::interposer
@@ -144,6 +175,7 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, s
     k.block = {block.x, block.y, block.z};
     k.sharedMem = static_cast<uint32_t>(sharedMem);
     k.args = KernelRegistry::Get().ArgFacts(func, args);
+    ForgetWhatItMayWrite(func, args);
     if (k.args.size() > wire::kMaxStringBytes)
     {
         k.args.clear(); // a key no recording could have: the launch shape alone keys it

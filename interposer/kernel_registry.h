@@ -26,6 +26,9 @@ public:
         return m_params.Facts(hostFun, args);
     }
 
+    /// The kernel's parameter layout; null if unknown (no fat binary or no KPARAM_INFO).
+    const kernel_args::ParamLayout* Layout(const void* hostFun) { return m_params.Find(hostFun); }
+
 private:
     mutable std::mutex m_mutex;
     std::unordered_map<const void*, std::string> m_names;
