@@ -120,34 +120,55 @@ void WaitFor(const HookScope& scope, wire::Request req)
     }
 }
 
-/// A kernel may write through any pointer it is handed, directly or inside a struct
-/// (PyTorch passes its elementwise kernels an array of pointers): every aligned 8-byte
-/// word of its parameters goes to the value shadow, which forgets what such an address
-/// holds (value_shadow.h).  A kernel whose layout is unknown forgets nothing.
-void ForgetWhatItMayWrite(const void* func, void* const* args)
+/// A kernel writes through the parameters its signature says are outputs
+/// (kernel_signature.h): the value shadow forgets what each such address holds
+/// (value_shadow.h).  A kernel whose layout or name is unknown forgets nothing.
+void ForgetWhatItWrites(const void* func, void* const* args)
 {
-    const kernel_args::ParamLayout* layout = KernelRegistry::Get().Layout(func);
-    if (!layout || !args)
+    if (!args)
     {
         return;
     }
-    std::vector<uint64_t> words;
-    for (std::size_t i = 0; i < layout->size(); ++i)
+    const kernel_args::ParamLayout* layout = KernelRegistry::Get().Layout(func);
+    if (!layout)
     {
-        const kernel_args::KernelParam& param = (*layout)[i];
-        if (!args[i])
+        return;
+    }
+    const std::vector<ParamWrites>& writes = KernelRegistry::Get().WrittenParams(func);
+    std::vector<uint64_t> addresses;
+    for (std::size_t i = 0; i < writes.size() && i < layout->size(); ++i)
+    {
+        const uint32_t size = (*layout)[i].size;
+        if (writes[i] == ParamWrites::Nothing || size < sizeof(uint64_t) || !args[i])
         {
             continue;
         }
-        // A pointer inside a struct parameter sits at a multiple of 8 from its start.
-        for (uint32_t at = 0; at + sizeof(uint64_t) <= param.size; at += sizeof(uint64_t))
+        const char* value = static_cast<const char*>(args[i]);
+        if (writes[i] == ParamWrites::First)
+        {
+            uint64_t address = 0;
+            std::memcpy(&address, value, sizeof address);
+            addresses.push_back(address);
+            continue;
+        }
+        // A pointer inside a struct sits at a multiple of 8 from its start; sizes,
+        // strides and magic numbers never fall in device memory.
+        bool source = true;
+        for (uint32_t at = 0; at + sizeof(uint64_t) <= size; at += sizeof(uint64_t))
         {
             uint64_t word = 0;
-            std::memcpy(&word, static_cast<const char*>(args[i]) + at, sizeof word);
-            words.push_back(word);
+            std::memcpy(&word, value + at, sizeof word);
+            if (DeviceMemory::Get().Contains(reinterpret_cast<const void*>(word)))
+            {
+                if (!source)
+                {
+                    addresses.push_back(word);
+                }
+                source = false;
+            }
         }
     }
-    ValueShadow::Get().MayWrite(words.data(), words.size());
+    ValueShadow::Get().MayWrite(addresses.data(), addresses.size());
 }
 
 } // namespace
@@ -175,7 +196,7 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, s
     k.block = {block.x, block.y, block.z};
     k.sharedMem = static_cast<uint32_t>(sharedMem);
     k.args = KernelRegistry::Get().ArgFacts(func, args);
-    ForgetWhatItMayWrite(func, args);
+    ForgetWhatItWrites(func, args);
     if (k.args.size() > wire::kMaxStringBytes)
     {
         k.args.clear(); // a key no recording could have: the launch shape alone keys it

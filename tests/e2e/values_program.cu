@@ -1,7 +1,7 @@
 // Small buffers carry their real bytes: a per-rank value copied to the device goes
 // through all-gather, all-reduce, broadcast, reduce-scatter and device-to-device
 // copies, and what each rank reads back is printed.  A large all-reduce reads zeros,
-// and so do bytes a kernel was handed a pointer to.
+// and so do bytes a kernel wrote through an output pointer.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,23 +24,22 @@ template <class T> std::string Join(const std::vector<T>& v)
     return s;
 }
 
-struct TwoPointers
-{
-    int32_t* first;
-    int32_t* second;
-};
-
 /// What a reduction leaves in a one-element output: a count that only the kernel knows.
 __global__ void StoreCount(int32_t* out, int32_t count)
 {
     *out = count;
 }
 
-/// Pointers inside a struct parameter, as PyTorch passes its elementwise kernels theirs.
-__global__ void StoreBoth(TwoPointers p, int32_t value)
+/// An input the kernel only reads (const) and an output it writes.
+__global__ void SumInto(const int32_t* in, int32_t n, int32_t* out)
 {
-    *p.first = value;
-    *p.second = value;
+    int32_t sum = 0;
+    for (int32_t i = 0; i < n; ++i)
+    {
+        sum += in[i];
+    }
+    out[0] = sum;
+    out[1] = sum;
 }
 
 } // namespace
@@ -145,9 +144,9 @@ int main()
                 after);
 
     // memory handed out again without cudaFree (a caching allocator's block) keeps no
-    // bytes of the tensor it held before once a kernel writes there: what the kernel was
-    // handed a pointer to reads as zeros from that address on, and the bytes before it
-    // (a live neighbour) still read as written
+    // bytes of the tensor it held before once a kernel writes there: what a kernel's
+    // output pointer points to reads as zeros from that address on, the bytes before it
+    // (a live neighbour) still read as written, and so does what a kernel only reads
     int32_t* pool = nullptr;
     cudaMalloc(&pool, 8 * sizeof(int32_t));
     const int32_t earlier[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -158,17 +157,17 @@ int main()
     cudaStreamSynchronize(s);
     std::printf("rank %d: kernel-written reads %s\n", rank,
                 Join(std::vector<int32_t>(pooled, pooled + 8)).c_str());
-    int32_t *left = nullptr, *right = nullptr;
-    cudaMalloc(&left, 2 * sizeof(int32_t));
-    cudaMalloc(&right, 2 * sizeof(int32_t));
-    cudaMemcpy(left, earlier, 2 * sizeof(int32_t), cudaMemcpyHostToDevice);
-    cudaMemcpy(right, earlier + 2, 2 * sizeof(int32_t), cudaMemcpyHostToDevice);
-    StoreBoth<<<1, 1, 0, s>>>(TwoPointers{left + 1, right}, 5);
+    int32_t *in2 = nullptr, *out2 = nullptr;
+    cudaMalloc(&in2, 2 * sizeof(int32_t));
+    cudaMalloc(&out2, 2 * sizeof(int32_t));
+    cudaMemcpy(in2, earlier, 2 * sizeof(int32_t), cudaMemcpyHostToDevice);
+    cudaMemcpy(out2, earlier + 2, 2 * sizeof(int32_t), cudaMemcpyHostToDevice);
+    SumInto<<<1, 1, 0, s>>>(in2, 2, out2);
     int32_t both[4] = {-1, -1, -1, -1};
-    cudaMemcpyAsync(both, left, 2 * sizeof(int32_t), cudaMemcpyDeviceToHost, s);
-    cudaMemcpyAsync(both + 2, right, 2 * sizeof(int32_t), cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(both, in2, 2 * sizeof(int32_t), cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(both + 2, out2, 2 * sizeof(int32_t), cudaMemcpyDeviceToHost, s);
     cudaStreamSynchronize(s);
-    std::printf("rank %d: struct-kernel-written reads %s\n", rank,
+    std::printf("rank %d: kernel input and output read %s\n", rank,
                 Join(std::vector<int32_t>(both, both + 4)).c_str());
 
     // a large all-reduce carries no values: its result reads as zeros

@@ -1,5 +1,5 @@
 // Small device buffers carry their real bytes through copies and NCCL collectives;
-// what a kernel may have written reads as zeros.
+// what a kernel wrote reads as zeros.
 #include "run_helpers.h"
 
 #include <fmt/format.h>
@@ -31,7 +31,7 @@ TEST(Values, SmallCollectivesComputeTheirRealResults)
         expect("reallocated same reads 0");
         // A kernel's output is unknown (value_shadow.h): not the bytes the memory held.
         expect("kernel-written reads 1 2 0 0 0 0 0 0");
-        expect("struct-kernel-written reads 1 0 0 0");
+        expect("kernel input and output read 1 2 0 0");
         expect("large all-reduce reads 0");
     }
 }
