@@ -205,6 +205,32 @@ TEST(Megatron, MoeRoutingSwitchMovesTokens)
     EXPECT_GT(On(skew, 0, "send", ep).bytes, 0u);
 }
 
+// The same with Megatron's allgather dispatcher (every rank gathers the EP group's tokens
+// and its experts take theirs with a mask): the plan gives the rows its experts compute
+// on, balanced and skewed as the all-to-all dispatcher's.
+TEST(Megatron, MoeRoutingSwitchReachesTheAllGatherDispatcher)
+{
+    const std::string args =
+        kTinyModel + " --experts 4 --topk 2 --ep 2 --steps 3 --dispatcher allgather";
+    auto run = [&](const std::string& scenario, const std::string& name)
+    {
+        const std::string report = (ScratchDir() / (name + ".json")).string();
+        const CommandResult r = Simulate(2, scenario, args, report);
+        EXPECT_EQ(r.exitCode, 0) << r.output;
+        EXPECT_EQ(r.output.find("does not reach"), std::string::npos) << r.output;
+        nlohmann::json j;
+        j["output"] = r.output;
+        return j;
+    };
+    const nlohmann::json balanced = run(WithWorkload("moe_routing = \"balanced\""), "balanced");
+    // 2 MoE layers x 2 sources x 128 pairs for each rank's 2 experts.
+    EXPECT_EQ(ExpertRows(balanced, 0), 2 * 2 * 128);
+    EXPECT_EQ(ExpertRows(balanced, 1), 2 * 2 * 128);
+    const nlohmann::json skew = run(WithWorkload("moe_routing = \"skew\"\nmoe_skew = 1.5"), "skew");
+    EXPECT_EQ(ExpertRows(skew, 0), 2 * 2 * (128 + 67));
+    EXPECT_EQ(ExpertRows(skew, 1), 2 * 2 * (37 + 24));
+}
+
 // One rank, EP = 1 (what profiles/record_megatron_on_device.sh records on one GPU): no
 // all-to-all, so the dispatcher's own masked_select reads back the nonzero count a
 // reduction kernel wrote into a block PyTorch's caching allocator handed out again.  It
