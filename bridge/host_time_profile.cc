@@ -5,9 +5,11 @@
 #include "program_name.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace phantora
 {
@@ -92,7 +94,7 @@ double Median(std::vector<double> v)
 
 HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
                                          const std::vector<std::string>& command,
-                                         const CpuSpec& cpu)
+                                         int ranks, const CpuSpec& cpu)
 {
     HostTimeProfile p;
     std::vector<double> speeds;
@@ -102,9 +104,14 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
         // arguments most like the simulated command's (Similarity) run the code most like
         // it (a one-GPU recording of the same script, mode and sizes; the step count may
         // differ), so only they make the table.
+        // Among those, the runs launched at the world size nearest the simulated one (by
+        // ratio; a tie goes to the larger): one rank never runs what N ranks add between
+        // their calls (FSDP's all-gather copy-in/out, the process group's work objects), so
+        // a recording at world size 2 stands for 4 ranks better than one at 1.
         const std::string program = profile::ProgramName(command);
         const auto wanted = ArgumentItems(profile::ProgramArguments(command));
-        std::map<long, std::vector<std::string>> bySimilarity;
+        using Rank = std::tuple<long, double, int>; // similarity, -|log2 ratio|, ranks
+        std::map<Rank, std::vector<std::string>> bySimilarity;
         for (const auto& [run, r] : profile->Runs())
         {
             if (r.program != program || program.empty())
@@ -118,7 +125,9 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
             if (cpu.recordedHostTime && r.hostGaps)
             {
                 const auto items = ArgumentItems(profile::ProgramArguments(r.command));
-                bySimilarity[Similarity(items, wanted)].push_back(run);
+                const double distance =
+                    std::abs(std::log2(static_cast<double>(r.ranks) / std::max(ranks, 1)));
+                bySimilarity[{Similarity(items, wanted), -distance, r.ranks}].push_back(run);
             }
         }
         if (!bySimilarity.empty())
@@ -129,6 +138,7 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
             p.table = table.Serialize();
             p.keys = table.Keys();
             p.runs = runs;
+            p.recordedRanks = std::get<2>(bySimilarity.rbegin()->first);
             p.sameArguments = std::all_of(runs.begin(), runs.end(),
                                           [&](const std::string& run)
                                           { return GivesEvery(profile->Runs().at(run), wanted); });

@@ -22,6 +22,8 @@ struct HostTimeProfile
     /// Whether those runs gave the program every argument the simulated command gives it
     /// (iteration counts aside: --steps, --warmup, ...; the runs most like the command win).
     bool sameArguments{false};
+    /// The world size those runs were launched at (profile::LaunchedRanks).
+    int recordedRanks{1};
     std::size_t gaps{0};
     std::size_t keys{0};
     /// This machine's CPU ns -> the recording host's.
@@ -32,11 +34,12 @@ struct HostTimeProfile
     double recordingHostNs{0}; ///< host_speed.h, per round; 0 if unknown
     double localHostNs{0};
 
-    /// For \p command (the simulated program) on \p scenario, whose profile is \p profile
-    /// (nullptr: none).  Measures this machine's host speed when the profile knows the
+    /// For \p command (the simulated program) on \p ranks ranks of \p scenario, whose
+    /// profile is \p profile (nullptr: none).  Measures this machine's host speed when the profile knows the
     /// recording host's and the scenario does not give [cpu] local_scale.
     static HostTimeProfile Prepare(const profile::ProfileReader* profile,
-                                   const std::vector<std::string>& command, const CpuSpec& cpu);
+                                   const std::vector<std::string>& command, int ranks,
+                                   const CpuSpec& cpu);
 };
 
 } // namespace phantora

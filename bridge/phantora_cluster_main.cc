@@ -188,7 +188,7 @@ int main(int argc, char** argv)
                                                      : SyncMode::Conservative);
         engine.PreferProfileProgram(profile::ProgramName(command));
         engine.SetHostTime(
-            HostTimeProfile::Prepare(engine.Kernels().Profile(), command, scenario.cpu));
+            HostTimeProfile::Prepare(engine.Kernels().Profile(), command, nproc, scenario.cpu));
         ServerOptions options;
         options.bindAddress = bindAddress;
         // Remote ranks cannot be handed a token; CURVE keys authenticate them instead.

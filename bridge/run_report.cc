@@ -95,10 +95,10 @@ void PrintHostTime(const SimulationEngine& engine)
     }
     else
     {
-        line += fmt::format("recorded ({} run{}{}, {} gaps);", p.runs.size(),
+        line += fmt::format("recorded ({} run{}{}, at world size {}, {} gaps);", p.runs.size(),
                             p.runs.size() == 1 ? "" : "s",
                             p.sameArguments ? " with the same arguments" : " with the arguments most like these",
-                            p.gaps);
+                            p.recordedRanks, p.gaps);
         for (std::size_t i = 0; i < t.ns.size(); ++i)
         {
             if (t.gaps[i] == 0)
@@ -153,6 +153,7 @@ nlohmann::json HostTimeJson(const SimulationEngine& engine)
     }
     return {{"recorded_runs", p.runs},
             {"same_arguments", p.sameArguments},
+            {"recorded_world_size", p.recordedRanks},
             {"recorded_gaps", p.gaps},
             {"table_keys", p.keys},
             {"local_scale", p.localScale},

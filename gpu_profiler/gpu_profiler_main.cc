@@ -1,6 +1,7 @@
 // gpu_profiler: fills the profile cache on one real GPU.
 //   record [--raw F] [--db F] -- CMD ARGS   run CMD under the CUPTI recorder, then again
-//                                            for its host time (--no-host-time: not)
+//                                            for its host time (--no-host-time: not;
+//                                            --host-time-only: only that)
 //   replay --missing F [--raw F] [--db F]   measure the GEMMs, copies and cuDNN ops a
 //          [--python PY]                    simulation missed
 //   import --db F RAW...                     merge raw logs into a profile database
@@ -143,11 +144,16 @@ int RecordHostTime(const std::vector<std::string>& cmd, const fs::path& raw)
     return 0;
 }
 
-/// The program under the recorder, then the device facts appended to the same raw log.
+/// The program under the recorder (unless \p kernels is false: host time only), then the
+/// device facts appended to the same raw log.
 int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::string& source,
-           bool hostTime)
+           bool hostTime, bool kernels = true)
 {
-    if (const int rc = RecordPass(cmd, raw, {{"PHANTORA_RECORD_SOURCE", source}}); rc != 0)
+    if (!kernels)
+    {
+        fs::remove(raw);
+    }
+    else if (const int rc = RecordPass(cmd, raw, {{"PHANTORA_RECORD_SOURCE", source}}); rc != 0)
     {
         return rc;
     }
@@ -370,6 +376,7 @@ int main(int argc, char** argv)
     std::vector<fs::path> raws;
     int warmup = 5, iterations = 20;
     bool noHostTime = false;
+    bool hostTimeOnly = false;
 
     auto* record = app.add_subcommand("record", "run a program on the GPU, recording every op");
     record->add_option("--raw", raw, "raw log to write (default: <db>.<time>.tsv)");
@@ -379,6 +386,12 @@ int main(int argc, char** argv)
                      "skip the second run that records the host time between GPU calls "
                      "(interposer/host_time.h); simulations of the program then measure it on "
                      "their own CPU");
+    record->add_flag("--host-time-only", hostTimeOnly,
+                     "run the program once, for its host time only, keeping no GPU op "
+                     "durations: for a recording at world size 2 or more (`torchrun "
+                     "--nproc_per_node 2 ...`), whose host code a one-GPU run never reaches "
+                     "but whose kernels share SMs with collectives and other ranks")
+        ->excludes("--no-host-time");
     record->add_option("command", cmd, "the program and its arguments (after --)")->required();
 
     std::string python = "python3";
@@ -458,7 +471,7 @@ int main(int argc, char** argv)
         std::vector<fs::path> written;
         if (*record)
         {
-            rc = Record(cmd, raw, "record", !noHostTime);
+            rc = Record(cmd, raw, "record", !noHostTime, !hostTimeOnly);
             written.push_back(raw);
         }
         else

@@ -1,6 +1,7 @@
 #include "profile_reader.h"
 
 #include "profile_schema.h"
+#include "program_name.h"
 
 #include <fmt/format.h>
 
@@ -199,6 +200,7 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
             Run& r = m_runs[runs.Text(0)];
             r.program = runs.Text(1);
             r.command = runs.Text(2);
+            r.ranks = LaunchedRanks(r.command);
             if (!runs.IsNull(3))
             {
                 r.hostSpeedNs = runs.Real(3);

@@ -51,6 +51,7 @@ public:
         std::string command;
         std::optional<double> hostSpeedNs; ///< the recording host's (host_speed.h)
         bool hostGaps{false};              ///< it recorded host time (HostSequences)
+        int ranks{1}; ///< processes its launcher started (LaunchedRanks of the command)
     };
     /// Every run the runs table names.
     const std::map<std::string, Run>& Runs() const { return m_runs; }

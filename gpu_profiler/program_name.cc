@@ -1,6 +1,9 @@
 #include "program_name.h"
 
+#include <charconv>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <sstream>
 
 namespace phantora::profile
@@ -151,6 +154,64 @@ std::string ProgramArguments(const std::vector<std::string>& argv)
 std::string ProgramArguments(const std::string& commandLine)
 {
     return ProgramArguments(Words(commandLine));
+}
+
+namespace
+{
+/// The number \p text starts with ("4", "2:4" for torchrun's elastic node range: its
+/// lower bound); nullopt if it does not start with one.
+std::optional<int> LeadingCount(const std::string& text)
+{
+    int value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end == text.data() || value < 1)
+    {
+        return std::nullopt;
+    }
+    return value;
+}
+} // namespace
+
+int LaunchedRanks(const std::vector<std::string>& argv)
+{
+    // The options of the launchers IsLauncher knows that set how many processes they start,
+    // and whether the count multiplies the others (torchrun's nodes times processes each).
+    static const std::map<std::string, bool> kCounts = {
+        {"--nproc_per_node", false}, {"--nproc-per-node", false}, {"--nproc", false},
+        {"--nnodes", true},
+        {"-np", false},              {"-n", false},               {"--ntasks", false},
+        {"--num_gpus", false},       {"--num_nodes", true}};
+    const std::string program = ProgramName(argv);
+    int perNode = 1;
+    int nodes = 1;
+    for (std::size_t i = 0; i < argv.size(); ++i)
+    {
+        const std::string& a = argv[i];
+        if (!program.empty() && (Base(a) == program || a == program))
+        {
+            break; // the program's own arguments are not the launcher's
+        }
+        const std::size_t eq = a.find('=');
+        const std::string flag = a.substr(0, eq);
+        const auto known = kCounts.find(flag);
+        if (known == kCounts.end())
+        {
+            continue;
+        }
+        const std::optional<int> n =
+            eq != std::string::npos ? LeadingCount(a.substr(eq + 1))
+                                    : (i + 1 < argv.size() ? LeadingCount(argv[i + 1]) : std::nullopt);
+        if (n)
+        {
+            (known->second ? nodes : perNode) = *n;
+        }
+    }
+    return perNode * nodes;
+}
+
+int LaunchedRanks(const std::string& commandLine)
+{
+    return LaunchedRanks(Words(commandLine));
 }
 
 } // namespace phantora::profile

@@ -26,4 +26,11 @@ std::string ProgramName(const std::string& commandLine);
 std::string ProgramArguments(const std::vector<std::string>& argv);
 std::string ProgramArguments(const std::string& commandLine);
 
+/// How many processes the command's launcher starts: 2 for `torchrun --nproc_per_node 2
+/// gpt.py` (times `--nnodes`), `mpirun -np 4 ...`, `srun -n 4 ...`, `deepspeed --num_gpus
+/// 2 ...`; 1 for a program started by itself.  A recording at world size 2 ran the code a
+/// multi-rank run runs (collectives, FSDP's all-gathers), which one rank never reaches.
+int LaunchedRanks(const std::vector<std::string>& argv);
+int LaunchedRanks(const std::string& commandLine);
+
 } // namespace phantora::profile

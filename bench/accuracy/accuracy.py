@@ -16,7 +16,9 @@ of those cells and the scenario that simulates them):
              real/H200-cudnn_cnn.json, scenarios/h200-profile.toml;
   gpt_ref    workloads/gpt_ref.py (the reference script of the multi-GPU measurements),
              matrix-gpt_ref.tsv, real/H200x4-gpt_ref.json (1, 2 and 4 H200s with NVLink),
-             scenarios/h200x4-nvlink-profiled.toml.
+             scenarios/h200x4-nvlink-profiled.toml;
+  gpt_ref_h100  the same cells on 4 H100s, real/H100x4-gpt_ref-2026-11-26T1029.json,
+             scenarios/h100x4-nvlink-profiled.toml.
 
 For every cell (size, mode, GPUs) with real data it runs the same command under
 phantora-cluster on this machine (no GPU) and prints, suite by suite,
@@ -147,6 +149,14 @@ SUITES = {
         "gpt_ref", os.path.join(HERE, "workloads", "gpt_ref.py"),
         os.path.join(HERE, "matrix-gpt_ref.tsv"), os.path.join(HERE, "real", "H200x4-gpt_ref.json"),
         os.path.join(ROOT, "scenarios", "h200x4-nvlink-profiled.toml"), parse_gpt_ref,
+        "{s} timed steps after {w} warm-up (median step)", "the fastest and slowest timed step"),
+    # The same cells on 4 H100s: one lease held the one-GPU recordings, the world-size 2 and
+    # 4 host-time recordings and the real runs (profiles/README.md).
+    "gpt_ref_h100": Suite(
+        "gpt_ref_h100", os.path.join(HERE, "workloads", "gpt_ref.py"),
+        os.path.join(HERE, "matrix-gpt_ref.tsv"),
+        os.path.join(HERE, "real", "H100x4-gpt_ref-2026-11-26T1029.json"),
+        os.path.join(ROOT, "scenarios", "h100x4-nvlink-profiled.toml"), parse_gpt_ref,
         "{s} timed steps after {w} warm-up (median step)", "the fastest and slowest timed step"),
 }
 SUITES_DEFAULT_SCRIPTS = {name: s.script for name, s in SUITES.items()}

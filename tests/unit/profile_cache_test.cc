@@ -177,6 +177,18 @@ TEST(ProgramName, IsTheScriptOrModuleOfAnInterpreterElseTheExecutable)
     EXPECT_EQ(ProgramName(std::vector<std::string>{}), "");
 }
 
+TEST(ProgramName, LaunchedRanksCountsTheLaunchersProcessesNotTheProgramsFlags)
+{
+    EXPECT_EQ(LaunchedRanks("python3 gpt.py --nproc_per_node 8"), 1);
+    EXPECT_EQ(LaunchedRanks("torchrun --standalone --nproc_per_node 2 gpt.py --mode fsdp"), 2);
+    EXPECT_EQ(LaunchedRanks("torchrun --nproc-per-node=4 --nnodes 2 -m torchtitan.train"), 8);
+    EXPECT_EQ(LaunchedRanks("torchrun --nnodes 1:2 --nproc_per_node 4 t.py -n 16"), 4);
+    EXPECT_EQ(LaunchedRanks("python -m torch.distributed.run --nproc 3 t.py"), 3);
+    EXPECT_EQ(LaunchedRanks("mpirun -np 4 python3 -u bench.py"), 4);
+    EXPECT_EQ(LaunchedRanks("deepspeed --num_gpus 2 train.py --deepspeed_config z.json"), 2);
+    EXPECT_EQ(LaunchedRanks("torchrun --nproc_per_node gpu t.py"), 1);
+}
+
 // One kernel at one launch shape measured in two programs, where its cost depends on an
 // argument the key does not hold (a softmax's row length): each program's own samples
 // give its median, and a program the profile never ran gets the pooled median.
