@@ -7,6 +7,7 @@
 #include "cuda_type_names.h"
 #include "handle_table.h"
 #include "hook_scope.h"
+#include "value_shadow.h"
 
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
@@ -41,6 +42,7 @@ struct Gemm
     long long m, n, k;
     cudaDataType a, b, c;
     long long batch;
+    void* out; ///< C: its known bytes are forgotten (value_shadow.h)
 };
 
 cublasStatus_t Launch(cublasHandle_t handle, const Gemm& g)
@@ -60,6 +62,8 @@ cublasStatus_t Launch(cublasHandle_t handle, const Gemm& g)
     k.name = fmt::format("{}(m={},n={},k={},op={}{},a={},b={},c={},batch={})", g.api, g.m, g.n, g.k,
                          GemmOperationName(g.ta, g.a), GemmOperationName(g.tb, g.b),
                          DataTypeName(g.a), DataTypeName(g.b), DataTypeName(g.c), g.batch);
+    const uint64_t out = reinterpret_cast<uintptr_t>(g.out);
+    ValueShadow::Get().MayWrite(&out, 1);
     scope.Client().Post(std::move(k));
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -171,40 +175,40 @@ extern "C"
     cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
                                 cublasOperation_t transb, int m, int n, int k, const void*,
                                 const void*, cudaDataType Atype, int, const void*,
-                                cudaDataType Btype, int, const void*, void*, cudaDataType Ctype,
+                                cudaDataType Btype, int, const void*, void* C, cudaDataType Ctype,
                                 int, cublasComputeType_t, cublasGemmAlgo_t)
     {
-        return Launch(handle, {"cublasGemmEx", transa, transb, m, n, k, Atype, Btype, Ctype, 1});
+        return Launch(handle, {"cublasGemmEx", transa, transb, m, n, k, Atype, Btype, Ctype, 1, C});
     }
 
     cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
                                               cublasOperation_t transb, int m, int n, int k,
                                               const void*, const void*, cudaDataType Atype, int,
                                               long long int, const void*, cudaDataType Btype, int,
-                                              long long int, const void*, void*, cudaDataType Ctype,
-                                              int, long long int, int batchCount,
-                                              cublasComputeType_t, cublasGemmAlgo_t)
+                                              long long int, const void*, void* C,
+                                              cudaDataType Ctype, int, long long int,
+                                              int batchCount, cublasComputeType_t, cublasGemmAlgo_t)
     {
         return Launch(handle, {"cublasGemmStridedBatchedEx", transa, transb, m, n, k, Atype, Btype,
-                               Ctype, batchCount});
+                               Ctype, batchCount, C});
     }
 
     cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
                                   cublasOperation_t transb, int m, int n, int k, const float*,
-                                  const float*, int, const float*, int, const float*, float*, int)
+                                  const float*, int, const float*, int, const float*, float* C, int)
     {
         return Launch(handle, {"cublasSgemm", transa, transb, m, n, k, CUDA_R_32F, CUDA_R_32F,
-                               CUDA_R_32F, 1});
+                               CUDA_R_32F, 1, C});
     }
 
     cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
                                              cublasOperation_t transb, int m, int n, int k,
                                              const float*, const float*, int, long long int,
-                                             const float*, int, long long int, const float*, float*,
-                                             int, long long int, int batchCount)
+                                             const float*, int, long long int, const float*,
+                                             float* C, int, long long int, int batchCount)
     {
         return Launch(handle, {"cublasSgemmStridedBatched", transa, transb, m, n, k, CUDA_R_32F,
-                               CUDA_R_32F, CUDA_R_32F, batchCount});
+                               CUDA_R_32F, CUDA_R_32F, batchCount, C});
     }
 
 } // extern "C"

@@ -7,6 +7,7 @@
 #include "handle_table.h"
 #include "hook_scope.h"
 #include "opaque_table.h"
+#include "value_shadow.h"
 
 #include <cstring>
 #include <cublasLt.h>
@@ -199,8 +200,9 @@ extern "C"
     cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const void*,
                                   const void*, cublasLtMatrixLayout_t Adesc, const void*,
                                   cublasLtMatrixLayout_t Bdesc, const void*, const void*,
-                                  cublasLtMatrixLayout_t Cdesc, void*, cublasLtMatrixLayout_t Ddesc,
-                                  const cublasLtMatmulAlgo_t*, void*, size_t, cudaStream_t stream)
+                                  cublasLtMatrixLayout_t Cdesc, void* D,
+                                  cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t*, void*,
+                                  size_t, cudaStream_t stream)
     {
         HookScope scope;
         const MatmulDesc* d = g_descs.Find(desc);
@@ -221,6 +223,8 @@ extern "C"
             out->cols, k, GemmOperationName(d->transa, a->type),
             GemmOperationName(d->transb, b->type), DataTypeName(a->type), DataTypeName(b->type),
             DataTypeName(out->type), out->batch, d->epilogue);
+        const uint64_t written = reinterpret_cast<uintptr_t>(D); // value_shadow.h
+        ValueShadow::Get().MayWrite(&written, 1);
         scope.Client().Post(std::move(op));
         return CUBLAS_STATUS_SUCCESS;
     }

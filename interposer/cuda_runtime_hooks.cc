@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <cuda_runtime_api.h>
+#include <vector>
 
 using namespace phantora;
 using namespace phantora::interposer;
@@ -119,6 +120,57 @@ void WaitFor(const HookScope& scope, wire::Request req)
     }
 }
 
+/// A kernel writes through the parameters its signature says are outputs
+/// (kernel_signature.h): the value shadow forgets what each such address holds
+/// (value_shadow.h).  A kernel whose layout or name is unknown forgets nothing.
+void ForgetWhatItWrites(const void* func, void* const* args)
+{
+    if (!args)
+    {
+        return;
+    }
+    const kernel_args::ParamLayout* layout = KernelRegistry::Get().Layout(func);
+    if (!layout)
+    {
+        return;
+    }
+    const std::vector<ParamWrites>& writes = KernelRegistry::Get().WrittenParams(func);
+    std::vector<uint64_t> addresses;
+    for (std::size_t i = 0; i < writes.size() && i < layout->size(); ++i)
+    {
+        const uint32_t size = (*layout)[i].size;
+        if (writes[i] == ParamWrites::Nothing || size < sizeof(uint64_t) || !args[i])
+        {
+            continue;
+        }
+        const char* value = static_cast<const char*>(args[i]);
+        if (writes[i] == ParamWrites::First)
+        {
+            uint64_t address = 0;
+            std::memcpy(&address, value, sizeof address);
+            addresses.push_back(address);
+            continue;
+        }
+        // A pointer inside a struct sits at a multiple of 8 from its start; sizes,
+        // strides and magic numbers never fall in device memory.
+        bool source = true;
+        for (uint32_t at = 0; at + sizeof(uint64_t) <= size; at += sizeof(uint64_t))
+        {
+            uint64_t word = 0;
+            std::memcpy(&word, value + at, sizeof word);
+            if (DeviceMemory::Get().Contains(reinterpret_cast<const void*>(word)))
+            {
+                if (!source)
+                {
+                    addresses.push_back(word);
+                }
+                source = false;
+            }
+        }
+    }
+    ValueShadow::Get().MayWrite(addresses.data(), addresses.size());
+}
+
 } // namespace
 
 namespace phantora::interposer
@@ -144,6 +196,7 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, s
     k.block = {block.x, block.y, block.z};
     k.sharedMem = static_cast<uint32_t>(sharedMem);
     k.args = KernelRegistry::Get().ArgFacts(func, args);
+    ForgetWhatItWrites(func, args);
     if (k.args.size() > wire::kMaxStringBytes)
     {
         k.args.clear(); // a key no recording could have: the launch shape alone keys it

@@ -1,5 +1,7 @@
 #include "kernel_registry.h"
 
+#include "kernel_signature.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cxxabi.h>
@@ -40,6 +42,21 @@ std::string KernelRegistry::Name(const void* hostFun) const
     char buf[64];
     std::snprintf(buf, sizeof buf, "unregistered_kernel@%p", hostFun);
     return buf;
+}
+
+const std::vector<ParamWrites>& KernelRegistry::WrittenParams(const void* hostFun)
+{
+    std::lock_guard lock(m_mutex);
+    auto found = m_written.find(hostFun);
+    if (found == m_written.end())
+    {
+        auto name = m_names.find(hostFun);
+        found = m_written
+                    .emplace(hostFun, name == m_names.end() ? std::vector<ParamWrites>()
+                                                            : WrittenPointerParams(name->second))
+                    .first;
+    }
+    return found->second;
 }
 
 } // namespace phantora::interposer

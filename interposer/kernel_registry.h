@@ -4,10 +4,12 @@
 #pragma once
 
 #include "kernel_params.h"
+#include "kernel_signature.h"
 
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace phantora::interposer
 {
@@ -26,9 +28,16 @@ public:
         return m_params.Facts(hostFun, args);
     }
 
+    /// The kernel's parameter layout; null if unknown (no fat binary or no KPARAM_INFO).
+    const kernel_args::ParamLayout* Layout(const void* hostFun) { return m_params.Find(hostFun); }
+    /// kernel_signature.h's WrittenPointerParams of the kernel's name, worked out once
+    /// (an unordered_map's elements stay where they are).
+    const std::vector<ParamWrites>& WrittenParams(const void* hostFun);
+
 private:
     mutable std::mutex m_mutex;
     std::unordered_map<const void*, std::string> m_names;
+    std::unordered_map<const void*, std::vector<ParamWrites>> m_written;
     kernel_args::KernelParamIndex m_params;
 };
 

@@ -93,6 +93,34 @@ void ValueShadow::Forget(uint64_t dst, std::size_t n)
     ForgetLocked(dst, n);
 }
 
+void ValueShadow::MayWrite(const uint64_t* addresses, std::size_t count)
+{
+    std::lock_guard lock(m_mutex);
+    if (m_bytes.empty() && m_pending.empty())
+    {
+        return;
+    }
+    for (std::size_t i = 0; i < count; ++i)
+    {
+        const uint64_t addr = addresses[i];
+        auto it = m_bytes.upper_bound(addr); // the first piece starting after addr
+        if (it != m_bytes.begin())
+        {
+            --it;
+            const uint64_t end = it->first + it->second.size();
+            if (addr < end)
+            {
+                ForgetLocked(addr, end - addr);
+            }
+        }
+        auto p = m_pending.upper_bound(addr);
+        if (p != m_pending.begin() && addr < std::prev(p)->second.end)
+        {
+            m_pending.erase(std::prev(p));
+        }
+    }
+}
+
 void ValueShadow::MarkPending(uint64_t dst, std::size_t n, uint64_t comm, uint64_t sequence)
 {
     std::lock_guard lock(m_mutex);

@@ -3,8 +3,15 @@
 // itself or gathered from other ranks (DDP's check that every rank has the same
 // parameter shapes, counts, flags).  So bytes written by small host-to-device copies
 // and memsets are kept here, moved by small device-to-device copies and read back by
-// device-to-host copies; everything else reads as zeros, as before.  Kernels leave
-// the shadow alone: their outputs are unknown.
+// device-to-host copies; everything else reads as zeros, as before.  A kernel's
+// outputs are unknown, so what a kernel writes is forgotten: the addresses its
+// signature says are outputs (kernel_signature.h: non-const pointers, PyTorch's operand
+// arrays and reductions) and a GEMM's output matrix.  Without that, memory a caching
+// allocator (PyTorch's) hands out again keeps the bytes an earlier, freed tensor was
+// given by a host-to-device copy, and a kernel's result read back from it (the nonzero
+// count of masked_select, a gradient norm) returns those stale bytes.  What a kernel
+// only reads keeps its bytes; outputs a signature does not reveal (a lambda's
+// captures) still keep stale ones.
 //
 // A small NCCL collective whose send buffer is fully known carries its bytes to the
 // bridge; its receive buffer is marked pending here, and the first copy that reads
@@ -37,6 +44,13 @@ public:
     void Write(uint64_t dst, const void* src, std::size_t n);
     /// \p n bytes at \p dst now hold unknown (or zero-reading) bytes.
     void Forget(uint64_t dst, std::size_t n);
+    /// Work on the device (a kernel, a library call) writes at each of \p count
+    /// addresses: a known piece holding one reads as unknown from that address
+    /// to the piece's end (one H2D copy's bytes: one tensor once; what lies before the
+    /// address is a live neighbour, or the same tensor's bytes the kernel does not
+    /// write), and a pending result holding one is dropped.  An address holding no
+    /// known byte changes nothing.
+    void MayWrite(const uint64_t* addresses, std::size_t count);
     /// A device-to-device copy.
     void Copy(uint64_t dst, uint64_t src, std::size_t n, const Fetch& fetch);
     /// A device-to-host copy: known bytes from the shadow, zeros elsewhere.

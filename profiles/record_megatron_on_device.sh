@@ -2,9 +2,11 @@
 # examples/megatron/train_gpt.py (Megatron-core 0.16.1, local layer spec, bf16) recorded for
 # real on one GPU under `torchrun --nproc_per_node 1` (TP = PP = 1): the dense default size
 # and the smallest MoE (4 experts, top-2, EP = 1), each with gpu_profiler's host-time pass,
-# then each run for real without the recorder on the same lease (its "mean step" line is
-# the number to compare with the simulation of the same command).  Binaries built here are
-# in build-devbin/ (gpu_profiler, gpu_profiler_gpu, libphantora_recorder.so, lib/), as for
+# then each run for real without the recorder on the same lease (its "mean step" and
+# "median step" are the numbers to compare with the simulation of the same command: the
+# MoE's under a scenario with `[workload] moe_routing = "balanced"`; at EP = 1 every
+# token-expert pair is this GPU's, so only the split between its experts differs).
+# Binaries built here are in build-devbin/ (gpu_profiler, gpu_profiler_gpu, libphantora_recorder.so, lib/), as for
 # record_train_gpt_on_device.sh.
 #
 # The device cannot reach PyPI: megatron-core's wheel (and packaging's) must travel with
@@ -46,3 +48,6 @@ declare -A CELLS=(
   date -u
 } > "$OUT/record_megatron.log" 2>&1
 tail -30 "$OUT/record_megatron.log"
+# Both cells' real step times (and the MoE's expert rows), whatever the tail above holds.
+echo "== summary"
+grep -E '^== |mean step|expert rows per step|FAILED' "$OUT/record_megatron.log"

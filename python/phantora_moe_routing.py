@@ -30,12 +30,20 @@ top-k, the distribution), so senders and receivers agree on every split without 
 Each rank's tokens pick top-k distinct experts; an expert's tokens are a contiguous
 (cyclic) run of the rank's tokens.
 
-Where it stops: only Megatron-core's "alltoall" dispatcher without fused permutation
-(Transformer Engine's) and without token dropping (capacity factor: that path already
-has static sizes and needs no switch); the "allgather" and "flex" dispatchers and other
-MoE libraries read zeros as before (a warning names them).  The extra host-to-device
-copies (a few per MoE layer and micro-batch, tens of bytes except the permutation's
-8 x tokens x top-k bytes) are work a real run does not do.
+Megatron-core's "allgather" dispatcher (MoEAllGatherTokenDispatcher: every rank gathers
+the tokens of its TP x EP group, its experts take theirs with a mask) is served the same
+way: its dispatch_postprocess runs as written, then the per-expert counts it returns (a
+host tensor), the tokens (gathered with the plan's permutation, which its unpermute
+scatters back) and the local probabilities become the plan's, every gathered source
+rank's tokens routed as above.
+
+Where it stops: only Megatron-core's "alltoall" and "allgather" dispatchers without
+fused permutation (Transformer Engine's) and, for "alltoall", without token dropping
+(capacity factor: that path already has static sizes and needs no switch); the "flex"
+dispatcher and other MoE libraries read zeros as before (a warning names the former).
+The extra host-to-device copies (a few per MoE layer and micro-batch, tens of bytes
+except the permutation's 8 x tokens x top-k bytes) and index_selects are work a real run
+does not do.
 """
 
 import functools
@@ -117,6 +125,31 @@ class _Plan:
         for e, count in enumerate(counts):
             self.prob_indices.extend(e * tokens + t for t in self.indices[i:i + count])
             i += count
+
+
+class _GatherPlan:
+    """One allgather dispatch: the tokens of the TP x EP group gathered on every member,
+    each source rank's routed as the distribution says (as _Plan routes them); what this
+    rank's experts take of them, in the order Megatron's permute() lists them."""
+
+    def __init__(self, dispatcher, gathered):
+        d = dispatcher
+        sources = d.tp_size * d.ep_size
+        tokens = gathered // sources
+        counts = expert_counts(tokens, d.config.num_moe_experts, d.config.moe_router_topk, _SKEW)
+        order = expert_major_indices(tokens, counts)
+        runs, i = [], 0  # runs[e]: one source's token ids routed to expert e, ascending
+        for count in counts:
+            runs.append(order[i:i + count])
+            i += count
+        local = list(d.local_expert_indices)
+        self.gathered = gathered
+        self.tokens_per_local_expert = [counts[e] * sources for e in local]
+        # Expert-major over the gathered tokens: source r's token t is row r * tokens + t.
+        self.indices = [r * tokens + t for e in local for r in range(sources) for t in runs[e]]
+        # The same pairs in the local probabilities transposed ([local experts, gathered]).
+        self.prob_indices = [j * gathered + r * tokens + t for j, e in enumerate(local)
+                             for r in range(sources) for t in runs[e]]
 
 
 _device_tensors = {}
@@ -203,7 +236,11 @@ def _patch_dispatcher(module):
     cls.preprocess = preprocess
     module.permute = permute
 
-    for name in ("MoEAllGatherTokenDispatcher", "MoEFlexTokenDispatcher"):
+    gather_cls = getattr(module, "MoEAllGatherTokenDispatcher", None)
+    if gather_cls is not None:
+        _patch_gather_dispatcher(gather_cls)
+
+    for name in ("MoEFlexTokenDispatcher",):
         other = getattr(module, name, None)
         if other is None:
             continue
@@ -217,6 +254,46 @@ def _patch_dispatcher(module):
             _init(self, *args, **kwargs)
 
         other.__init__ = init
+
+
+_gather_plans = {}
+
+
+def _patch_gather_dispatcher(cls):
+    """MoEAllGatherTokenDispatcher: every rank gathers all tokens of its TP x EP group and
+    its experts take theirs with a mask.  Its dispatch_postprocess runs as written (the
+    mask slice, routing_map.sum and its device-to-host read, permute's masked_select and
+    its count read, all on the timeline, all reading zeros); then what it returns is that
+    of the plan: the per-expert counts (a host tensor, as its own .cpu() gives), the
+    tokens gathered with the plan's permutation, which combine_preprocess's unpermute
+    scatters back, and the local probabilities gathered the same way."""
+    import torch
+
+    original = cls.dispatch_postprocess
+
+    @functools.wraps(original)
+    def dispatch_postprocess(self, hidden_states, probs):
+        result = original(self, hidden_states, probs)
+        gathered = hidden_states.size(0)
+        sources = self.tp_size * self.ep_size
+        if self.config.moe_permute_fusion or gathered % sources:
+            return result
+        key = (gathered, self.config.num_moe_experts, tuple(self.local_expert_indices),
+               self.config.moe_router_topk, self.ep_size, self.tp_size)
+        plan = _gather_plans.get(key)
+        if plan is None:
+            plan = _gather_plans[key] = _GatherPlan(self, gathered)
+        device = hidden_states.device
+        sorted_indices = _device_tensor(plan.indices, device, torch.long)
+        permuted = hidden_states.index_select(0, sorted_indices)
+        first, last = self.local_expert_indices[0], self.local_expert_indices[-1]
+        self.local_probs = probs[:, first:last + 1].T.contiguous().view(-1).index_select(
+            0, _device_tensor(plan.prob_indices, device, torch.long))
+        self.reversed_local_input_permutation_mapping = sorted_indices
+        tokens_per_expert = torch.tensor(plan.tokens_per_local_expert, dtype=torch.long)
+        return permuted, tokens_per_expert, self.local_probs
+
+    cls.dispatch_postprocess = dispatch_postprocess
 
 
 _TARGET = "megatron.core.transformer.moe.token_dispatcher"

@@ -1,6 +1,7 @@
 // Small buffers carry their real bytes: a per-rank value copied to the device goes
 // through all-gather, all-reduce, broadcast, reduce-scatter and device-to-device
-// copies, and what each rank reads back is printed.  A large all-reduce reads zeros.
+// copies, and what each rank reads back is printed.  A large all-reduce reads zeros,
+// and so do bytes a kernel wrote through an output pointer.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,24 @@ template <class T> std::string Join(const std::vector<T>& v)
         s += (s.empty() ? "" : " ") + std::to_string(x);
     }
     return s;
+}
+
+/// What a reduction leaves in a one-element output: a count that only the kernel knows.
+__global__ void StoreCount(int32_t* out, int32_t count)
+{
+    *out = count;
+}
+
+/// An input the kernel only reads (const) and an output it writes.
+__global__ void SumInto(const int32_t* in, int32_t n, int32_t* out)
+{
+    int32_t sum = 0;
+    for (int32_t i = 0; i < n; ++i)
+    {
+        sum += in[i];
+    }
+    out[0] = sum;
+    out[1] = sum;
 }
 
 } // namespace
@@ -123,6 +142,33 @@ int main()
     cudaMemcpy(&after, again, sizeof after, cudaMemcpyDeviceToHost);
     std::printf("rank %d: reallocated %s reads %d\n", rank, again == freed ? "same" : "other",
                 after);
+
+    // memory handed out again without cudaFree (a caching allocator's block) keeps no
+    // bytes of the tensor it held before once a kernel writes there: what a kernel's
+    // output pointer points to reads as zeros from that address on, the bytes before it
+    // (a live neighbour) still read as written, and so does what a kernel only reads
+    int32_t* pool = nullptr;
+    cudaMalloc(&pool, 8 * sizeof(int32_t));
+    const int32_t earlier[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    cudaMemcpy(pool, earlier, sizeof earlier, cudaMemcpyHostToDevice);
+    StoreCount<<<1, 1, 0, s>>>(pool + 2, 5);
+    int32_t pooled[8] = {};
+    cudaMemcpyAsync(pooled, pool, sizeof pooled, cudaMemcpyDeviceToHost, s);
+    cudaStreamSynchronize(s);
+    std::printf("rank %d: kernel-written reads %s\n", rank,
+                Join(std::vector<int32_t>(pooled, pooled + 8)).c_str());
+    int32_t *in2 = nullptr, *out2 = nullptr;
+    cudaMalloc(&in2, 2 * sizeof(int32_t));
+    cudaMalloc(&out2, 2 * sizeof(int32_t));
+    cudaMemcpy(in2, earlier, 2 * sizeof(int32_t), cudaMemcpyHostToDevice);
+    cudaMemcpy(out2, earlier + 2, 2 * sizeof(int32_t), cudaMemcpyHostToDevice);
+    SumInto<<<1, 1, 0, s>>>(in2, 2, out2);
+    int32_t both[4] = {-1, -1, -1, -1};
+    cudaMemcpyAsync(both, in2, 2 * sizeof(int32_t), cudaMemcpyDeviceToHost, s);
+    cudaMemcpyAsync(both + 2, out2, 2 * sizeof(int32_t), cudaMemcpyDeviceToHost, s);
+    cudaStreamSynchronize(s);
+    std::printf("rank %d: kernel input and output read %s\n", rank,
+                Join(std::vector<int32_t>(both, both + 4)).c_str());
 
     // a large all-reduce carries no values: its result reads as zeros
     const size_t big = 1 << 20;

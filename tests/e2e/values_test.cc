@@ -1,4 +1,5 @@
-// Small device buffers carry their real bytes through copies and NCCL collectives.
+// Small device buffers carry their real bytes through copies and NCCL collectives;
+// what a kernel wrote reads as zeros.
 #include "run_helpers.h"
 
 #include <fmt/format.h>
@@ -28,6 +29,9 @@ TEST(Values, SmallCollectivesComputeTheirRealResults)
         expect(fmt::format("reduce-scatter {}", 3 + 3 * rank + 1.5));
         expect(fmt::format("partly known all-gather 0 0 0 0 0 0; own 0 {}", 7 + rank));
         expect("reallocated same reads 0");
+        // A kernel's output is unknown (value_shadow.h): not the bytes the memory held.
+        expect("kernel-written reads 1 2 0 0 0 0 0 0");
+        expect("kernel input and output read 1 2 0 0");
         expect("large all-reduce reads 0");
     }
 }

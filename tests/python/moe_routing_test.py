@@ -52,5 +52,49 @@ class Plans(unittest.TestCase):
             routing.expert_counts(10, 2, 3, 0.0)
 
 
+class _Config:
+    def __init__(self, experts, topk):
+        self.num_moe_experts = experts
+        self.moe_router_topk = topk
+
+
+class _GatherDispatcher:
+    """What _GatherPlan reads of Megatron's MoEAllGatherTokenDispatcher."""
+
+    def __init__(self, experts, topk, ep, tp, ep_rank):
+        self.config = _Config(experts, topk)
+        self.ep_size, self.tp_size = ep, tp
+        local = experts // ep
+        self.local_expert_indices = list(range(ep_rank * local, (ep_rank + 1) * local))
+
+
+class GatherPlans(unittest.TestCase):
+    def test_the_permutation_is_what_permute_makes_of_the_gathered_routing_map(self):
+        tokens, experts, topk, ep, tp = 48, 8, 2, 2, 2
+        sources, gathered = ep * tp, 48 * ep * tp
+        saved = routing._SKEW
+        self.addCleanup(setattr, routing, "_SKEW", saved)
+        for skew, ep_rank in itertools.product([0.0, 1.5], range(ep)):
+            routing._SKEW = skew
+            d = _GatherDispatcher(experts, topk, ep, tp, ep_rank)
+            plan = routing._GatherPlan(d, gathered)
+            # The routing map every source rank holds under the plan, gathered.
+            counts = routing.expert_counts(tokens, experts, topk, skew)
+            order = routing.expert_major_indices(tokens, counts)
+            chosen, start = set(), 0
+            for e, c in enumerate(counts):
+                chosen |= {(t, e) for t in order[start:start + c]}
+                start += c
+            local = d.local_expert_indices
+            # permute(): for each local expert, the gathered rows routed to it, ascending.
+            per_expert = [[g for g in range(gathered) if (g % tokens, e) in chosen]
+                          for e in local]
+            self.assertEqual(plan.indices, [g for rows in per_expert for g in rows])
+            self.assertEqual(plan.tokens_per_local_expert, [len(rows) for rows in per_expert])
+            # probs[:, local].T flattened: local expert j's row g is j * gathered + g.
+            self.assertEqual(plan.prob_indices, [j * gathered + g
+                                                 for j, rows in enumerate(per_expert)
+                                                 for g in rows])
+
 if __name__ == "__main__":
     unittest.main()

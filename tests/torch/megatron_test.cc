@@ -205,6 +205,59 @@ TEST(Megatron, MoeRoutingSwitchMovesTokens)
     EXPECT_GT(On(skew, 0, "send", ep).bytes, 0u);
 }
 
+// The same with Megatron's allgather dispatcher (every rank gathers the EP group's tokens
+// and its experts take theirs with a mask): the plan gives the rows its experts compute
+// on, balanced and skewed as the all-to-all dispatcher's.
+TEST(Megatron, MoeRoutingSwitchReachesTheAllGatherDispatcher)
+{
+    const std::string args =
+        kTinyModel + " --experts 4 --topk 2 --ep 2 --steps 3 --dispatcher allgather";
+    auto run = [&](const std::string& scenario, const std::string& name)
+    {
+        const std::string report = (ScratchDir() / (name + ".json")).string();
+        const CommandResult r = Simulate(2, scenario, args, report);
+        EXPECT_EQ(r.exitCode, 0) << r.output;
+        EXPECT_EQ(r.output.find("does not reach"), std::string::npos) << r.output;
+        nlohmann::json j;
+        j["output"] = r.output;
+        return j;
+    };
+    const nlohmann::json balanced = run(WithWorkload("moe_routing = \"balanced\""), "balanced");
+    // 2 MoE layers x 2 sources x 128 pairs for each rank's 2 experts.
+    EXPECT_EQ(ExpertRows(balanced, 0), 2 * 2 * 128);
+    EXPECT_EQ(ExpertRows(balanced, 1), 2 * 2 * 128);
+    const nlohmann::json skew = run(WithWorkload("moe_routing = \"skew\"\nmoe_skew = 1.5"), "skew");
+    EXPECT_EQ(ExpertRows(skew, 0), 2 * 2 * (128 + 67));
+    EXPECT_EQ(ExpertRows(skew, 1), 2 * 2 * (37 + 24));
+}
+
+// One rank, EP = 1 (what profiles/record_megatron_on_device.sh records on one GPU): no
+// all-to-all, so the dispatcher's own masked_select reads back the nonzero count a
+// reduction kernel wrote into a block PyTorch's caching allocator handed out again.  It
+// used to read the bytes a host-to-device copy had left there for a tensor freed since
+// and failed ("numel: integer multiplication overflow"); kernels now make what they may
+// write unknown (value_shadow.h).  A hidden size of 1024 and 2048 tokens per micro-batch
+// put the count in such a block; the tiny model's did not.
+TEST(Megatron, OneRankMoeRunsWithTheRoutingSwitch)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r =
+        Simulate(1, WithWorkload("moe_routing = \"balanced\""),
+                 "--layers 1 --hidden 1024 --heads 8 --seq 1024 --vocab 1024 --micro-batch 2 "
+                 "--steps 3 --experts 4 --topk 2",
+                 report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("layout: TP=1 PP=1 CP=1 EP=1 DP=1 on 1 ranks"), std::string::npos)
+        << r.output;
+    ExpectPositiveAndSteady(StepMs(r.output), 0.25, 3);
+    // 2048 tokens x top-2, all on this rank's 4 experts, in the one MoE layer.
+    nlohmann::json run;
+    run["output"] = r.output;
+    EXPECT_EQ(ExpertRows(run, 0), 2048 * 2) << r.output;
+    const nlohmann::json j = ReadJson(report);
+    EXPECT_EQ(AnyGroup(j, 0, "send").count, 0u); // an all-to-all would be sends and receives
+}
+
 TEST(Megatron, ABadWorkloadTableIsRefusedNamingTheKey)
 {
     const std::string report = (ScratchDir() / "report.json").string();
