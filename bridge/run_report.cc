@@ -110,6 +110,12 @@ void PrintHostTime(const SimulationEngine& engine)
                                                   static_cast<double>(t.allNs)
                                             : 0.0,
                                 host_time::SourceName(static_cast<host_time::Source>(i)));
+            if (static_cast<host_time::Source>(i) == host_time::Source::Measured)
+            {
+                // Often one gap: a rank's start-up (building the model on the CPU) between
+                // its first GPU call and its first step, which no step pays.
+                line += fmt::format(" ({} gap{})", t.gaps[i], t.gaps[i] == 1 ? "" : "s");
+            }
             line += ",";
         }
         line.pop_back();
