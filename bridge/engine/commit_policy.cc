@@ -57,6 +57,18 @@ int64_t CommitPolicy::ValuesResumeBound(uint64_t comm, uint64_t sequence, int64_
     return at;
 }
 
+int64_t CommitPolicy::P2PValuesResumeBound(int rank, uint64_t comm, int peer, uint64_t sequence,
+                                           int64_t callNs) const
+{
+    const Communicator& c = m_comms.Get(comm);
+    const int me = m_comms.MemberIndex(c, rank);
+    if (auto issued = m_launch.SendIssueNs(comm, peer, me, sequence))
+    {
+        return std::max(callNs, *issued);
+    }
+    return std::max(callNs, IssueBound(c.ranks[static_cast<std::size_t>(peer)]));
+}
+
 int64_t CommitPolicy::Horizon() const
 {
     // The earliest instant any thread of any rank could still send something at: a
@@ -122,6 +134,12 @@ int64_t CommitPolicy::SendBound(const LaneState* except) const
             {
                 bound = std::min(bound,
                                  ValuesResumeBound(l.wait->comm, l.wait->sequence, l.wait->callNs));
+            }
+            else if (l.wait->kind == PendingWait::Kind::P2PValues)
+            {
+                const auto rank = static_cast<int>(&r - m_ranks.data());
+                bound = std::min(bound, P2PValuesResumeBound(rank, l.wait->comm, l.wait->peer,
+                                                             l.wait->sequence, l.wait->callNs));
             }
         }
     }

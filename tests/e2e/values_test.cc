@@ -1,4 +1,5 @@
-// Small device buffers carry their real bytes through copies and NCCL collectives.
+// Small device buffers carry their real bytes through copies, NCCL collectives and
+// send/recv.
 #include "run_helpers.h"
 
 #include <fmt/format.h>
@@ -28,6 +29,12 @@ TEST(Values, SmallCollectivesComputeTheirRealResults)
         expect(fmt::format("reduce-scatter {}", 3 + 3 * rank + 1.5));
         expect(fmt::format("partly known all-gather 0 0 0 0 0 0; own 0 {}", 7 + rank));
         expect("reallocated same reads 0");
+        // from the rank before: 100 + it, its square
+        const int prev = (rank + 2) % 3;
+        expect(fmt::format("ring recv {} {}", 100 + prev, prev * prev));
         expect("large all-reduce reads 0");
     }
+    // The size read back decides the second receive's size, as in send_object_list.
+    EXPECT_NE(r.output.find("rank 1: object of 15 bytes: pickled shapes\n"), std::string::npos)
+        << r.output;
 }

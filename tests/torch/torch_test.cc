@@ -263,6 +263,22 @@ TEST(Torch, ACollectiveOnABufferTheCpuFilledInParallelCompletes)
     }
 }
 
+// A rank's first thread polling the TCPStore for a key another rank sets only after an
+// all-reduce of both completed (as PyTorch passes the NCCL id of a communicator it creates
+// lazily): it used to hold simulated time at its clock, before the all-reduce's end, so
+// the other rank's synchronize was never answered and the run hung (TorchTitan's FSDP2 +
+// TP on 4 ranks).  After a second of real time it now lets simulated time go on.
+TEST(Torch, ARankWaitingInTheStoreForAnotherRanksKeyDoesNotHoldItsCollectiveBack)
+{
+    const std::string script =
+        std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/store_wait_across_ranks.py";
+    const CommandResult r = Simulate(2, script, "", "timeout 240");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("[rank 1] got=ready"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("[rank 0] done"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("[rank 1] done"), std::string::npos) << r.output;
+}
+
 // Real NCCL only warns when a program exits without destroy_process_group().  Under the
 // simulator ProcessGroupNCCL's destructor waited for its abort with a futex deadline on
 // the simulated clock, which the host's kernel took as long past: it threw
