@@ -25,6 +25,8 @@ public:
     {
         return m_params.Facts(hostFun, args);
     }
+    /// The kernel's parameter layout; null if unknown.
+    const kernel_args::ParamLayout* Layout(const void* hostFun) { return m_params.Find(hostFun); }
 
 private:
     mutable std::mutex m_mutex;

@@ -279,6 +279,26 @@ TEST(Torch, ARankWaitingInTheStoreForAnotherRanksKeyDoesNotHoldItsCollectiveBack
     EXPECT_NE(r.output.find("[rank 1] done"), std::string::npos) << r.output;
 }
 
+// Pipeline parallelism's shape exchange: an object pickled, its size and bytes sent over
+// NCCL send/recv, the sizes summed on the receiver by a kernel.  The receiver used to read
+// a size of 0 and the run ended on the send/recv size mismatch.
+TEST(Torch, AnObjectSentOverSendRecvArrivesWhole)
+{
+    const std::string script =
+        std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/object_lists_over_p2p.py";
+    const CommandResult r = Simulate(2, script, "", "timeout 240");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    for (const char* batch : {"True", "False"})
+    {
+        EXPECT_NE(r.output.find(fmt::format(
+                      "[rank 1] got=('shapes', (8, 2048, 256), {}, {{'dtype': 'bfloat16'}})",
+                      batch)),
+                  std::string::npos)
+            << r.output;
+    }
+    EXPECT_NE(r.output.find("[rank 1] done"), std::string::npos) << r.output;
+}
+
 // Real NCCL only warns when a program exits without destroy_process_group().  Under the
 // simulator ProcessGroupNCCL's destructor waited for its abort with a futex deadline on
 // the simulated clock, which the host's kernel took as long past: it threw

@@ -1,0 +1,108 @@
+#include "kernel_values.h"
+
+#include "device_memory.h"
+#include "value_shadow.h"
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+namespace phantora::interposer
+{
+
+namespace
+{
+
+/// PyTorch's reduction of int64 by sum (torch.sum of a LongTensor), one name per PyTorch
+/// build: at::native::reduce_kernel<..., ReduceOp<long, func_wrapper_t<long, sum_functor<
+/// long, long, long>::operator()...>, ...>>(ReduceOp<...>).
+bool IsInt64Sum(const std::string& name)
+{
+    return name.rfind("void at::native::reduce_kernel<", 0) == 0 &&
+           name.find("ReduceOp<long, at::native::func_wrapper_t<long, at::native::sum_functor<"
+                     "long, long, long>") != std::string::npos;
+}
+
+// ReduceOp's leading members (aten/src/ATen/native/cuda/Reduce.cuh): ops (an empty
+// functor wrapper), ident (int64), then ReduceConfig, whose first ints are
+// element_size_bytes, num_inputs (the elements reduced into each output) and num_outputs.
+constexpr std::size_t kElementSizeAt = 16;
+constexpr std::size_t kNumInputsAt = 20;
+constexpr std::size_t kNumOutputsAt = 24;
+
+int32_t IntAt(const char* p, std::size_t at)
+{
+    int32_t v = 0;
+    std::memcpy(&v, p + at, sizeof v);
+    return v;
+}
+
+/// The 8-byte-aligned words of \p p that are device addresses, in order: the reduce's
+/// src, then dst[0] (ReduceOp holds no device pointer before them: its offset calculators
+/// hold sizes and strides).
+std::vector<uint64_t> DevicePointers(const char* p, std::size_t size)
+{
+    std::vector<uint64_t> out;
+    for (std::size_t at = 0; at + 8 <= size; at += 8)
+    {
+        uint64_t v = 0;
+        std::memcpy(&v, p + at, sizeof v);
+        if (v != 0 && DeviceMemory::Get().Contains(reinterpret_cast<const void*>(v)))
+        {
+            out.push_back(v);
+        }
+    }
+    return out;
+}
+
+void Int64Sum(const kernel_args::ParamLayout& layout, void* const* args)
+{
+    if (layout.empty() || layout[0].size < kNumOutputsAt + 4 || !args[0])
+    {
+        return;
+    }
+    const auto* op = static_cast<const char*>(args[0]);
+    const std::vector<uint64_t> ptrs = DevicePointers(op, layout[0].size);
+    if (ptrs.size() < 2)
+    {
+        return;
+    }
+    const uint64_t dst = ptrs[1];
+    ValueShadow& shadow = ValueShadow::Get();
+    const int32_t n = IntAt(op, kNumInputsAt);
+    if (IntAt(op, kElementSizeAt) != 8 || IntAt(op, kNumOutputsAt) != 1 || n <= 0 ||
+        static_cast<std::size_t>(n) * 8 > ValueShadow::kMaxBytes)
+    {
+        shadow.Forget(dst, 8);
+        return;
+    }
+    const std::optional<std::string> in =
+        shadow.Known(ptrs[0], static_cast<std::size_t>(n) * 8, BridgeFetch());
+    if (!in)
+    {
+        shadow.Forget(dst, 8);
+        return;
+    }
+    int64_t sum = 0;
+    for (int32_t i = 0; i < n; ++i)
+    {
+        int64_t v = 0;
+        std::memcpy(&v, in->data() + static_cast<std::size_t>(i) * 8, sizeof v);
+        sum += v;
+    }
+    shadow.Write(dst, &sum, sizeof sum);
+}
+
+} // namespace
+
+void ComputeKnownOutputs(const std::string& name, const kernel_args::ParamLayout* layout,
+                         void* const* args)
+{
+    if (layout && args && IsInt64Sum(name))
+    {
+        Int64Sum(*layout, args);
+    }
+}
+
+} // namespace phantora::interposer
