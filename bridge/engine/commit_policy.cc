@@ -30,9 +30,20 @@ int64_t CommitPolicy::IssueBound(int rank) const
     {
         bound = std::min(bound, resumeNs);
     }
+    // A thread synchronising with its GPU whose answer is not known yet waits for a network
+    // completion (none ends before the next one: more traffic only delays flows) or for
+    // another rank to issue its part, which that rank's running thread bounds anyway.
+    const NetworkModel::Completion* next = m_network.NextCompletion();
     for (const auto& [id, l] : r.lanes)
     {
-        if (l.phase == LaneState::Phase::Running || l.phase == LaneState::Phase::Waiting)
+        if (l.phase == LaneState::Phase::Waiting && next &&
+            (l.wait->kind == PendingWait::Kind::Stream ||
+             l.wait->kind == PendingWait::Kind::Device ||
+             l.wait->kind == PendingWait::Kind::EventSync))
+        {
+            bound = std::min(bound, std::max(l.clockNs, next->endNs));
+        }
+        else if (l.phase == LaneState::Phase::Running || l.phase == LaneState::Phase::Waiting)
         {
             bound = std::min(bound, l.clockNs);
         }
