@@ -2,10 +2,9 @@
 stages' shapes, received as recv_object_list does it: the sender sends the pickle's size
 (an int64 copied to the device) and then the pickle over NCCL send/recv; the receiver
 sums the sizes it received with an int64 reduce kernel, reads the sum, receives that many
-bytes and unpickles them.  Without values carried through send/recv and that sum
-computed, the receiver read 0 and the run ended on the size mismatch (rank 0 sends N
-bytes but rank 1 receives 0 bytes).  (recv_object_list itself then slices the bytes at
-`offset + size`, another kernel whose result is not computed yet.)"""
+bytes, slices them at `offset + size` (an int64 add) and unpickles them.  Without values
+carried through send/recv and those kernels computed, the receiver read 0 and the run
+ended on the size mismatch (rank 0 sends N bytes but rank 1 receives 0 bytes)."""
 import os
 import pickle
 
@@ -36,6 +35,13 @@ for use_batch in (True, False):
         data = torch.empty(n, dtype=torch.uint8, device=cuda)
         recv(data, use_batch)
         print(f"got={pickle.loads(data.cpu().numpy().tobytes())}", flush=True)
+    # and recv_object_list itself, which slices the bytes at `offset + size`
+    if rank == 0:
+        dist.send_object_list([("again", use_batch)], dst=1, device=cuda, use_batch=use_batch)
+    else:
+        got = [None]
+        dist.recv_object_list(got, src=0, device=cuda, use_batch=use_batch)
+        print(f"listed={got}", flush=True)
 torch.cuda.synchronize()
 dist.destroy_process_group()
 print("done", flush=True)

@@ -280,7 +280,7 @@ TEST(Torch, ARankWaitingInTheStoreForAnotherRanksKeyDoesNotHoldItsCollectiveBack
 }
 
 // Pipeline parallelism's shape exchange: an object pickled, its size and bytes sent over
-// NCCL send/recv, the sizes summed on the receiver by a kernel.  The receiver used to read
+// NCCL send/recv, the sizes summed and the slice's end added on the receiver by kernels.  The receiver used to read
 // a size of 0 and the run ended on the send/recv size mismatch.
 TEST(Torch, AnObjectSentOverSendRecvArrivesWhole)
 {
@@ -293,6 +293,9 @@ TEST(Torch, AnObjectSentOverSendRecvArrivesWhole)
         EXPECT_NE(r.output.find(fmt::format(
                       "[rank 1] got=('shapes', (8, 2048, 256), {}, {{'dtype': 'bfloat16'}})",
                       batch)),
+                  std::string::npos)
+            << r.output;
+        EXPECT_NE(r.output.find(fmt::format("[rank 1] listed=[('again', {})]", batch)),
                   std::string::npos)
             << r.output;
     }
