@@ -141,3 +141,29 @@ TEST(TorchTitan, Fsdp2WithTensorParallelOnFourRanksUsesBothMeshDimensions)
         EXPECT_GE(Count(j, rank, "reduce_scatter", dp), kSteps * 7u) << "rank " << rank;
     }
 }
+
+// Pipeline parallel on 2 ranks (1F1B, 8 microbatches): the stages exchange their tensor
+// shapes once as pickled objects over send/recv (their sizes summed, the slice's end added
+// by kernels whose results the value shadow computes), then each microbatch's activations
+// go forward from rank 0 and its gradients back from rank 1.  It used to end at once on
+// the shape exchange (rank 1 received 0 bytes where rank 0 sent the pickle).
+TEST(TorchTitan, PipelineParallelOnTwoRanksSendsActivationsAndGradients)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r = Train(2, "h100x2-nvlink-profiled.toml",
+                                  "--parallelism.data_parallel_shard_degree 1 "
+                                  "--parallelism.pipeline_parallel_degree 2",
+                                  report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    // TorchTitan divides the tokens per second among the non-data-parallel ranks (2 stages).
+    ExpectPositiveAndSteady(StepMs(r.output, 2), 0.2, kSteps, kSteps);
+
+    const nlohmann::json j = ReadJson(report);
+    ASSERT_EQ(j["ranks"].size(), 2u);
+    constexpr uint64_t kMicrobatches = 8;
+    for (int rank = 0; rank < 2; ++rank)
+    {
+        EXPECT_GE(Count(j, rank, "send", {0, 1}), kSteps * kMicrobatches) << "rank " << rank;
+        EXPECT_GE(Count(j, rank, "recv", {0, 1}), kSteps * kMicrobatches) << "rank " << rank;
+    }
+}
