@@ -4,7 +4,8 @@
 // parameter shapes, counts, flags).  So bytes written by small host-to-device copies
 // and memsets are kept here, moved by small device-to-device copies and read back by
 // device-to-host copies; everything else reads as zeros, as before.  Kernels leave
-// the shadow alone: their outputs are unknown.
+// the shadow alone, their outputs unknown, but for the few kernel_values.h computes
+// (int64 sums and additions over small known inputs).
 //
 // A small NCCL collective whose send buffer is fully known carries its bytes to the
 // bridge; its receive buffer is marked pending here, and the first copy that reads
