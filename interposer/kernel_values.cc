@@ -30,6 +30,13 @@ bool IsInt64Sum(const std::string& name)
 constexpr std::size_t kElementSizeAt = 16;
 constexpr std::size_t kNumInputsAt = 20;
 constexpr std::size_t kNumOutputsAt = 24;
+// Its last members, counted from its end: src, dst[2], acc_buf, cta_buf, semaphores,
+// base_idx, accumulate, final_output, noutputs.  Between the two ends lie its offset
+// calculators, whose unused entries hold whatever the host's stack held (device
+// addresses among it), so the pointers are read at their places, not searched for.
+constexpr std::size_t kSrcFromEnd = 64;
+constexpr std::size_t kDstFromEnd = 56;
+constexpr std::size_t kNoutputsFromEnd = 4;
 
 int32_t IntAt(const char* p, std::size_t at)
 {
@@ -38,37 +45,30 @@ int32_t IntAt(const char* p, std::size_t at)
     return v;
 }
 
-/// The 8-byte-aligned words of \p p that are device addresses, in order: the reduce's
-/// src, then dst[0] (ReduceOp holds no device pointer before them: its offset calculators
-/// hold sizes and strides).
-std::vector<uint64_t> DevicePointers(const char* p, std::size_t size)
+int64_t Int64At(const char* p, std::size_t at)
 {
-    std::vector<uint64_t> out;
-    for (std::size_t at = 0; at + 8 <= size; at += 8)
-    {
-        uint64_t v = 0;
-        std::memcpy(&v, p + at, sizeof v);
-        if (v != 0 && DeviceMemory::Get().Contains(reinterpret_cast<const void*>(v)))
-        {
-            out.push_back(v);
-        }
-    }
-    return out;
+    int64_t v = 0;
+    std::memcpy(&v, p + at, sizeof v);
+    return v;
 }
 
 void Int64Sum(const kernel_args::ParamLayout& layout, void* const* args)
 {
-    if (layout.empty() || layout[0].size < kNumOutputsAt + 4 || !args[0])
+    const std::size_t size = layout.empty() ? 0 : layout[0].size;
+    if (size < kSrcFromEnd + kNumOutputsAt || !args[0])
     {
         return;
     }
     const auto* op = static_cast<const char*>(args[0]);
-    const std::vector<uint64_t> ptrs = DevicePointers(op, layout[0].size);
-    if (ptrs.size() < 2)
+    const auto src = static_cast<uint64_t>(Int64At(op, size - kSrcFromEnd));
+    const auto dst = static_cast<uint64_t>(Int64At(op, size - kDstFromEnd));
+    const DeviceMemory& memory = DeviceMemory::Get();
+    if (!memory.Contains(reinterpret_cast<const void*>(src)) ||
+        !memory.Contains(reinterpret_cast<const void*>(dst)) ||
+        IntAt(op, size - kNoutputsFromEnd) != 1)
     {
-        return;
+        return; // not the layout this was written for: leave the shadow alone
     }
-    const uint64_t dst = ptrs[1];
     ValueShadow& shadow = ValueShadow::Get();
     const int32_t n = IntAt(op, kNumInputsAt);
     if (IntAt(op, kElementSizeAt) != 8 || IntAt(op, kNumOutputsAt) != 1 || n <= 0 ||
@@ -78,7 +78,7 @@ void Int64Sum(const kernel_args::ParamLayout& layout, void* const* args)
         return;
     }
     const std::optional<std::string> in =
-        shadow.Known(ptrs[0], static_cast<std::size_t>(n) * 8, BridgeFetch());
+        shadow.Known(src, static_cast<std::size_t>(n) * 8, BridgeFetch());
     if (!in)
     {
         shadow.Forget(dst, 8);
@@ -123,13 +123,6 @@ Int64Add Int64AddOf(const std::string& name)
         return Int64Add::WithTensor;
     }
     return Int64Add::None;
-}
-
-int64_t Int64At(const char* p, std::size_t at)
-{
-    int64_t v = 0;
-    std::memcpy(&v, p + at, sizeof v);
-    return v;
 }
 
 /// (int N, functor, std::array<char*, K> data, ...): data[0] is the output.
