@@ -149,7 +149,8 @@ void Add(Int64Add kind, const kernel_args::ParamLayout& layout, void* const* arg
     std::vector<std::optional<std::string>> in;
     for (std::size_t i = 1; i < pointers; ++i)
     {
-        in.push_back(shadow.Known(static_cast<uint64_t>(Int64At(data, i * 8)), bytes, BridgeFetch()));
+        in.push_back(
+            shadow.Known(static_cast<uint64_t>(Int64At(data, i * 8)), bytes, BridgeFetch()));
         if (!in.back())
         {
             shadow.Forget(out, bytes);

@@ -470,7 +470,8 @@ bool AllNetworkSockets(const pollfd* fds, nfds_t n)
     {
         sockaddr_storage addr{};
         socklen_t len = sizeof addr;
-        if (fds[i].fd < 0 || getsockname(fds[i].fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+        if (fds[i].fd < 0 ||
+            getsockname(fds[i].fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
             (addr.ss_family != AF_INET && addr.ss_family != AF_INET6))
         {
             return false;

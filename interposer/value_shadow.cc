@@ -122,8 +122,7 @@ void ValueShadow::Resolve(uint64_t src, std::size_t n, const Fetch& fetch,
         const Pending pending = p->second;
         m_pending.erase(p);
         lock.unlock();
-        std::optional<std::string> bytes =
-            fetch ? fetch(pending.source) : std::nullopt;
+        std::optional<std::string> bytes = fetch ? fetch(pending.source) : std::nullopt;
         lock.lock();
         if (bytes && bytes->size() == pending.end - start)
         {
@@ -227,9 +226,9 @@ ValueShadow::Fetch BridgeFetch()
     return [](const ValueShadow::Source& source) -> std::optional<std::string>
     {
         wire::Reply reply =
-            source.p2p ? RankClient::Get().Call(wire::P2PValues{source.comm, source.peer,
-                                                                source.sequence})
-                       : RankClient::Get().Call(wire::CollectiveValues{source.comm, source.sequence});
+            source.p2p
+                ? RankClient::Get().Call(wire::P2PValues{source.comm, source.peer, source.sequence})
+                : RankClient::Get().Call(wire::CollectiveValues{source.comm, source.sequence});
         auto* r = std::get_if<wire::CollectiveResult>(&reply);
         if (r)
         {

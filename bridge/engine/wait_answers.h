@@ -1,6 +1,7 @@
 // Answers the threads blocked in the engine (synchronisations, event queries, elapsed
-// times, collective results, received bytes) once their answer is final: the timelines know it, or, for
-// a query, nothing can complete what it asks about by its caller's clock any more.
+// times, collective results, received bytes) once their answer is final: the timelines
+// know it, or, for a query, nothing can complete what it asks about by its caller's clock
+// any more.
 #pragma once
 
 #include "engine/collective_launch.h"

@@ -1,6 +1,7 @@
 // Small buffers carry their real bytes: a per-rank value copied to the device goes
 // through all-gather, all-reduce, broadcast, reduce-scatter, send/recv and
-// device-to-device copies, and what each rank reads back is printed.  A large all-reduce reads zeros.
+// device-to-device copies, and what each rank reads back is printed.  A large all-reduce reads
+// zeros.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -280,8 +280,8 @@ TEST(Torch, ARankWaitingInTheStoreForAnotherRanksKeyDoesNotHoldItsCollectiveBack
 }
 
 // Pipeline parallelism's shape exchange: an object pickled, its size and bytes sent over
-// NCCL send/recv, the sizes summed and the slice's end added on the receiver by kernels.  The receiver used to read
-// a size of 0 and the run ended on the send/recv size mismatch.
+// NCCL send/recv, the sizes summed and the slice's end added on the receiver by kernels.  The
+// receiver used to read a size of 0 and the run ended on the send/recv size mismatch.
 TEST(Torch, AnObjectSentOverSendRecvArrivesWhole)
 {
     const std::string script =
@@ -290,10 +290,10 @@ TEST(Torch, AnObjectSentOverSendRecvArrivesWhole)
     ASSERT_EQ(r.exitCode, 0) << r.output;
     for (const char* batch : {"True", "False"})
     {
-        EXPECT_NE(r.output.find(fmt::format(
-                      "[rank 1] got=('shapes', (8, 2048, 256), {}, {{'dtype': 'bfloat16'}})",
-                      batch)),
-                  std::string::npos)
+        EXPECT_NE(
+            r.output.find(fmt::format(
+                "[rank 1] got=('shapes', (8, 2048, 256), {}, {{'dtype': 'bfloat16'}})", batch)),
+            std::string::npos)
             << r.output;
         EXPECT_NE(r.output.find(fmt::format("[rank 1] listed=[('again', {})]", batch)),
                   std::string::npos)
