@@ -7,6 +7,7 @@
 #include "id_allocator.h"
 #include "kernel_launch.h"
 #include "kernel_registry.h"
+#include "kernel_values.h"
 #include "protocol/streams.h"
 #include "real_function.h"
 #include "value_shadow.h"
@@ -201,6 +202,7 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, s
     {
         k.args.clear(); // a key no recording could have: the launch shape alone keys it
     }
+    ComputeKnownOutputs(k.name, KernelRegistry::Get().Layout(func), args);
     scope.Client().Post(std::move(k));
     return cudaSuccess;
 }

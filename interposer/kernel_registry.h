@@ -27,7 +27,6 @@ public:
     {
         return m_params.Facts(hostFun, args);
     }
-
     /// The kernel's parameter layout; null if unknown (no fat binary or no KPARAM_INFO).
     const kernel_args::ParamLayout* Layout(const void* hostFun) { return m_params.Find(hostFun); }
     /// kernel_signature.h's WrittenPointerParams of the kernel's name, worked out once

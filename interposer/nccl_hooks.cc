@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <nccl.h>
 #include <optional>
 #include <string>
@@ -30,6 +32,10 @@ struct ncclComm
     int device;
     /// Collectives issued on it so far (the bridge numbers them the same way).
     std::atomic<uint64_t> collectives{0};
+    /// Receives issued so far, by peer: the k-th receive from a peer matches its k-th
+    /// send to this rank (the bridge numbers them the same way).
+    std::mutex recvMutex;
+    std::map<int, uint64_t> recvs;
 };
 
 namespace
@@ -151,8 +157,8 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, const void* 
     {
         if (m.hasValues)
         {
-            shadow.MarkPending(reinterpret_cast<uintptr_t>(recvbuf), recvBytes, c->handle,
-                               sequence);
+            shadow.MarkPending(reinterpret_cast<uintptr_t>(recvbuf), recvBytes,
+                               ValueShadow::Source{c->handle, sequence});
         }
         else
         {
@@ -163,8 +169,12 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, const void* 
     return ncclSuccess;
 }
 
-ncclResult_t PostP2P(ncclComm_t comm, bool send, size_t count, ncclDataType_t datatype, int peer,
-                     cudaStream_t stream)
+/// Issues a send (of \p buf's bytes) or a receive (into \p buf).  A small send whose
+/// bytes the value shadow knows carries them, and a small receive's buffer reads them
+/// back from the bridge, as a collective's do (see value_shadow.h): pipeline schedules
+/// exchange tensor shapes this way (send_object_list: a size, then pickled bytes).
+ncclResult_t PostP2P(ncclComm_t comm, bool send, void* buf, size_t count, ncclDataType_t datatype,
+                     int peer, cudaStream_t stream)
 {
     HookScope scope;
     ncclComm* c = Lookup(comm);
@@ -173,7 +183,37 @@ ncclResult_t PostP2P(ncclComm_t comm, bool send, size_t count, ncclDataType_t da
     {
         return ncclInvalidArgument;
     }
-    const wire::P2POp op{peer, count * elem, send};
+    wire::P2POp op;
+    op.peer = peer;
+    op.bytes = count * elem;
+    op.send = send;
+    ValueShadow& shadow = ValueShadow::Get();
+    const auto addr = reinterpret_cast<uintptr_t>(buf);
+    if (send && op.bytes <= ValueShadow::kMaxBytes)
+    {
+        if (auto bytes = shadow.Known(addr, op.bytes, BridgeFetch()))
+        {
+            op.hasValues = true;
+            op.values = std::move(*bytes);
+        }
+    }
+    else if (!send)
+    {
+        uint64_t sequence = 0;
+        {
+            std::lock_guard lock(c->recvMutex);
+            sequence = c->recvs[peer]++;
+        }
+        if (op.bytes <= ValueShadow::kMaxBytes)
+        {
+            ValueShadow::Source source{c->handle, sequence, true, peer};
+            shadow.MarkPending(addr, op.bytes, source);
+        }
+        else
+        {
+            shadow.Forget(addr, op.bytes);
+        }
+    }
     const uint64_t sid = StreamId(stream);
     NcclGroup& group = NcclGroup::ThisThread();
     if (group.Open())
@@ -181,7 +221,7 @@ ncclResult_t PostP2P(ncclComm_t comm, bool send, size_t count, ncclDataType_t da
         group.Add(c->handle, sid, op);
         return ncclSuccess;
     }
-    scope.Client().Post(wire::NcclP2P{c->handle, sid, {op}});
+    scope.Client().Post(wire::NcclP2P{c->handle, sid, {std::move(op)}});
     return ncclSuccess;
 }
 
@@ -326,16 +366,16 @@ extern "C"
         return ncclSuccess;
     }
 
-    ncclResult_t ncclSend(const void*, size_t count, ncclDataType_t datatype, int peer,
+    ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
                           ncclComm_t comm, cudaStream_t stream)
     {
-        return PostP2P(comm, true, count, datatype, peer, stream);
+        return PostP2P(comm, true, const_cast<void*>(sendbuff), count, datatype, peer, stream);
     }
 
-    ncclResult_t ncclRecv(void*, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-                          cudaStream_t stream)
+    ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
+                          ncclComm_t comm, cudaStream_t stream)
     {
-        return PostP2P(comm, false, count, datatype, peer, stream);
+        return PostP2P(comm, false, recvbuff, count, datatype, peer, stream);
     }
 
     ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError)

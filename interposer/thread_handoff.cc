@@ -13,6 +13,10 @@
 //     cost no simulated time, as CPU-less waits never did: ranks typically sleep there
 //     while waiting for each other at start-up (a file or a store with an NCCL id),
 //     and counting that real waiting would make results depend on the host's speed;
+//   - a poll of the rank's first thread on network sockets holds simulated time at its
+//     clock for up to a second of real time (a store's reply), then lets it go: the
+//     thread waits for another rank (an NCCL id in the TCPStore, set by a rank that may
+//     itself wait for simulated time to pass), and resumes where simulated time is;
 //   - a timed condition-variable wait that times out: on the first thread, the clock
 //     stays (and holds simulated time meanwhile); on another thread, the timer fires
 //     where simulated time is (the bridge moves the thread to the committed time).
@@ -55,6 +59,7 @@
 #include "real_function.h"
 #include "sim_clock.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
@@ -69,6 +74,7 @@
 #include <semaphore.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <unordered_map>
@@ -444,6 +450,82 @@ template <class Wait, class TimedOut> int IoWait(int64_t timeoutNs, Wait wait, T
     return rc;
 }
 
+/// How long (real time) a rank's first thread may wait on network sockets while holding
+/// simulated time at its clock.  Short waits (a store reply from its own server thread)
+/// keep holding, as they always did, so they cost no simulated time and change nothing.
+/// A longer one waits for another rank (PyTorch creating an NCCL communicator at its
+/// first collective passes the NCCL id through the TCPStore: the ranks wait for the id's
+/// creator, which may itself wait for a collective only they let simulated time finish).
+constexpr int kFirstThreadHoldMs = 1000;
+
+/// Whether every descriptor polled is an IP socket (a TCPStore's, not a pipe to a data
+/// loader's worker process or an event fd).
+bool AllNetworkSockets(const pollfd* fds, nfds_t n)
+{
+    if (n == 0)
+    {
+        return false;
+    }
+    for (nfds_t i = 0; i < n; ++i)
+    {
+        sockaddr_storage addr{};
+        socklen_t len = sizeof addr;
+        if (fds[i].fd < 0 ||
+            getsockname(fds[i].fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+            (addr.ss_family != AF_INET && addr.ss_family != AF_INET6))
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+int64_t RealNowMs()
+{
+    timespec now{};
+    RealClockGettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec * 1000LL + now.tv_nsec / 1000000;
+}
+
+/// poll() of the rank's first thread on network sockets (see kFirstThreadHoldMs): after
+/// that long without an answer it tells the bridge it waits for another process
+/// (BlockOutside), so simulated time can move on without it, and it resumes where
+/// simulated time then is.  \p timeoutMs < 0: none.
+int FirstThreadSocketPoll(RankClient& client, pollfd* fds, nfds_t n, int timeoutMs)
+{
+    if (timeoutMs >= 0 && timeoutMs <= kFirstThreadHoldMs)
+    {
+        return real_poll()(fds, n, timeoutMs);
+    }
+    const int64_t start = RealNowMs();
+    const int rc = real_poll()(fds, n, kFirstThreadHoldMs);
+    if (rc != 0)
+    {
+        return rc;
+    }
+    int remaining = -1;
+    if (timeoutMs >= 0)
+    {
+        remaining = static_cast<int>(std::max<int64_t>(0, timeoutMs - (RealNowMs() - start)));
+    }
+    {
+        Internal in;
+        std::lock_guard lock(Reg().mutex);
+        Tell(client, wire::HostEventKind::BlockOutside);
+        IdleThreadWatch::Enter(); // held through the wait: the bridge knows it blocks
+    }
+    const int result = real_poll()(fds, n, remaining);
+    const int waitErrno = errno;
+    {
+        Internal in;
+        std::lock_guard lock(Reg().mutex);
+        Tell(client, wire::HostEventKind::Resume);
+        IdleThreadWatch::Leave();
+    }
+    errno = waitErrno;
+    return result;
+}
+
 bool SimulatedClock(clockid_t id)
 {
     return id == CLOCK_REALTIME || id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW ||
@@ -687,6 +769,12 @@ extern "C"
         if (timeoutMs == 0)
         {
             return real_poll()(fds, n, 0);
+        }
+        RankClient* client = Tracked();
+        if (client && RankClient::HasLane() && RankClient::IsFirstLane() &&
+            AllNetworkSockets(fds, n))
+        {
+            return FirstThreadSocketPoll(*client, fds, n, timeoutMs);
         }
         return IoWait(MsTimeout(timeoutMs), [&] { return real_poll()(fds, n, timeoutMs); });
     }

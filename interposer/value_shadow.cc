@@ -121,13 +121,13 @@ void ValueShadow::MayWrite(const uint64_t* addresses, std::size_t count)
     }
 }
 
-void ValueShadow::MarkPending(uint64_t dst, std::size_t n, uint64_t comm, uint64_t sequence)
+void ValueShadow::MarkPending(uint64_t dst, std::size_t n, const Source& source)
 {
     std::lock_guard lock(m_mutex);
     ForgetLocked(dst, n);
     if (n > 0)
     {
-        m_pending.emplace(dst, Pending{dst + n, comm, sequence});
+        m_pending.emplace(dst, Pending{dst + n, source});
     }
 }
 
@@ -150,8 +150,7 @@ void ValueShadow::Resolve(uint64_t src, std::size_t n, const Fetch& fetch,
         const Pending pending = p->second;
         m_pending.erase(p);
         lock.unlock();
-        std::optional<std::string> bytes =
-            fetch ? fetch(pending.comm, pending.sequence) : std::nullopt;
+        std::optional<std::string> bytes = fetch ? fetch(pending.source) : std::nullopt;
         lock.lock();
         if (bytes && bytes->size() == pending.end - start)
         {
@@ -252,13 +251,17 @@ std::optional<std::string> ValueShadow::Known(uint64_t src, std::size_t n, const
 
 ValueShadow::Fetch BridgeFetch()
 {
-    return [](uint64_t comm, uint64_t sequence) -> std::optional<std::string>
+    return [](const ValueShadow::Source& source) -> std::optional<std::string>
     {
-        wire::Reply reply = RankClient::Get().Call(wire::CollectiveValues{comm, sequence});
+        wire::Reply reply =
+            source.p2p
+                ? RankClient::Get().Call(wire::P2PValues{source.comm, source.peer, source.sequence})
+                : RankClient::Get().Call(wire::CollectiveValues{source.comm, source.sequence});
         auto* r = std::get_if<wire::CollectiveResult>(&reply);
         if (r)
         {
-            // The values exist once every member issued the collective (wait_answers.cc).
+            // The values exist once every member issued the collective, or the peer the
+            // send (wait_answers.cc).
             SimClock::Get().AdvanceTo(r->clockNs);
         }
         if (!r || !r->known)

@@ -11,11 +11,14 @@
 // given by a host-to-device copy, and a kernel's result read back from it (the nonzero
 // count of masked_select, a gradient norm) returns those stale bytes.  What a kernel
 // only reads keeps its bytes; outputs a signature does not reveal (a lambda's
-// captures) still keep stale ones.
+// captures) still keep stale ones.  The few kernels kernel_values.h computes (int64
+// sums and additions over small known inputs) write their real results.
 //
 // A small NCCL collective whose send buffer is fully known carries its bytes to the
 // bridge; its receive buffer is marked pending here, and the first copy that reads
-// from it asks the bridge for the result (wire::CollectiveValues).
+// from it asks the bridge for the result (wire::CollectiveValues).  A small ncclSend
+// carries its bytes the same way, and the matching ncclRecv's buffer asks for them
+// (wire::P2PValues).
 #pragma once
 
 #include <cstddef>
@@ -35,8 +38,17 @@ public:
     /// Copies and collectives of at most this many bytes carry values.
     static constexpr std::size_t kMaxBytes = 64 * 1024;
 
-    /// Fetches a pending collective's result: the receive buffer's bytes, or nullopt.
-    using Fetch = std::function<std::optional<std::string>(uint64_t comm, uint64_t sequence)>;
+    /// Where a pending buffer's bytes come from: collective \p sequence on \p comm, or
+    /// (p2p) the \p sequence-th receive from communicator rank \p peer on it.
+    struct Source
+    {
+        uint64_t comm{0};
+        uint64_t sequence{0};
+        bool p2p{false};
+        int peer{0};
+    };
+    /// Fetches a pending result: the receive buffer's bytes, or nullopt.
+    using Fetch = std::function<std::optional<std::string>(const Source& source)>;
 
     static ValueShadow& Get();
 
@@ -59,14 +71,13 @@ public:
     std::optional<std::string> Known(uint64_t src, std::size_t n, const Fetch& fetch);
     /// The receive buffer of a collective that carried values: its bytes come from
     /// the bridge when first read.
-    void MarkPending(uint64_t dst, std::size_t n, uint64_t comm, uint64_t sequence);
+    void MarkPending(uint64_t dst, std::size_t n, const Source& source);
 
 private:
     struct Pending
     {
         uint64_t end;
-        uint64_t comm;
-        uint64_t sequence;
+        Source source;
     };
     void ForgetLocked(uint64_t dst, std::size_t n);
     /// Calls \p visit(offset from src, bytes, length) for each known piece of
@@ -84,7 +95,8 @@ private:
     std::map<uint64_t, Pending> m_pending;   ///< start -> pending result; no overlaps
 };
 
-/// Asks the bridge for a collective's result (blocks until every member issued it).
+/// Asks the bridge for a collective's result (blocks until every member issued it), or
+/// for a receive's bytes (blocks until the peer issued the send).
 ValueShadow::Fetch BridgeFetch();
 
 } // namespace phantora::interposer

@@ -106,7 +106,7 @@ const char* RequestName(const Request& r)
         "Hello",          "KernelLaunch",     "Memcpy",           "Synchronize", "NcclCommInit",
         "NcclCollective", "NcclCommDestroy",  "Goodbye",          "EventRecord", "StreamWaitEvent",
         "EventWait",      "EventElapsed",     "NcclCommSplit",    "NcclP2P",     "HostEvent",
-        "HostFunction",   "HostFunctionDone", "CollectiveValues", "Watch"};
+        "HostFunction",   "HostFunctionDone", "CollectiveValues", "Watch",       "P2PValues"};
     static_assert(std::size(kNames) == std::variant_size_v<Request>);
     return kNames[r.index()];
 }

@@ -21,7 +21,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 8;
+inline constexpr uint16_t kVersion = 9;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -263,6 +263,18 @@ struct CollectiveValues
     template <class A> void serialize(A& ar) { ar(comm, sequence); }
 };
 
+/// Asks for the bytes the calling rank's \p sequence-th receive (from 0) from \p peer (a
+/// communicator rank) on \p comm received, one whose buffer it marked as carrying values.
+/// The answer (CollectiveResult) comes once \p peer has issued the matching send; known
+/// only if that send carried values of the receive's size.
+struct P2PValues
+{
+    uint64_t comm{0};
+    int32_t peer{0};
+    uint64_t sequence{0};
+    template <class A> void serialize(A& ar) { ar(comm, peer, sequence); }
+};
+
 /// ncclCommSplit: every member of \p parent calls it; members with the same color
 /// form a new communicator, ranked by key (then by parent rank).
 struct NcclCommSplit
@@ -320,7 +332,15 @@ struct P2POp
     int32_t peer{0};
     uint64_t bytes{0};
     bool send{false};
-    template <class A> void serialize(A& ar) { ar(peer, bytes, send); }
+    /// A send's buffer bytes when the rank knows them all and they are small (at most
+    /// kMaxValueBytes), as NcclCollective::values: the receiver reads them back
+    /// (P2PValues).  PyTorch's send_object_list sends a size, then pickled bytes.
+    bool hasValues{false};
+    std::string values;
+    template <class A> void serialize(A& ar)
+    {
+        ar(peer, bytes, send, hasValues, BoundedString{values, kMaxValueBytes});
+    }
 };
 
 /// Point-to-point operations that run as one NCCL operation on \p stream: a lone
@@ -345,6 +365,10 @@ enum class HostEventKind : uint8_t
     Resume = 2, ///< the sender left its host wait; \p atNs: the wake it consumed, or kNoTime
     Wake = 3,   ///< the sender woke a blocked thread, which resumes at the sender's clock
     Exit = 4,   ///< thread \p lane ended (or could not be started)
+    /// The sender (a rank's first thread) has waited on a network socket for long: it
+    /// waits for another process (a TCPStore key another rank sets), holds nothing back
+    /// until it says Resume, and resumes where simulated time is then.
+    BlockOutside = 5,
 };
 
 inline constexpr int64_t kNoTime = -1;
@@ -418,7 +442,7 @@ struct Watch
 using Request = std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
                              NcclCommDestroy, Goodbye, EventRecord, StreamWaitEvent, EventWait,
                              EventElapsed, NcclCommSplit, NcclP2P, HostEvent, HostFunction,
-                             HostFunctionDone, CollectiveValues, Watch>;
+                             HostFunctionDone, CollectiveValues, Watch, P2PValues>;
 
 struct RequestEnvelope
 {
@@ -496,7 +520,7 @@ struct Failure
     template <class A> void serialize(A& ar) { ar(BoundedString{message}); }
 };
 
-/// The answer to CollectiveValues: the caller's receive buffer bytes, when every
+/// The answer to CollectiveValues and P2PValues: the caller's receive buffer bytes, when every
 /// member sent its values and the operation could be computed (known = false: the
 /// result is unknown, and the buffer reads as zeros).
 struct CollectiveResult

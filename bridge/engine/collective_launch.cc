@@ -84,9 +84,27 @@ CollectiveLaunch::P2PBatch CollectiveLaunch::NumberP2P(const Communicator& comm,
     return batch;
 }
 
+std::optional<int64_t> CollectiveLaunch::SendIssueNs(uint64_t comm, int from, int to,
+                                                     uint64_t sequence) const
+{
+    auto it = m_sendIssueNs.find({comm, from, to, sequence});
+    if (it == m_sendIssueNs.end())
+    {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
 void CollectiveLaunch::EnqueueP2P(const RequestContext& ctx, const Communicator& comm, int member,
                                   uint64_t stream, P2PBatch batch)
 {
+    for (const P2PMatcher::Op& op : batch.ops)
+    {
+        if (op.send)
+        {
+            m_sendIssueNs[{comm.handle, member, op.peer, op.sequence}] = ctx.nowNs;
+        }
+    }
     const uint64_t ticket = NextTicket();
     const std::string label = fmt::format("send/recv {} ops {} B", batch.ops.size(), batch.bytes);
     // The SMs a send/recv kernel holds: the channels NCCL gives one pair of that size.

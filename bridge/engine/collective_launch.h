@@ -20,7 +20,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -66,6 +68,9 @@ public:
     /// Numbers member \p member's \p ops in the order the program issued them; throws
     /// CollectiveError for a peer outside the communicator.
     P2PBatch NumberP2P(const Communicator& comm, int member, const std::vector<wire::P2POp>& ops);
+    /// When communicator rank \p from issued its send \p sequence to \p to on \p comm
+    /// (nullopt: not yet).
+    std::optional<int64_t> SendIssueNs(uint64_t comm, int from, int to, uint64_t sequence) const;
     /// Queues \p batch on \p stream of the request's rank.
     void EnqueueP2P(const RequestContext& ctx, const Communicator& comm, int member,
                     uint64_t stream, P2PBatch batch);
@@ -102,6 +107,9 @@ private:
     /// (comm, sequence) -> the latest clock a member issued it at: a rank reading the
     /// collective's values cannot have them before then (WaitAnswers, CommitPolicy).
     std::map<std::pair<uint64_t, uint64_t>, int64_t> m_lastIssueNs;
+    /// (comm, from, to, sequence) -> the clock the send was issued at: a receiver reading
+    /// its bytes cannot have them before then.
+    std::map<std::tuple<uint64_t, int, int, uint64_t>, int64_t> m_sendIssueNs;
 };
 
 } // namespace phantora

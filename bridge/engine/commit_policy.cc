@@ -30,9 +30,20 @@ int64_t CommitPolicy::IssueBound(int rank) const
     {
         bound = std::min(bound, resumeNs);
     }
+    // A thread synchronising with its GPU whose answer is not known yet waits for a network
+    // completion (none ends before the next one: more traffic only delays flows) or for
+    // another rank to issue its part, which that rank's running thread bounds anyway.
+    const NetworkModel::Completion* next = m_network.NextCompletion();
     for (const auto& [id, l] : r.lanes)
     {
-        if (l.phase == LaneState::Phase::Running || l.phase == LaneState::Phase::Waiting)
+        if (l.phase == LaneState::Phase::Waiting && next &&
+            (l.wait->kind == PendingWait::Kind::Stream ||
+             l.wait->kind == PendingWait::Kind::Device ||
+             l.wait->kind == PendingWait::Kind::EventSync))
+        {
+            bound = std::min(bound, std::max(l.clockNs, next->endNs));
+        }
+        else if (l.phase == LaneState::Phase::Running || l.phase == LaneState::Phase::Waiting)
         {
             bound = std::min(bound, l.clockNs);
         }
@@ -55,6 +66,18 @@ int64_t CommitPolicy::ValuesResumeBound(uint64_t comm, uint64_t sequence, int64_
         }
     }
     return at;
+}
+
+int64_t CommitPolicy::P2PValuesResumeBound(int rank, uint64_t comm, int peer, uint64_t sequence,
+                                           int64_t callNs) const
+{
+    const Communicator& c = m_comms.Get(comm);
+    const int me = m_comms.MemberIndex(c, rank);
+    if (auto issued = m_launch.SendIssueNs(comm, peer, me, sequence))
+    {
+        return std::max(callNs, *issued);
+    }
+    return std::max(callNs, IssueBound(c.ranks[static_cast<std::size_t>(peer)]));
 }
 
 int64_t CommitPolicy::Horizon() const
@@ -122,6 +145,12 @@ int64_t CommitPolicy::SendBound(const LaneState* except) const
             {
                 bound = std::min(bound,
                                  ValuesResumeBound(l.wait->comm, l.wait->sequence, l.wait->callNs));
+            }
+            else if (l.wait->kind == PendingWait::Kind::P2PValues)
+            {
+                const auto rank = static_cast<int>(&r - m_ranks.data());
+                bound = std::min(bound, P2PValuesResumeBound(rank, l.wait->comm, l.wait->peer,
+                                                             l.wait->sequence, l.wait->callNs));
             }
         }
     }

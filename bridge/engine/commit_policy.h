@@ -54,6 +54,11 @@ public:
     /// \p callNs, resumes: no earlier than the last member issued it (the value does not
     /// exist before), so while members have not, no earlier than they still could.
     int64_t ValuesResumeBound(uint64_t comm, uint64_t sequence, int64_t callNs) const;
+    /// Where a thread of \p rank reading the bytes of its receive \p sequence from
+    /// communicator rank \p peer on \p comm, blocked at \p callNs, resumes: no earlier
+    /// than the peer issued the send, or than it still could.
+    int64_t P2PValuesResumeBound(int rank, uint64_t comm, int peer, uint64_t sequence,
+                                 int64_t callNs) const;
 
     bool Optimistic() const { return m_mode == SyncMode::Optimistic; }
     /// Every collective ending up to here is final and known to the timelines.

@@ -25,7 +25,7 @@ bool EveryRankWaits(const std::vector<RankState>& ranks)
         for (const auto& [id, l] : r.lanes)
         {
             if (l.phase == LaneState::Phase::Running ||
-                (l.phase == LaneState::Phase::HostBlocked && l.deadlineNs >= 0))
+                (l.phase == LaneState::Phase::HostBlocked && (l.deadlineNs >= 0 || l.outside)))
             {
                 return false;
             }
@@ -114,6 +114,10 @@ std::string LaneStateReport(const std::vector<RankState>& ranks)
             if (l.phase == LaneState::Phase::HostBlocked && l.deadlineNs >= 0)
             {
                 msg += fmt::format(", deadline {} ns", l.deadlineNs);
+            }
+            if (l.phase == LaneState::Phase::HostBlocked && l.outside)
+            {
+                msg += ", waits on a network socket (another process)";
             }
             if (l.phase == LaneState::Phase::Waiting && l.wait)
             {

@@ -79,6 +79,11 @@ void Lanes::OnHostEvent(const RequestContext& ctx, const wire::HostEvent& m, int
         l.phase = LaneState::Phase::HostBlocked;
         l.deadlineNs = m.atNs == wire::kNoTime ? -1 : std::max(m.atNs, l.clockNs);
         break;
+    case wire::HostEventKind::BlockOutside:
+        l.phase = LaneState::Phase::HostBlocked;
+        l.deadlineNs = -1;
+        l.outside = true;
+        break;
     case wire::HostEventKind::Resume:
         if (m.atNs != wire::kNoTime)
         {
@@ -102,6 +107,7 @@ void Lanes::OnHostEvent(const RequestContext& ctx, const wire::HostEvent& m, int
         }
         l.phase = LaneState::Phase::Running;
         l.deadlineNs = -1;
+        l.outside = false;
         break;
     case wire::HostEventKind::Wake:
         // Keyed by the clock the rank knows; the woken thread resumes no earlier than

@@ -53,6 +53,7 @@ struct PendingWait
         EventQuery,       ///< cudaEventQuery: until it is known whether the record is done
         EventElapsed,     ///< cudaEventElapsedTime: until both records are known
         CollectiveValues, ///< until every member issued the collective (clock stays)
+        P2PValues,        ///< until the peer issued the matching send (clock stays)
     };
     Kind kind{Kind::Stream};
     uint32_t lane{0}; ///< the thread that waits
@@ -61,8 +62,10 @@ struct PendingWait
     int64_t callNs{0};
     uint64_t record{0};    ///< Event*: the record waited for (EventElapsed: the start)
     uint64_t endRecord{0}; ///< EventElapsed: the end record
-    uint64_t comm{0};      ///< CollectiveValues: the communicator
-    uint64_t sequence{0};  ///< CollectiveValues: the caller's collective number on it
+    uint64_t comm{0};      ///< *Values: the communicator
+    uint64_t sequence{0};  ///< CollectiveValues: the caller's collective number on it;
+                           ///< P2PValues: its receive number from peer
+    int peer{0};           ///< P2PValues: the sender's communicator rank
     std::string call;      ///< for diagnostics: the call that blocks
 };
 
@@ -79,6 +82,9 @@ struct LaneState
     Phase phase{Phase::Running};
     int64_t clockNs{0};
     int64_t deadlineNs{-1}; ///< HostBlocked: when a timed wait ends on its own (-1: never)
+    /// HostBlocked by BlockOutside: another process ends the wait, so the rank is not
+    /// stuck even when every thread the bridge sees waits.
+    bool outside{false};
     std::optional<PendingWait> wait;
 };
 

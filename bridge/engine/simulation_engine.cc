@@ -51,7 +51,7 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, Trac
               { TimelineOf(rank).CompleteCollective(ticket, endNs); }),
       m_commit(m_lanes.Ranks(), m_comms, m_launch, m_network, scenario.gpu.launchLatencyNs, mode,
                trace),
-      m_waits(m_lanes, m_timelines, m_commit, m_comms, m_launch, m_values)
+      m_waits(m_lanes, m_timelines, m_commit, m_comms, m_launch, m_values, m_p2pValues)
 {
     if (static_cast<uint32_t>(worldSize) > m_network.GpuCount())
     {
@@ -130,6 +130,17 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
                 w.sequence = m.sequence;
                 w.call = fmt::format("reading the result of collective {} on communicator {:#x}",
                                      m.sequence, m.comm);
+                m_lanes.Block(ctx, std::move(w));
+            },
+            [&](const wire::P2PValues& m)
+            {
+                PendingWait w;
+                w.kind = PendingWait::Kind::P2PValues;
+                w.comm = m.comm;
+                w.peer = m.peer;
+                w.sequence = m.sequence;
+                w.call = fmt::format("reading receive {} from rank {} on communicator {:#x}",
+                                     m.sequence, m.peer, m.comm);
                 m_lanes.Block(ctx, std::move(w));
             },
             // phantora-rank's heartbeat: BridgeServer answers it and never hands it here.
@@ -231,6 +242,14 @@ void SimulationEngine::OnP2P(const RequestContext& ctx, const wire::NcclP2P& m)
     }
     const int member = m_comms.MemberIndex(comm, ctx.rank);
     CollectiveLaunch::P2PBatch batch = m_launch.NumberP2P(comm, member, m.ops);
+    for (std::size_t i = 0; i < m.ops.size(); ++i)
+    {
+        if (m.ops[i].send && m.ops[i].hasValues)
+        {
+            m_p2pValues.Offer(m.comm, member, m.ops[i].peer, batch.ops[i].sequence,
+                              m.ops[i].values);
+        }
+    }
     r.lastCall = fmt::format("send/recv ({} ops, {} bytes)", m.ops.size(), batch.bytes);
     m_launch.EnqueueP2P(ctx, comm, member, m.stream, std::move(batch));
 }

@@ -22,6 +22,7 @@
 #include "engine/host_function_holds.h"
 #include "engine/lanes.h"
 #include "engine/nccl_settings.h"
+#include "engine/p2p_value_store.h"
 #include "engine/rank_state.h"
 #include "engine/request_context.h"
 #include "engine/simulation_error.h"
@@ -110,6 +111,7 @@ private:
     CommunicatorSetup m_setup;
     CollectiveLaunch m_launch;
     CollectiveValueStore m_values;
+    P2PValueStore m_p2pValues;
     HostFunctionHolds m_holds;
     CommitPolicy m_commit;
     WaitAnswers m_waits;

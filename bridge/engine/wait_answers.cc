@@ -7,9 +7,10 @@ namespace phantora
 
 WaitAnswers::WaitAnswers(Lanes& lanes, const std::vector<DeviceTimeline>& timelines,
                          const CommitPolicy& commit, const CommunicatorRegistry& comms,
-                         const CollectiveLaunch& launch, CollectiveValueStore& values)
+                         const CollectiveLaunch& launch, CollectiveValueStore& values,
+                         P2PValueStore& p2pValues)
     : m_lanes(lanes), m_timelines(timelines), m_commit(commit), m_comms(comms), m_launch(launch),
-      m_values(values)
+      m_values(values), m_p2pValues(p2pValues)
 {
 }
 
@@ -68,6 +69,9 @@ void WaitAnswers::AnswerAll(std::vector<OutgoingReply>& out, QueryRule rule)
             case PendingWait::Kind::CollectiveValues:
                 AnswerValues(rank, lane, w, out);
                 break;
+            case PendingWait::Kind::P2PValues:
+                AnswerP2PValues(rank, lane, w, out);
+                break;
             case PendingWait::Kind::EventElapsed:
             {
                 const auto start = tl.RecordTime(w.record);
@@ -108,6 +112,26 @@ void WaitAnswers::AnswerValues(int rank, uint32_t lane, const PendingWait& w,
     RankState& r = m_lanes.Rank(rank);
     LaneState& l = r.lanes.at(lane);
     l.clockNs = std::max(l.clockNs, m_commit.ValuesResumeBound(w.comm, w.sequence, w.callNs));
+    r.clockNs = std::max(r.clockNs, l.clockNs);
+    result.clockNs = l.clockNs;
+    m_lanes.Answer(rank, lane, std::move(result), out);
+}
+
+void WaitAnswers::AnswerP2PValues(int rank, uint32_t lane, const PendingWait& w,
+                                  std::vector<OutgoingReply>& out)
+{
+    const Communicator& comm = m_comms.Get(w.comm);
+    const int me = m_comms.MemberIndex(comm, rank);
+    if (!m_launch.SendIssueNs(w.comm, w.peer, me, w.sequence))
+    {
+        return;
+    }
+    wire::CollectiveResult result = m_p2pValues.Take(w.comm, w.peer, me, w.sequence);
+    // The bytes exist once the peer issued the send (CommitPolicy::SendBound assumed so).
+    RankState& r = m_lanes.Rank(rank);
+    LaneState& l = r.lanes.at(lane);
+    l.clockNs = std::max(l.clockNs,
+                         m_commit.P2PValuesResumeBound(rank, w.comm, w.peer, w.sequence, w.callNs));
     r.clockNs = std::max(r.clockNs, l.clockNs);
     result.clockNs = l.clockNs;
     m_lanes.Answer(rank, lane, std::move(result), out);

@@ -1,7 +1,7 @@
 // Small buffers carry their real bytes: a per-rank value copied to the device goes
-// through all-gather, all-reduce, broadcast, reduce-scatter and device-to-device
-// copies, and what each rank reads back is printed.  A large all-reduce reads zeros,
-// and so do bytes a kernel wrote through an output pointer.
+// through all-gather, all-reduce, broadcast, reduce-scatter, send/recv and
+// device-to-device copies, and what each rank reads back is printed.  A large all-reduce
+// reads zeros, and so do bytes a kernel wrote through an output pointer.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -169,6 +169,55 @@ int main()
     cudaStreamSynchronize(s);
     std::printf("rank %d: kernel input and output read %s\n", rank,
                 Join(std::vector<int32_t>(both, both + 4)).c_str());
+
+    // send/recv carry small values too: a ring in one group (each rank sends to the next
+    // and receives from the one before), then, as PyTorch's send_object_list does, rank 0
+    // sends rank 1 a size and then that many bytes, each in a lone ncclSend; rank 1 reads
+    // the size before it posts the second receive
+    int64_t *ringSend = nullptr, *ringRecv = nullptr;
+    cudaMalloc(&ringSend, 2 * sizeof(int64_t));
+    cudaMalloc(&ringRecv, 2 * sizeof(int64_t));
+    const int64_t ringMine[2] = {100 + rank, rank * rank};
+    cudaMemcpyAsync(ringSend, ringMine, sizeof ringMine, cudaMemcpyHostToDevice, s);
+    ncclGroupStart();
+    ncclSend(ringSend, 2, ncclInt64, (rank + 1) % world, comm, s);
+    ncclRecv(ringRecv, 2, ncclInt64, (rank + world - 1) % world, comm, s);
+    ncclGroupEnd();
+    int64_t ringGot[2] = {-1, -1};
+    cudaMemcpyAsync(ringGot, ringRecv, sizeof ringGot, cudaMemcpyDeviceToHost, s);
+    cudaStreamSynchronize(s);
+    std::printf("rank %d: ring recv %lld %lld\n", rank, static_cast<long long>(ringGot[0]),
+                static_cast<long long>(ringGot[1]));
+    if (rank < 2)
+    {
+        const char payload[] = "pickled shapes";
+        int64_t* size = nullptr;
+        char* bytes = nullptr;
+        cudaMalloc(&size, sizeof(int64_t));
+        cudaMalloc(&bytes, 64);
+        if (rank == 0)
+        {
+            const int64_t n = sizeof payload;
+            cudaMemcpy(size, &n, sizeof n, cudaMemcpyHostToDevice);
+            cudaMemcpy(bytes, payload, sizeof payload, cudaMemcpyHostToDevice);
+            ncclSend(size, 1, ncclInt64, 1, comm, s);
+            ncclSend(bytes, sizeof payload, ncclUint8, 1, comm, s);
+            cudaStreamSynchronize(s);
+        }
+        else
+        {
+            ncclRecv(size, 1, ncclInt64, 0, comm, s);
+            int64_t n = 0;
+            cudaMemcpy(&n, size, sizeof n, cudaMemcpyDeviceToHost);
+            char got[64] = {};
+            if (n > 0 && n <= 64)
+            {
+                ncclRecv(bytes, static_cast<size_t>(n), ncclUint8, 0, comm, s);
+                cudaMemcpy(got, bytes, static_cast<size_t>(n), cudaMemcpyDeviceToHost);
+            }
+            std::printf("rank 1: object of %lld bytes: %s\n", static_cast<long long>(n), got);
+        }
+    }
 
     // a large all-reduce carries no values: its result reads as zeros
     const size_t big = 1 << 20;

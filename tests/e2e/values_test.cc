@@ -1,5 +1,5 @@
-// Small device buffers carry their real bytes through copies and NCCL collectives;
-// what a kernel wrote reads as zeros.
+// Small device buffers carry their real bytes through copies, NCCL collectives and
+// send/recv; what a kernel wrote reads as zeros.
 #include "run_helpers.h"
 
 #include <fmt/format.h>
@@ -32,6 +32,12 @@ TEST(Values, SmallCollectivesComputeTheirRealResults)
         // A kernel's output is unknown (value_shadow.h): not the bytes the memory held.
         expect("kernel-written reads 1 2 0 0 0 0 0 0");
         expect("kernel input and output read 1 2 0 0");
+        // from the rank before: 100 + it, its square
+        const int prev = (rank + 2) % 3;
+        expect(fmt::format("ring recv {} {}", 100 + prev, prev * prev));
         expect("large all-reduce reads 0");
     }
+    // The size read back decides the second receive's size, as in send_object_list.
+    EXPECT_NE(r.output.find("rank 1: object of 15 bytes: pickled shapes\n"), std::string::npos)
+        << r.output;
 }

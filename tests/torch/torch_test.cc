@@ -263,6 +263,45 @@ TEST(Torch, ACollectiveOnABufferTheCpuFilledInParallelCompletes)
     }
 }
 
+// A rank's first thread polling the TCPStore for a key another rank sets only after an
+// all-reduce of both completed (as PyTorch passes the NCCL id of a communicator it creates
+// lazily): it used to hold simulated time at its clock, before the all-reduce's end, so
+// the other rank's synchronize was never answered and the run hung (TorchTitan's FSDP2 +
+// TP on 4 ranks).  After a second of real time it now lets simulated time go on.
+TEST(Torch, ARankWaitingInTheStoreForAnotherRanksKeyDoesNotHoldItsCollectiveBack)
+{
+    const std::string script =
+        std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/store_wait_across_ranks.py";
+    const CommandResult r = Simulate(2, script, "", "timeout 240");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("[rank 1] got=ready"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("[rank 0] done"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("[rank 1] done"), std::string::npos) << r.output;
+}
+
+// Pipeline parallelism's shape exchange: an object pickled, its size and bytes sent over
+// NCCL send/recv, the sizes summed and the slice's end added on the receiver by kernels.  The
+// receiver used to read a size of 0 and the run ended on the send/recv size mismatch.
+TEST(Torch, AnObjectSentOverSendRecvArrivesWhole)
+{
+    const std::string script =
+        std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/object_lists_over_p2p.py";
+    const CommandResult r = Simulate(2, script, "", "timeout 240");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    for (const char* batch : {"True", "False"})
+    {
+        EXPECT_NE(
+            r.output.find(fmt::format(
+                "[rank 1] got=('shapes', (8, 2048, 256), {}, {{'dtype': 'bfloat16'}})", batch)),
+            std::string::npos)
+            << r.output;
+        EXPECT_NE(r.output.find(fmt::format("[rank 1] listed=[('again', {})]", batch)),
+                  std::string::npos)
+            << r.output;
+    }
+    EXPECT_NE(r.output.find("[rank 1] done"), std::string::npos) << r.output;
+}
+
 // Real NCCL only warns when a program exits without destroy_process_group().  Under the
 // simulator ProcessGroupNCCL's destructor waited for its abort with a futex deadline on
 // the simulated clock, which the host's kernel took as long past: it threw

@@ -1,7 +1,7 @@
 // TorchTitan 0.2.2 (build/venv, PHANTORA_WITH_TORCHTITAN) under phantora-cluster with no
 // GPU: its own trainer (python -m torchtitan.train) with examples/torchtitan's Llama3
 // debug config and the offline assets of make_assets.py, unmodified.  FSDP2 on 2 ranks
-// and FSDP2 + tensor parallel on 4 (disabled, below) issue their collectives on the right groups,
+// and FSDP2 + tensor parallel on 4 issue their collectives on the right groups,
 // and the trainer's own log (tokens/s, read from the simulated clock) gives positive, steady step
 // times.
 #include "../e2e/run_helpers.h"
@@ -110,17 +110,14 @@ TEST(TorchTitan, Fsdp2OnTwoRanksGathersParametersAndScattersGradients)
 // FSDP2 x TP on 4 ranks: TorchTitan's mesh is [dp_shard=2, tp=2], so the tensor-parallel
 // groups are {0,1} and {2,3} (sequence parallelism: all-gathers and reduce-scatters of
 // activations) and FSDP's are {0,2} and {1,3}.
-// Disabled: it stalls (2 of 2 runs on the loaded 2-core development machine, 2026-11-26).
-// TorchTitan does not bind a device to its process group, so PyTorch creates each NCCL
-// communicator lazily, at its first collective, exchanging the NCCL id through the
-// TCPStore.  Ranks 1 and 3 finish their data-parallel all-reduce on {1,3} and reach the
-// tensor-parallel group's first collective, where rank 1 waits in the store (poll, on
-// its first thread) for rank 0's NCCL id; rank 0 waits for its all-reduce on {0,2},
-// which the bridge does not answer, seemingly because rank 1's first thread holds
-// simulated time at its clock while it waits in the store (thread_handoff.cc: a first
-// thread's I/O waits hold time) and that clock is below the all-reduce's end.  Run it
-// by hand with --gtest_also_run_disabled_tests until that is fixed.
-TEST(TorchTitan, DISABLED_Fsdp2WithTensorParallelOnFourRanksUsesBothMeshDimensions)
+// It used to stall: TorchTitan binds no device to its process group, so PyTorch creates
+// each NCCL communicator at its first collective, passing the NCCL id through the
+// TCPStore.  Rank 1 waited in the store (polling on its first thread) for rank 0's id for
+// the TP group while rank 0 waited for an all-reduce on {0,2} that simulated time could
+// not finish, since rank 1's first thread held it at its clock while it polled.  Such a
+// poll now lets simulated time go after a second (thread_handoff.cc; the plain-torch
+// reproduction is Torch.ARankWaitingInTheStoreForAnotherRanksKeyDoesNotHoldItsCollectiveBack).
+TEST(TorchTitan, Fsdp2WithTensorParallelOnFourRanksUsesBothMeshDimensions)
 {
     const std::string report = (ScratchDir() / "report.json").string();
     const CommandResult r = Train(4, "h100x4-nvlink-profiled.toml",
@@ -142,5 +139,31 @@ TEST(TorchTitan, DISABLED_Fsdp2WithTensorParallelOnFourRanksUsesBothMeshDimensio
             << "rank " << rank;
         EXPECT_GE(Count(j, rank, "all_gather", dp), kSteps * 7u) << "rank " << rank;
         EXPECT_GE(Count(j, rank, "reduce_scatter", dp), kSteps * 7u) << "rank " << rank;
+    }
+}
+
+// Pipeline parallel on 2 ranks (1F1B, 8 microbatches): the stages exchange their tensor
+// shapes once as pickled objects over send/recv (their sizes summed, the slice's end added
+// by kernels whose results the value shadow computes), then each microbatch's activations
+// go forward from rank 0 and its gradients back from rank 1.  It used to end at once on
+// the shape exchange (rank 1 received 0 bytes where rank 0 sent the pickle).
+TEST(TorchTitan, PipelineParallelOnTwoRanksSendsActivationsAndGradients)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r = Train(2, "h100x2-nvlink-profiled.toml",
+                                  "--parallelism.data_parallel_shard_degree 1 "
+                                  "--parallelism.pipeline_parallel_degree 2",
+                                  report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    // TorchTitan divides the tokens per second among the non-data-parallel ranks (2 stages).
+    ExpectPositiveAndSteady(StepMs(r.output, 2), 0.2, kSteps, kSteps);
+
+    const nlohmann::json j = ReadJson(report);
+    ASSERT_EQ(j["ranks"].size(), 2u);
+    constexpr uint64_t kMicrobatches = 8;
+    for (int rank = 0; rank < 2; ++rank)
+    {
+        EXPECT_GE(Count(j, rank, "send", {0, 1}), kSteps * kMicrobatches) << "rank " << rank;
+        EXPECT_GE(Count(j, rank, "recv", {0, 1}), kSteps * kMicrobatches) << "rank " << rank;
     }
 }

@@ -104,8 +104,19 @@ TEST(Codec, RequestsRoundTrip)
     EXPECT_EQ(RoundTripRequest(Goodbye{77}).peakDeviceBytes, 77U);
     EXPECT_EQ(RoundTripRequest(NcclCommDestroy{3}).comm, 3U);
 
-    NcclP2P p{4, 0x1010, {{1, 1 << 20, true}, {3, 5, false}}};
-    const NcclP2P p2 = RoundTripRequest(p);
+    NcclP2P p{4, 0x1010, {{1, 1 << 20, true}, {3, 5, false}, {2, 4, true, true, "ab\0c"}}};
+    p.ops[2].values = std::string("ab\0c", 4);
+    NcclP2P p2 = RoundTripRequest(p);
+    ASSERT_EQ(p2.ops.size(), 3U);
+    EXPECT_TRUE(p2.ops[2].hasValues);
+    EXPECT_EQ(p2.ops[2].values, p.ops[2].values);
+    EXPECT_FALSE(p2.ops[0].hasValues);
+    p2.ops.pop_back();
+
+    const P2PValues pv = RoundTripRequest(P2PValues{5, 3, 1ULL << 40});
+    EXPECT_EQ(pv.comm, 5U);
+    EXPECT_EQ(pv.peer, 3);
+    EXPECT_EQ(pv.sequence, 1ULL << 40);
     ASSERT_EQ(p2.ops.size(), 2U);
     EXPECT_EQ(p2.comm, 4U);
     EXPECT_EQ(p2.stream, 0x1010U);

@@ -213,3 +213,30 @@ TEST(CommitPolicy, AReadOfACollectivesValuesHoldsTimeWhereItsLastMemberCanStillI
     EXPECT_EQ(f.policy.ValuesResumeBound(world.handle, 0, 100), 9500);
     EXPECT_EQ(f.policy.SendBound(), 9500 + kLatencyNs);
 }
+
+// Rank 1 reads the bytes of a receive whose send rank 0 has not issued; rank 0 waits in a
+// stream synchronisation whose answer is the network's next completion.  Bounded by rank
+// 0's clock at its call, the read held that completion back and neither rank went on
+// (TorchTitan's pipeline shape exchange); rank 0 resumes no earlier than the completion.
+TEST(CommitPolicy, AReadOfAReceiveHoldsTimeNoEarlierThanTheSendersPendingCompletion)
+{
+    Fixture f;
+    const Communicator& world = f.World();
+    std::optional<int64_t> told;
+    f.network.StartCollective(0, nccl::MakeRingAllReducePlan(2, 8 << 20), {0, 1},
+                              [&](int64_t endNs) { told = endNs; });
+    while (f.network.Advance(NetworkModel::kForever))
+    {
+    }
+    ASSERT_NE(f.network.NextCompletion(), nullptr);
+    const int64_t endNs = f.network.NextCompletion()->endNs;
+    ASSERT_GT(endNs, 300 + kLatencyNs);
+    f.ranks[0].lanes[0] = Waiting(PendingWait::Kind::Stream, 200);
+    f.ranks[1].lanes[0] = Waiting(PendingWait::Kind::P2PValues, 300);
+    f.ranks[1].lanes[0].wait->comm = world.handle;
+    f.ranks[1].lanes[0].wait->peer = 0;
+    f.ranks[1].lanes[0].wait->sequence = 0;
+    EXPECT_EQ(f.policy.P2PValuesResumeBound(1, world.handle, 0, 0, 300), endNs);
+    EXPECT_TRUE(f.policy.CommitOne());
+    EXPECT_EQ(told, endNs);
+}

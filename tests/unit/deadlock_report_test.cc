@@ -66,6 +66,11 @@ TEST(DeadlockReport, AThreadThatCanStillSendIsNoDeadlock)
     woken[1].pendingWakes.emplace(100, 200); // a wake not taken up yet
     EXPECT_FALSE(EveryRankWaits(woken));
 
+    auto outside = Stuck();
+    outside[1].lanes[0] = HostBlocked(); // polls a socket: another process may wake it
+    outside[1].lanes[0].outside = true;
+    EXPECT_FALSE(EveryRankWaits(outside));
+
     auto unborn = Stuck();
     unborn.emplace_back(); // a rank that has not connected yet
     EXPECT_FALSE(EveryRankWaits(unborn));

@@ -177,6 +177,31 @@ TEST(Lanes, ATimedWaitHoldsTimeAtItsDeadline)
     EXPECT_EQ(t.Resumes(1, 0).size(), 1U);
 }
 
+// A rank's first thread that polled a network socket for long waits for another rank (an
+// NCCL id in the TCPStore, which PyTorch passes when it creates a communicator at its
+// first collective): it holds nothing back, so the other ranks' collectives complete, and
+// it resumes where simulated time then is, not at the clock it stopped at.
+TEST(Lanes, AFirstThreadWaitingOnAnotherProcessHoldsNothingBackAndResumesWhereTimeIs)
+{
+    Threads t(TwoGpus());
+    Connect(t);
+    t.Send(0, 0, 0, AllReduce(t.comm));
+    t.Send(1, 0, 0, AllReduce(t.comm));
+    t.Send(0, 0, 0, Stream());
+    t.Host(0, 1, 0, wire::HostEventKind::Block);
+    EXPECT_TRUE(t.Resumes(0, 0).empty()) << "rank 1's first thread runs at 0 ns";
+    t.Host(1, 0, 0, wire::HostEventKind::BlockOutside);
+    ASSERT_EQ(t.Resumes(0, 0).size(), 1U) << "rank 1 waits for another process";
+    const int64_t end = t.Resumes(0, 0)[0];
+    EXPECT_GT(end, 8LL * 1048576 * 8 / 400);
+    t.Host(1, 0, 0, wire::HostEventKind::Resume);
+    // Rank 1 records an event on an idle stream: at its clock, lifted to the all-reduce's end.
+    t.Send(1, 0, 0, wire::EventRecord{0x2000, 1});
+    t.Send(1, 0, 0, wire::EventWait{1, false});
+    ASSERT_EQ(t.Resumes(1, 0).size(), 1U);
+    EXPECT_GE(t.Resumes(1, 0)[0], end);
+}
+
 TEST(Lanes, AWakeNobodyGaveIsRefused)
 {
     Threads t(TwoGpus());
@@ -223,4 +248,36 @@ TEST(Lanes, ACollectiveWithValuesAnswersItsResultOnceEveryMemberIssuedIt)
     t.Send(0, 0, 300, wire::CollectiveValues{t.comm, 1});
     ASSERT_EQ(r0().size(), 2U);
     EXPECT_FALSE(r0()[1].known);
+}
+
+// A small send carries its bytes: the receiver asking for them waits until the sender
+// issued the send (its clock held no later than the sender can still issue it), then
+// reads them; a send without values leaves the receive's bytes unknown.
+TEST(Lanes, ASendWithValuesGivesItsBytesToTheMatchingReceive)
+{
+    Threads t(TwoGpus());
+    Connect(t);
+    auto r1 = [&]() -> std::vector<wire::CollectiveResult>&
+    { return t.results[std::make_pair(1, 0U)]; };
+    auto p2p = [&](bool send, const std::string& bytes, bool values)
+    {
+        wire::P2POp op{send ? 1 : 0, 8, send};
+        op.hasValues = values;
+        op.values = bytes;
+        return wire::NcclP2P{t.comm, 0x1000, {op}};
+    };
+    t.Send(1, 0, 100, p2p(false, "", false));
+    t.Send(1, 0, 200, wire::P2PValues{t.comm, 0, 0});
+    EXPECT_TRUE(r1().empty()) << "rank 0 has not sent yet";
+    t.Send(0, 0, 300, p2p(true, "ABCDEFGH", true));
+    ASSERT_EQ(r1().size(), 1U);
+    EXPECT_TRUE(r1()[0].known);
+    EXPECT_EQ(r1()[0].values, "ABCDEFGH");
+    EXPECT_EQ(r1()[0].clockNs, 300) << "the bytes exist once rank 0 sent them";
+    // The second send carries none: unknown.
+    t.Send(0, 0, 400, p2p(true, "", false));
+    t.Send(1, 0, 400, p2p(false, "", false));
+    t.Send(1, 0, 400, wire::P2PValues{t.comm, 0, 1});
+    ASSERT_EQ(r1().size(), 2U);
+    EXPECT_FALSE(r1()[1].known);
 }
