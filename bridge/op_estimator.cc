@@ -74,6 +74,18 @@ std::optional<int64_t> OpEstimator::FromBytes(const OpKey& key, const std::strin
     return std::llround(m_kernelFloorNs + static_cast<double>(*bytes) / m_copyBytesPerSecond * 1e9);
 }
 
+// How many times over \p threads fill the GPU (at least once): SMs x 2048 resident
+// threads each (compute capability 8.0 and 9.0).  A launch smaller than the GPU runs its
+// threads side by side, so a one-thread sample of a kernel and a half-GPU launch of it take
+// about as long, where scaling by threads alone would multiply a 2.4 us sample into
+// seconds.
+double OpEstimator::Waves(double threads) const
+{
+    constexpr double kResidentThreadsPerSm = 2048;
+    const double full = kResidentThreadsPerSm * std::max(m_gpu.smCount, 1);
+    return std::max(threads / full, 1.0);
+}
+
 // Like ScaledKernel, over the other instantiations of the kernel's template.
 std::optional<int64_t> OpEstimator::FamilyScaled(const OpKey& key) const
 {
@@ -104,8 +116,8 @@ std::optional<int64_t> OpEstimator::FamilyScaled(const OpKey& key) const
     {
         return std::nullopt;
     }
-    return std::llround(best->second.medianNs * key.Threads() /
-                        std::max(best->first.Threads(), 1.0));
+    return std::llround(best->second.medianNs * Waves(key.Threads()) /
+                        Waves(best->first.Threads()));
 }
 
 std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key, int64_t modelNs) const
@@ -129,8 +141,9 @@ std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key, int64_t modelN
     return std::nullopt;
 }
 
-// The nearest launch shape by thread count, its time scaled by the threads: a kernel
-// that gives each thread a fixed share of the work takes time in proportion.
+// The nearest launch shape by thread count, its time scaled by the waves of threads
+// (Waves): a kernel that gives each thread a fixed share of the work takes time in
+// proportion once the GPU is full, and about the same below that.
 std::optional<int64_t> OpEstimator::ScaledKernel(const OpKey& key) const
 {
     const auto same = m_profile->SameName(OpKind::Kernel, key.name);
@@ -153,8 +166,8 @@ std::optional<int64_t> OpEstimator::ScaledKernel(const OpKey& key) const
     {
         return std::nullopt;
     }
-    return std::llround(best->second.medianNs * key.Threads() /
-                        std::max(best->first.Threads(), 1.0));
+    return std::llround(best->second.medianNs * Waves(key.Threads()) /
+                        Waves(best->first.Threads()));
 }
 
 // The nearest measured GEMM of the same family (API, transposes, types, epilogue), else

@@ -46,6 +46,8 @@ private:
     std::optional<int64_t> CudnnRoofline(const profile::OpKey& key) const;
     std::optional<int64_t> ScaledCopy(const profile::OpKey& key, int64_t modelNs) const;
 
+    double Waves(double threads) const;
+
     const profile::ProfileReader* m_profile;
     const GpuSpec& m_gpu;
     double m_copyBytesPerSecond{0};

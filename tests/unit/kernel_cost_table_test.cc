@@ -5,6 +5,7 @@
 #include "kernel_cost_table.h"
 #include "profile_writer.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -93,6 +94,8 @@ TEST_F(KernelCostTableTest, TheScenarioTableOverridesTheProfile)
 
 TEST_F(KernelCostTableTest, OtherLaunchShapesScaleByThreads)
 {
+    // One SM: every launch here is many waves, so time goes with the threads.
+    scenario.gpu.smCount = 1;
     KernelCostTable t(scenario);
     const OpCost twice = t.Kernel(Launch(kStep, 2048, 256));
     EXPECT_EQ(twice.source, CostSource::ShapeScaled);
@@ -112,6 +115,20 @@ TEST_F(KernelCostTableTest, OtherLaunchShapesScaleByThreads)
     EXPECT_EQ(misses.front().key.grid[0], 2048u); // the largest estimated time first
     EXPECT_EQ(misses.front().count, 2u);
     EXPECT_EQ(misses.front().ns, 2 * twice.ns);
+}
+
+// Below one wave (SMs x 2048 threads) a launch's threads run side by side: a one-thread
+// sample of a reduction stands for a half-GPU launch at about its own time, not 131,072
+// times it (what TorchTitan's tensor-parallel run was charged: 1.3 s a launch).
+TEST_F(KernelCostTableTest, LaunchesSmallerThanTheGpuTakeAboutTheSampleTime)
+{
+    scenario.gpu.smCount = 132; // one wave: 270,336 threads
+    KernelCostTable t(scenario);
+    const OpCost quarter = t.Kernel(Launch(kStep, 1024, 64)); // 65,536 threads
+    EXPECT_EQ(quarter.source, CostSource::ShapeScaled);
+    EXPECT_EQ(quarter.ns, 51000) << "the sample (262,144 threads) and it are one wave each";
+    const OpCost twice = t.Kernel(Launch(kStep, 2048, 256)); // 524,288 threads: 1.94 waves
+    EXPECT_EQ(twice.ns, std::llround(51000.0 * 524288 / 270336));
 }
 
 TEST_F(KernelCostTableTest, GemmsOfTheSameFamilyScaleByFlopsButNeverBeatTheRoofline)
