@@ -142,6 +142,10 @@ def main():
     os.close(spec_fd)
     for name in spec["preload"]:
         importlib.import_module(name)
+    # CPU time, not the clock: the interposer answers clock reads with simulated time.
+    cpu = os.times()
+    print(f"imported {', '.join(spec['preload']) or 'nothing'} ({cpu.user + cpu.system:.1f} s "
+          f"of CPU); forking {len(spec['ranks'])} ranks", flush=True)
     _fork_ranks(spec)
     # A rank: fresh seeds, as a process of its own would have drawn.
     import random
