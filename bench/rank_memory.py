@@ -4,7 +4,8 @@
 Runs examples/torch/train_gpt.py (the small model of the torch tests, DDP) under
 phantora-cluster at each rank count, and samples every rank process's proportional
 set size (PSS, /proc/PID/smaps_rollup: shared pages divided among the processes that
-share them, so the per-rank figures add up to what the ranks take) once a second.
+share them, so the per-rank figures add up to what the ranks take) once a second
+(--interval).
 
 Printed per rank count:
   wall per step   wall-clock seconds between rank 0's first and last step lines,
@@ -80,7 +81,8 @@ def available_gib():
     return float("inf")
 
 
-def run(build, ranks, steps, model, tmp, min_available, connect_timeout, launch, python):
+def run(build, ranks, steps, model, tmp, min_available, connect_timeout, launch, python,
+        interval):
     cluster = os.path.join(build, "bridge/phantora-cluster")
     fork = ["--fork-server"] if launch == "fork" else []
     cmd = [cluster, "--scenario", scenario(tmp, ranks), "--nproc", str(ranks), "--progress",
@@ -104,7 +106,7 @@ def run(build, ranks, steps, model, tmp, min_available, connect_timeout, launch,
             pss = {p: v for p in children(proc.pid) if (v := pss_kib(p)) is not None}
             if pss:
                 samples.append((now, pss))
-            done.wait(1.0)
+            done.wait(interval)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -151,6 +153,7 @@ def main():
     ap.add_argument("--launch", nargs="+", choices=["plain", "fork"], default=["plain"],
                     help="exec every rank (plain) or fork them (phantora-cluster --fork-server)")
     ap.add_argument("--python", default=None, help="the ranks' interpreter (default BUILD/venv)")
+    ap.add_argument("--interval", type=float, default=1.0, help="seconds between PSS samples")
     ap.add_argument("--connect-timeout", type=int, default=900,
                     help="phantora-cluster --connect-timeout: every rank imports torch first")
     ap.add_argument("--min-available-gib", type=float, default=2.0,
@@ -164,7 +167,7 @@ def main():
             for launch in args.launch:
                 wall, per_step, per_rank, peak, mean_step = run(
                     args.build, n, args.steps, args.model, tmp, args.min_available_gib,
-                    args.connect_timeout, launch, python)
+                    args.connect_timeout, launch, python, args.interval)
                 if per_rank:
                     pss = (f"PSS steady {statistics.mean(per_rank):.3f} GiB/rank mean, "
                            f"{max(per_rank):.3f} max, {sum(per_rank):.2f} GiB in all "
