@@ -1,6 +1,7 @@
 #include "launcher.h"
 
 #include <arpa/inet.h>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -12,13 +13,12 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
-#include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
-#include <array>
 #include <utility>
 
 extern char** environ;
@@ -364,8 +364,8 @@ void Launcher::StartForkServer(const LaunchSpec& spec, const PythonCommand& pyth
         const ssize_t n = write(specFd, text.data() + done, text.size() - done);
         if (n <= 0)
         {
-            throw std::runtime_error(fmt::format("writing the fork server's spec: {}",
-                                                 std::strerror(errno)));
+            throw std::runtime_error(
+                fmt::format("writing the fork server's spec: {}", std::strerror(errno)));
         }
         done += static_cast<std::size_t>(n);
     }
@@ -376,12 +376,11 @@ void Launcher::StartForkServer(const LaunchSpec& spec, const PythonCommand& pyth
     // `python [OPTIONS] -c CODE SERVER`: -c leaves __main__ free for the rank's program.
     std::vector<std::string> args = {python.interpreter};
     args.insert(args.end(), python.options.begin(), python.options.end());
-    args.insert(args.end(),
-                {"-c",
-                 "import sys, importlib.util as u; s = u.spec_from_file_location("
-                 "'phantora_fork_server', sys.argv[1]); m = u.module_from_spec(s); "
-                 "sys.modules[s.name] = m; s.loader.exec_module(m); m.main()",
-                 spec.forkServerScript});
+    args.insert(args.end(), {"-c",
+                             "import sys, importlib.util as u; s = u.spec_from_file_location("
+                             "'phantora_fork_server', sys.argv[1]); m = u.module_from_spec(s); "
+                             "sys.modules[s.name] = m; s.loader.exec_module(m); m.main()",
+                             spec.forkServerScript});
     const std::vector<std::string> envStrings = EnvironmentStrings(serverEnv);
     std::vector<char*> envp = CStrings(envStrings);
     std::vector<char*> argv = CStrings(args);

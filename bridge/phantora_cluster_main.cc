@@ -277,8 +277,8 @@ int main(int argc, char** argv)
             std::string(PHANTORA_PYTHON_SUPPORT_DIR) + "/phantora_fork_server.py";
         for (std::size_t at = 0; at < forkServerPreload.size();)
         {
-            const std::size_t comma = std::min(forkServerPreload.find(',', at),
-                                               forkServerPreload.size());
+            const std::size_t comma =
+                std::min(forkServerPreload.find(',', at), forkServerPreload.size());
             if (comma > at)
             {
                 spec.forkServerPreload.push_back(forkServerPreload.substr(at, comma - at));
