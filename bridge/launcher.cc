@@ -14,6 +14,7 @@
 #include <random>
 #include <stdexcept>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -312,6 +313,14 @@ void Launcher::StartForkServer(const LaunchSpec& spec, const PythonCommand& pyth
     {
         throw std::runtime_error(
             fmt::format("prctl(PR_SET_CHILD_SUBREAPER): {}", std::strerror(errno)));
+    }
+    // Both ends of every rank's two pipes are open here until the fork server has
+    // started (4 per rank): more than the usual soft limit of 1024 from 256 ranks on.
+    rlimit files{};
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max)
+    {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
     }
     // The fork server's environment is every rank's but for the per-rank variables;
     // each rank sets what differs (its spec entry's "env").
