@@ -14,8 +14,8 @@
 #include <random>
 #include <stdexcept>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
