@@ -82,10 +82,11 @@ def available_gib():
 
 
 def run(build, ranks, steps, model, tmp, min_available, connect_timeout, launch, python,
-        interval):
+        interval, scenario_file):
     cluster = os.path.join(build, "bridge/phantora-cluster")
     fork = ["--fork-server"] if launch == "fork" else []
-    cmd = [cluster, "--scenario", scenario(tmp, ranks), "--nproc", str(ranks), "--progress",
+    cmd = [cluster, "--scenario", scenario_file or scenario(tmp, ranks), "--nproc", str(ranks),
+           "--progress",
            "never", "--connect-timeout", str(connect_timeout), *fork, "--", python,
            os.path.join(ROOT, "examples/torch/train_gpt.py"), *model.split(), "--steps",
            str(steps), "--mode", "ddp"]
@@ -154,6 +155,9 @@ def main():
                     help="exec every rank (plain) or fork them (phantora-cluster --fork-server)")
     ap.add_argument("--python", default=None, help="the ranks' interpreter (default BUILD/venv)")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds between PSS samples")
+    ap.add_argument("--scenario", default=None,
+                    help="a scenario with enough GPUs, instead of the default one-switch one "
+                         "(torch counts at most 127 GPUs on one node)")
     ap.add_argument("--connect-timeout", type=int, default=900,
                     help="phantora-cluster --connect-timeout: every rank imports torch first")
     ap.add_argument("--min-available-gib", type=float, default=2.0,
@@ -167,7 +171,7 @@ def main():
             for launch in args.launch:
                 wall, per_step, per_rank, peak, mean_step = run(
                     args.build, n, args.steps, args.model, tmp, args.min_available_gib,
-                    args.connect_timeout, launch, python, args.interval)
+                    args.connect_timeout, launch, python, args.interval, args.scenario)
                 if per_rank:
                     pss = (f"PSS steady {statistics.mean(per_rank):.3f} GiB/rank mean, "
                            f"{max(per_rank):.3f} max, {sum(per_rank):.2f} GiB in all "
