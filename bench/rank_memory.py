@@ -95,9 +95,11 @@ def run(build, ranks, steps, model, tmp, min_available, connect_timeout, launch,
     samples = []  # (time, {pid: pss KiB})
     done = threading.Event()
     starved = []
+    lowest = [available_gib()]
 
     def sample():
         while not done.is_set():
+            lowest[0] = min(lowest[0], available_gib())
             if available_gib() < min_available:
                 # A shared machine: stop before the kernel's OOM killer picks anyone.
                 starved.append(available_gib())
@@ -141,7 +143,7 @@ def run(build, ranks, steps, model, tmp, min_available, connect_timeout, launch,
                 steady.setdefault(pid, []).append(v)
     per_rank = [statistics.median(v) / 2**20 for v in steady.values()]  # GiB
     peak = max(max(p.values()) for _, p in samples) / 2**20 if samples else float("nan")
-    return wall, per_step, per_rank, peak, mean_step
+    return wall, per_step, per_rank, peak, mean_step, lowest[0]
 
 
 def main():
@@ -169,7 +171,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.ranks:
             for launch in args.launch:
-                wall, per_step, per_rank, peak, mean_step = run(
+                wall, per_step, per_rank, peak, mean_step, lowest = run(
                     args.build, n, args.steps, args.model, tmp, args.min_available_gib,
                     args.connect_timeout, launch, python, args.interval, args.scenario)
                 if per_rank:
@@ -180,7 +182,8 @@ def main():
                     pss = "PSS steady: no sample fell within the steps (too short a run)"
                 print(f"{n:3d} ranks, {launch:5s}: {wall:.1f} s wall in all, {per_step:.2f} s "
                       f"wall per step; {pss}; PSS peak {peak:.3f} GiB; simulated mean step "
-                      f"{mean_step} ms", flush=True)
+                      f"{mean_step} ms; machine's available memory at its lowest {lowest:.1f} GiB",
+                      flush=True)
 
 
 if __name__ == "__main__":
