@@ -176,12 +176,14 @@ def _exit_code(e):
 
 
 def _finish(code):
-    """Ends the rank as the interpreter would (non-daemon threads joined, atexit handlers
-    run, output flushed, the C and C++ exit handlers: the interposer says goodbye there)
-    but without its module teardown.  That teardown drops a reference to every object,
-    so each rank would write to, and copy, every page it shares: 128 ranks ending at once
-    ran a 24 GB machine out of memory.  multiprocessing's forked children skip it too.
-    \p code None: end by SIGINT (an uncaught KeyboardInterrupt)."""
+    """Ends the rank as multiprocessing ends a forked child: non-daemon threads joined,
+    atexit handlers run, output flushed, then _exit.  The interpreter's own exit would then
+    tear its modules down, dropping a reference to every object: each rank would write to,
+    and copy, every page it shares (128 ranks ending at once ran a 24 GB machine out of
+    memory).  _exit also skips the C++ static destructors, which with no teardown before
+    them would destroy the framework's objects while its threads run (a process group left
+    undestroyed aborted the rank); the interposer's goodbye, said there for exec'd ranks,
+    is said explicitly.  \p code None: end by SIGINT (an uncaught KeyboardInterrupt)."""
     import atexit
     import ctypes
     import signal
@@ -197,8 +199,13 @@ def _finish(code):
             f.flush()
         except Exception:  # noqa: BLE001
             pass
+    process = ctypes.CDLL(None)
+    process.fflush(None)  # C stdio of the libraries (NCCL_DEBUG lines, logs)
+    goodbye = getattr(process, "phantora_interposer_goodbye", None)
+    if goodbye is not None:
+        goodbye()
     if code is None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
         code = 130
-    ctypes.CDLL(None).exit(code & 0xFF)
+    os._exit(code & 0xFF)
