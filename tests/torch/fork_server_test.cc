@@ -4,9 +4,9 @@
 // environment, and a rank that fails or crashes ends the run naming it.
 #include "framework_checks.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <algorithm>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -26,8 +26,8 @@ CommandResult Simulate(int ranks, const std::string& options, const std::string&
                        const std::string& scenario = kScenario)
 {
     return RunCommand(fmt::format("timeout 300 {} --scenario {} --nproc {} {} -- {} {} 2>&1",
-                                  PHANTORA_CLUSTER, scenario, ranks, options,
-                                  PHANTORA_TORCH_PYTHON, program));
+                                  PHANTORA_CLUSTER, scenario, ranks, options, PHANTORA_TORCH_PYTHON,
+                                  program));
 }
 
 /// The lines of \p output that match \p pattern, in order.
@@ -62,7 +62,8 @@ TEST(ForkServer, ForkedRanksGiveThePlainLaunchsSimulatedStepTimes)
     ASSERT_EQ(forked.exitCode, 0) << forked.output;
     EXPECT_NE(forked.output.find("[fork server] imported torch"), std::string::npos)
         << forked.output;
-    const std::string steps = R"(^\[rank \d+\] (step \d+: [0-9.]+ ms|rank \d+: mean step [0-9.]+ ms))";
+    const std::string steps =
+        R"(^\[rank \d+\] (step \d+: [0-9.]+ ms|rank \d+: mean step [0-9.]+ ms))";
     const auto plainSteps = Lines(plain.output, steps);
     const auto forkedSteps = Lines(forked.output, steps);
     // rank 0's three steps, and both ranks' means
@@ -96,7 +97,8 @@ TEST(ForkServer, AForkedRankSeesWhatAnExecdRankSees)
     ASSERT_EQ(plain.exitCode, 0) << plain.output;
     const CommandResult forked = Simulate(2, "--fork-server", kProbe + " --die -1");
     ASSERT_EQ(forked.exitCode, 0) << forked.output;
-    const std::string keys = R"(^\[rank \d+\] (argv|main_file|main_names|path0|rank_env|spec_env|sum)=)";
+    const std::string keys =
+        R"(^\[rank \d+\] (argv|main_file|main_names|path0|rank_env|spec_env|sum)=)";
     auto p = Lines(plain.output, keys);
     auto f = Lines(forked.output, keys);
     ASSERT_EQ(p.size(), 2u * 7u) << plain.output;
@@ -109,10 +111,10 @@ TEST(ForkServer, AForkedRankSeesWhatAnExecdRankSees)
 // goodbye reaches the bridge first, at the deadlock its peer is left in; both name it.
 TEST(ForkServer, AForkedRankThatRaisesIsNamedWithItsTraceback)
 {
-    const CommandResult r = Simulate(
-        2, "--fork-server",
-        fmt::format("{} {} --steps 3 --mode ddp --fail-at-step 1 --fail-rank 1", kExample,
-                    kSmallModel));
+    const CommandResult r =
+        Simulate(2, "--fork-server",
+                 fmt::format("{} {} --steps 3 --mode ddp --fail-at-step 1 --fail-rank 1", kExample,
+                             kSmallModel));
     EXPECT_NE(r.exitCode, 0) << r.output;
     EXPECT_TRUE(std::regex_search(
         r.output, std::regex(R"(rank 1 (\(pid \d+\) exited with status 1|has finished))")))
@@ -135,8 +137,8 @@ TEST(ForkServer, AForkedRankKilledByASignalIsNamed)
 
 TEST(ForkServer, APreloadThatFailsEndsTheRunWithTheForkServersTraceback)
 {
-    const CommandResult r = Simulate(2, "--fork-server --fork-server-preload torch,no_such_module_x",
-                                     kProbe);
+    const CommandResult r =
+        Simulate(2, "--fork-server --fork-server-preload torch,no_such_module_x", kProbe);
     EXPECT_NE(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("was never started: the fork server"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("ModuleNotFoundError: No module named 'no_such_module_x'"),
@@ -150,5 +152,29 @@ TEST(ForkServer, ACommandThatIsNotPythonIsRefused)
         "{} --scenario {} --nproc 2 --fork-server -- /bin/true 2>&1", PHANTORA_CLUSTER, kScenario));
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find("--fork-server needs a `python SCRIPT ARGS`"), std::string::npos)
+        << r.output;
+}
+
+// A forked rank ends without the interpreter's teardown (python/phantora_fork_server.py,
+// _finish): its atexit handlers still run, its exit status is the program's, and a process
+// group the script never destroyed does not abort it (it did when the C++ static
+// destructors ran with no teardown before them).
+TEST(ForkServer, AForkedRankEndsAsAPythonProcessDoes)
+{
+    const std::string script =
+        std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/cpu_filled_collective.py";
+    const CommandResult keep = Simulate(2, "--fork-server", script + " 1024 keep");
+    ASSERT_EQ(keep.exitCode, 0) << keep.output;
+    EXPECT_EQ(keep.output.find("DistBackendError"), std::string::npos) << keep.output;
+    EXPECT_NE(keep.output.find("[rank 1] done"), std::string::npos) << keep.output;
+    const std::string exits = WriteFile("exits.py", "import atexit, sys, torch\n"
+                                                    "torch.empty(4, device='cuda')\n"
+                                                    "atexit.register(print, 'atexit ran')\n"
+                                                    "sys.exit(3)\n")
+                                  .string();
+    const CommandResult r = Simulate(1, "--fork-server", exits);
+    EXPECT_NE(r.output.find("[rank 0] atexit ran"), std::string::npos) << r.output;
+    EXPECT_TRUE(
+        std::regex_search(r.output, std::regex(R"(rank 0 \(pid \d+\) exited with status 3)")))
         << r.output;
 }
