@@ -22,7 +22,8 @@ names a crashed rank as usual).  A rank starts the program only after that, and 
 asks to be killed with the launcher, as exec'd ranks do.
 
 Nothing here touches CUDA: the interposer connects to the bridge at a process's first
-CUDA call, so each child connects as its own rank.
+CUDA call, so each child connects as its own rank.  A rank ends as multiprocessing's
+forked children do, without the interpreter's teardown (_finish says why).
 """
 
 import gc
