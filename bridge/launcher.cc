@@ -1,6 +1,7 @@
 #include "launcher.h"
 
 #include <arpa/inet.h>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -9,9 +10,12 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
@@ -111,7 +115,10 @@ int FreeLoopbackPort()
         fmt::format("no free loopback port in {}-{}; set MASTER_PORT", first, last));
 }
 
-std::vector<std::string> RankEnvironment(const LaunchSpec& spec, int rank)
+/// The launcher's variables that differ from rank to rank; the fork server has none.
+constexpr const char* kPerRankVariables[] = {"RANK", "LOCAL_RANK", "GROUP_RANK"};
+
+std::map<std::string, std::string> RankEnvironmentMap(const LaunchSpec& spec, int rank)
 {
     std::map<std::string, std::string> env;
     for (char** e = environ; *e; ++e)
@@ -151,6 +158,11 @@ std::vector<std::string> RankEnvironment(const LaunchSpec& spec, int rank)
     env["PHANTORA_BRIDGE"] = spec.bridgeEndpoint;
     env["PHANTORA_TOKEN"] = spec.token;
     env["PHANTORA_LAUNCHER_PID"] = std::to_string(getpid());
+    return env;
+}
+
+std::vector<std::string> EnvironmentStrings(const std::map<std::string, std::string>& env)
+{
     std::vector<std::string> out;
     out.reserve(env.size());
     for (const auto& [k, v] : env)
@@ -158,6 +170,45 @@ std::vector<std::string> RankEnvironment(const LaunchSpec& spec, int rank)
         out.push_back(k + "=" + v);
     }
     return out;
+}
+
+std::vector<std::string> RankEnvironment(const LaunchSpec& spec, int rank)
+{
+    return EnvironmentStrings(RankEnvironmentMap(spec, rank));
+}
+
+std::vector<char*> CStrings(const std::vector<std::string>& strings)
+{
+    std::vector<char*> out;
+    for (const auto& s : strings)
+    {
+        out.push_back(const_cast<char*>(s.c_str()));
+    }
+    out.push_back(nullptr);
+    return out;
+}
+
+std::array<int, 2> Pipe()
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+    {
+        throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+    }
+    return {fds[0], fds[1]};
+}
+
+/// Reports a failed exec on the child's stderr and ends it (async-signal-safe).
+[[noreturn]] void ExecFailed(const char* program)
+{
+    const char* msg = "phantora-cluster: cannot execute ";
+    (void)!write(STDERR_FILENO, msg, std::strlen(msg));
+    (void)!write(STDERR_FILENO, program, std::strlen(program));
+    (void)!write(STDERR_FILENO, ": ", 2);
+    const char* why = std::strerror(errno);
+    (void)!write(STDERR_FILENO, why, std::strlen(why));
+    (void)!write(STDERR_FILENO, "\n", 1);
+    _exit(127);
 }
 
 } // namespace
@@ -168,6 +219,10 @@ Launcher::~Launcher()
     for (const auto& [fd, s] : m_streams)
     {
         close(fd);
+    }
+    if (m_forkServer && m_forkServer->controlFd >= 0)
+    {
+        close(m_forkServer->controlFd);
     }
 }
 
@@ -183,6 +238,19 @@ void Launcher::Start(const LaunchSpec& requested)
         spec.masterPort = FreeLoopbackPort();
     }
     m_procs.resize(static_cast<std::size_t>(spec.nproc));
+    if (spec.forkServer)
+    {
+        std::string why;
+        const auto python = ParsePythonCommand(spec.command, &why);
+        if (!python)
+        {
+            throw std::runtime_error("the fork server runs `python SCRIPT ARGS` or `python -m "
+                                     "MODULE ARGS` commands only: " +
+                                     why);
+        }
+        StartForkServer(spec, *python);
+        return;
+    }
     for (int rank = 0; rank < spec.nproc; ++rank)
     {
         int out[2];
@@ -224,14 +292,7 @@ void Launcher::Start(const LaunchSpec& requested)
             dup2(out[1], STDOUT_FILENO);
             dup2(err[1], STDERR_FILENO);
             execvpe(argv[0], argv.data(), envp.data());
-            const char* msg = "phantora-cluster: cannot execute ";
-            (void)!write(STDERR_FILENO, msg, std::strlen(msg));
-            (void)!write(STDERR_FILENO, argv[0], std::strlen(argv[0]));
-            (void)!write(STDERR_FILENO, ": ", 2);
-            const char* why = std::strerror(errno);
-            (void)!write(STDERR_FILENO, why, std::strlen(why));
-            (void)!write(STDERR_FILENO, "\n", 1);
-            _exit(127);
+            ExecFailed(argv[0]);
         }
         close(out[1]);
         close(err[1]);
@@ -244,6 +305,207 @@ void Launcher::Start(const LaunchSpec& requested)
     }
 }
 
+void Launcher::StartForkServer(const LaunchSpec& spec, const PythonCommand& python)
+{
+    // Ranks the fork server forks are its children until it exits; then the kernel hands
+    // them to the nearest subreaper, this process, so that Reap waits for them.
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+    {
+        throw std::runtime_error(
+            fmt::format("prctl(PR_SET_CHILD_SUBREAPER): {}", std::strerror(errno)));
+    }
+    // Both ends of every rank's two pipes are open here until the fork server has
+    // started (4 per rank): more than the usual soft limit of 1024 from 256 ranks on.
+    rlimit files{};
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max)
+    {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
+    // The fork server's environment is every rank's but for the per-rank variables;
+    // each rank sets what differs (its spec entry's "env").
+    std::map<std::string, std::string> serverEnv = RankEnvironmentMap(spec, 0);
+    for (const char* k : kPerRankVariables)
+    {
+        serverEnv.erase(k);
+    }
+    std::vector<int> handedOn; // write ends (and the spec) the fork server inherits
+    std::vector<int> ourEnds;  // read ends: streams
+    nlohmann::json j;
+    j["argv"] = python.program;
+    j["preload"] = spec.forkServerPreload;
+    j["launcher_pid"] = getpid();
+    j["ranks"] = nlohmann::json::array();
+    for (int rank = 0; rank < spec.nproc; ++rank)
+    {
+        const auto out = Pipe();
+        const auto err = Pipe();
+        nlohmann::json env = nlohmann::json::object();
+        for (const auto& [k, v] : RankEnvironmentMap(spec, rank))
+        {
+            const auto it = serverEnv.find(k);
+            if (it == serverEnv.end() || it->second != v)
+            {
+                env[k] = v;
+            }
+        }
+        j["ranks"].push_back({{"rank", rank}, {"out", out[1]}, {"err", err[1]}, {"env", env}});
+        handedOn.insert(handedOn.end(), {out[1], err[1]});
+        fcntl(out[0], F_SETFL, O_NONBLOCK);
+        fcntl(err[0], F_SETFL, O_NONBLOCK);
+        m_streams[out[0]] = Stream{rank, false, {}};
+        m_streams[err[0]] = Stream{rank, true, {}};
+    }
+    const auto control = Pipe();
+    const auto serverOut = Pipe();
+    const auto serverErr = Pipe();
+    j["control"] = control[1];
+    handedOn.push_back(control[1]);
+    // The spec in a memory file: no size limit, and nothing to write while the server starts.
+    const int specFd = memfd_create("phantora-fork-server-spec", MFD_CLOEXEC);
+    if (specFd < 0)
+    {
+        throw std::runtime_error(fmt::format("memfd_create: {}", std::strerror(errno)));
+    }
+    const std::string text = j.dump();
+    for (std::size_t done = 0; done < text.size();)
+    {
+        const ssize_t n = write(specFd, text.data() + done, text.size() - done);
+        if (n <= 0)
+        {
+            throw std::runtime_error(
+                fmt::format("writing the fork server's spec: {}", std::strerror(errno)));
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    lseek(specFd, 0, SEEK_SET);
+    handedOn.push_back(specFd);
+    serverEnv["PHANTORA_FORK_SERVER_SPEC"] = std::to_string(specFd);
+
+    // `python [OPTIONS] -c CODE SERVER`: -c leaves __main__ free for the rank's program.
+    std::vector<std::string> args = {python.interpreter};
+    args.insert(args.end(), python.options.begin(), python.options.end());
+    args.insert(args.end(), {"-c",
+                             "import sys, importlib.util as u; s = u.spec_from_file_location("
+                             "'phantora_fork_server', sys.argv[1]); m = u.module_from_spec(s); "
+                             "sys.modules[s.name] = m; s.loader.exec_module(m); m.main()",
+                             spec.forkServerScript});
+    const std::vector<std::string> envStrings = EnvironmentStrings(serverEnv);
+    std::vector<char*> envp = CStrings(envStrings);
+    std::vector<char*> argv = CStrings(args);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0)
+    {
+        throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+    }
+    if (pid == 0)
+    {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+        {
+            _exit(127);
+        }
+        setpgid(0, 0);
+        dup2(serverOut[1], STDOUT_FILENO);
+        dup2(serverErr[1], STDERR_FILENO);
+        for (int fd : handedOn)
+        {
+            fcntl(fd, F_SETFD, 0);
+        }
+        execvpe(argv[0], argv.data(), envp.data());
+        ExecFailed(argv[0]);
+    }
+    for (int fd : handedOn)
+    {
+        close(fd);
+    }
+    close(serverOut[1]);
+    close(serverErr[1]);
+    for (int fd : {serverOut[0], serverErr[0], control[0]})
+    {
+        fcntl(fd, F_SETFL, O_NONBLOCK);
+    }
+    m_streams[serverOut[0]] = Stream{kForkServer, false, {}};
+    m_streams[serverErr[0]] = Stream{kForkServer, true, {}};
+    m_forkServer.emplace();
+    m_forkServer->pid = pid;
+    m_forkServer->alive = true;
+    m_forkServer->controlFd = control[0];
+    for (auto& p : m_procs)
+    {
+        p.pid = -1; // until the control pipe names it
+        p.alive = true;
+    }
+}
+
+void Launcher::ReadControl()
+{
+    ForkServer& fs = *m_forkServer;
+    char buf[4096];
+    for (;;)
+    {
+        const ssize_t n = read(fs.controlFd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+        {
+            continue;
+        }
+        if (n <= 0)
+        {
+            if (n == 0 || errno != EAGAIN)
+            {
+                close(fs.controlFd);
+                fs.controlFd = -1;
+            }
+            return;
+        }
+        fs.controlPartial.append(buf, static_cast<std::size_t>(n));
+        std::size_t pos;
+        while ((pos = fs.controlPartial.find('\n')) != std::string::npos)
+        {
+            int rank = -1;
+            int pid = -1;
+            if (std::sscanf(fs.controlPartial.c_str(), "%d %d", &rank, &pid) == 2 && rank >= 0 &&
+                rank < static_cast<int>(m_procs.size()) && pid > 0)
+            {
+                m_procs[static_cast<std::size_t>(rank)].pid = pid;
+            }
+            fs.controlPartial.erase(0, pos + 1);
+        }
+    }
+}
+
+void Launcher::ReapForkServer(std::vector<RankExit>& exits)
+{
+    if (!m_forkServer || !m_forkServer->alive)
+    {
+        return;
+    }
+    ForkServer& fs = *m_forkServer;
+    int status = 0;
+    if (waitpid(fs.pid, &status, WNOHANG) != fs.pid)
+    {
+        return;
+    }
+    fs.alive = false;
+    if (fs.controlFd >= 0)
+    {
+        ReadControl(); // the pids it wrote before it exited
+    }
+    for (std::size_t rank = 0; rank < m_procs.size(); ++rank)
+    {
+        Process& p = m_procs[rank];
+        if (p.alive && p.pid <= 0)
+        {
+            p.alive = false;
+            exits.push_back({static_cast<int>(rank), fs.pid, false,
+                             fmt::format("was never started: the fork server (pid {}) {} "
+                                         "before it forked the rank",
+                                         fs.pid, DescribeStatus(status))});
+        }
+    }
+}
+
 std::vector<int> Launcher::OutputFds() const
 {
     std::vector<int> fds;
@@ -251,21 +513,33 @@ std::vector<int> Launcher::OutputFds() const
     {
         fds.push_back(fd);
     }
+    if (m_forkServer && m_forkServer->controlFd >= 0)
+    {
+        fds.push_back(m_forkServer->controlFd);
+    }
     return fds;
 }
 
 void Launcher::Emit(Stream& s, const std::string& line)
 {
     std::FILE* to = s.isStderr ? stderr : stdout;
-    std::fprintf(to, "[rank %d] %s\n", s.rank, line.c_str());
+    if (s.rank == kForkServer)
+    {
+        std::fprintf(to, "[fork server] %s\n", line.c_str());
+    }
+    else
+    {
+        std::fprintf(to, "[rank %d] %s\n", s.rank, line.c_str());
+    }
     std::fflush(to);
-    if (m_onLine)
+    if (m_onLine && s.rank != kForkServer)
     {
         m_onLine(s.rank, line);
     }
     if (s.isStderr)
     {
-        auto& tail = m_procs[static_cast<std::size_t>(s.rank)].stderrTail;
+        auto& tail = s.rank == kForkServer ? m_forkServer->stderrTail
+                                           : m_procs[static_cast<std::size_t>(s.rank)].stderrTail;
         tail.push_back(line);
         if (tail.size() > kTailLines)
         {
@@ -287,6 +561,11 @@ void Launcher::CloseFd(int fd)
 
 void Launcher::Relay(int fd)
 {
+    if (m_forkServer && fd == m_forkServer->controlFd && fd >= 0)
+    {
+        ReadControl();
+        return;
+    }
     auto it = m_streams.find(fd);
     if (it == m_streams.end())
     {
@@ -331,15 +610,26 @@ void Launcher::RelayAll()
 std::vector<RankExit> Launcher::Reap()
 {
     std::vector<RankExit> exits;
+    // First: once it is gone, the ranks it forked are this process's children.
+    ReapForkServer(exits);
     for (std::size_t rank = 0; rank < m_procs.size(); ++rank)
     {
         Process& p = m_procs[rank];
-        if (!p.alive)
+        if (!p.alive || p.pid <= 0) // <= 0: not forked yet
         {
             continue;
         }
         int status = 0;
         const pid_t r = waitpid(p.pid, &status, WNOHANG);
+        if (r < 0 && errno == ECHILD && m_forkServer && !m_forkServer->alive)
+        {
+            // Not ours though the fork server is gone: it was reaped by someone else.
+            p.alive = false;
+            kill(-p.pid, SIGKILL);
+            exits.push_back({static_cast<int>(rank), p.pid, false,
+                             "ended with an exit status this launcher cannot see"});
+            continue;
+        }
         if (r == p.pid)
         {
             p.alive = false;
@@ -356,7 +646,10 @@ std::vector<RankExit> Launcher::Reap()
 std::string Launcher::StderrTail(int rank) const
 {
     std::string out;
-    for (const auto& line : m_procs.at(static_cast<std::size_t>(rank)).stderrTail)
+    const Process& p = m_procs.at(static_cast<std::size_t>(rank));
+    // A rank the fork server never forked: what the fork server said is why.
+    const auto& tail = p.pid <= 0 && m_forkServer ? m_forkServer->stderrTail : p.stderrTail;
+    for (const auto& line : tail)
     {
         out += "    " + line + "\n";
     }
@@ -375,8 +668,23 @@ int Launcher::Live() const
 
 void Launcher::TerminateAll(int graceMs)
 {
-    for (const auto& p : m_procs)
+    if (m_forkServer && m_forkServer->alive)
     {
+        // It has nothing to save; once it is gone the ranks it forked are ours to wait for.
+        kill(m_forkServer->pid, SIGKILL);
+        waitpid(m_forkServer->pid, nullptr, 0);
+        m_forkServer->alive = false;
+        if (m_forkServer->controlFd >= 0)
+        {
+            ReadControl();
+        }
+    }
+    for (auto& p : m_procs)
+    {
+        if (p.alive && p.pid <= 0)
+        {
+            p.alive = false; // never forked
+        }
         if (p.alive)
         {
             kill(-p.pid, SIGTERM);

@@ -2,7 +2,15 @@
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), with the interposer preloaded and
 // the bridge's address and token in the environment.  Their output is relayed
 // line by line with a "[rank N]" prefix; their exits are reported.
+//
+// With a fork server (LaunchSpec::forkServer, for `python SCRIPT` commands) one Python
+// process imports the framework once and forks every rank from itself, so the ranks
+// share its pages copy-on-write (python/phantora_fork_server.py).  It reports each
+// rank's pid on a control pipe and exits; the launcher is a child subreaper, so the
+// ranks then are its children and are waited for, named and ended as exec'd ones.
 #pragma once
+
+#include "python_command.h"
 
 #include <cstdint>
 #include <deque>
@@ -30,6 +38,13 @@ struct LaunchSpec
     std::map<std::string, std::string> extraEnv;
     /// Put before the caller's PYTHONPATH (python support the scenario asks for).
     std::string pythonPathPrefix;
+    /// Fork the ranks from one Python process (the command must be one that
+    /// ParsePythonCommand accepts) instead of executing the command once per rank.
+    bool forkServer{false};
+    /// python/phantora_fork_server.py.
+    std::string forkServerScript;
+    /// Modules the fork server imports before it forks (the framework: "torch").
+    std::vector<std::string> forkServerPreload;
 };
 
 struct RankExit
@@ -73,9 +88,12 @@ public:
     void OnLine(std::function<void(int rank, const std::string& line)> f) { m_onLine = std::move(f); }
 
 private:
+    /// Stream::rank of the fork server's own output.
+    static constexpr int kForkServer = -1;
+
     struct Stream
     {
-        int rank;
+        int rank; ///< kForkServer: the fork server's
         bool isStderr;
         std::string partial;
     };
@@ -86,10 +104,25 @@ private:
         std::deque<std::string> stderrTail;
     };
 
+    struct ForkServer
+    {
+        int pid{-1};
+        bool alive{false};
+        int controlFd{-1};
+        std::string controlPartial;
+        std::deque<std::string> stderrTail;
+    };
+
+    void StartForkServer(const LaunchSpec& spec, const PythonCommand& python);
+    /// "RANK PID" lines from the fork server's control pipe.
+    void ReadControl();
+    /// The fork server's exit, if it happened: ranks it never forked end with it.
+    void ReapForkServer(std::vector<RankExit>& exits);
     void Emit(Stream& s, const std::string& line);
     void CloseFd(int fd);
 
     std::vector<Process> m_procs;
+    std::optional<ForkServer> m_forkServer;
     std::map<int, Stream> m_streams; ///< by fd
     std::function<void(int, const std::string&)> m_onLine;
 };

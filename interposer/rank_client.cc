@@ -480,3 +480,17 @@ void RankClient::Goodbye(uint64_t peakDeviceBytes)
 }
 
 } // namespace phantora::interposer
+
+// For python/phantora_fork_server.py: a forked Python rank ends with _exit, skipping the
+// interpreter's module teardown (which would copy every page the ranks share) and the C++
+// static destructors (which, with no teardown before them, would destroy the framework's
+// objects while its threads still use them), as multiprocessing's forked children do.  The
+// goodbye those destructors would have said is said here; a later call does nothing.
+extern "C" __attribute__((visibility("default"))) void phantora_interposer_goodbye()
+{
+    using namespace phantora::interposer;
+    if (RankClient* client = RankClient::IfConnected())
+    {
+        client->Goodbye(DeviceMemory::s_peak.load());
+    }
+}

@@ -1,0 +1,212 @@
+"""The fork server of `phantora-cluster --fork-server` (bridge/launcher.cc starts it).
+
+Every simulated GPU is a live Python process, and each one importing torch on its own
+holds ~0.3 GB of private memory that is the same in all of them (torch's dispatcher
+tables, the interposer's kernel registry, Python's module objects).  This process
+imports the framework once, with the interposer preloaded, and forks one child per
+rank: the children share those pages copy-on-write.  Each child then becomes what the
+launcher would have exec'd, `python SCRIPT ARGS` or `python -m MODULE ARGS`: the rank's
+environment, its own stdout/stderr pipes, its own process group, the script run in the
+real `__main__` module.
+
+Protocol with the launcher (bridge/launcher.cc, Launcher::StartForkServer):
+  PHANTORA_FORK_SERVER_SPEC  an fd (a memfd) holding the JSON spec: "argv" (the command
+                             after the interpreter), "preload" (modules to import),
+                             "control" (an fd), "launcher_pid", and "ranks", each with
+                             "rank", "out", "err" (pipe fds) and "env" (what differs from
+                             this process's environment);
+  control fd                 one "RANK PID" line per forked rank, written as it is forked.
+Once every rank is forked the server exits: the launcher is a child subreaper, so the
+ranks become its children and it waits for them as for exec'd ones (their exit status
+names a crashed rank as usual).  A rank starts the program only after that, and then
+asks to be killed with the launcher, as exec'd ranks do.
+
+Nothing here touches CUDA: the interposer connects to the bridge at a process's first
+CUDA call, so each child connects as its own rank.  A rank ends as multiprocessing's
+forked children do, without the interpreter's teardown (_finish says why).
+"""
+
+import gc
+import importlib
+import json
+import os
+import sys
+
+PR_SET_PDEATHSIG = 1
+SIGKILL = 9
+
+
+def _read_all(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _die_with_launcher(launcher_pid):
+    """Asks the kernel to kill this rank when the launcher ends (exec'd ranks set the
+    same in launcher.cc); a launcher already gone ends the rank now."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != launcher_pid:
+        os._exit(127)
+
+
+def _become_rank(rank, spec, server_pid, server_gone, inherited):
+    """In the forked child: the rank's process group, output, environment and parent."""
+    os.setpgid(0, 0)
+    os.dup2(rank["out"], 1)
+    os.dup2(rank["err"], 2)
+    for fd in inherited:
+        if fd > 2:
+            os.close(fd)
+    os.environ.pop("PHANTORA_FORK_SERVER_SPEC", None)
+    os.environ.update(rank["env"])
+    # Wait until the server has forked every rank and exited: its end of the pipe closes
+    # then.  Its exit closes its files before the kernel hands its children to the
+    # launcher, so the new parent may show a moment later.
+    while os.read(server_gone, 1):
+        pass
+    os.close(server_gone)
+    while os.getppid() == server_pid:
+        os.sched_yield()
+    _die_with_launcher(spec["launcher_pid"])
+
+
+def _fork_ranks(spec):
+    """Forks every rank; returns in each child (its spec entry), never in the server."""
+    control = spec["control"]
+    inherited = [control]
+    for rank in spec["ranks"]:
+        inherited += [rank["out"], rank["err"]]
+    gone_r, gone_w = os.pipe()
+    server_pid = os.getpid()
+    # Objects that exist now are never collected again: a collection would write to every
+    # one of them and so copy, in every rank, the pages the ranks are meant to share.
+    gc.collect()
+    gc.freeze()
+    for rank in spec["ranks"]:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.close(gone_w)
+            try:
+                _become_rank(rank, spec, server_pid, gone_r, inherited)
+            except BaseException as e:  # noqa: BLE001 - the rank cannot start: say why
+                os.write(2, f"phantora fork server: rank {rank['rank']}: {e!r}\n".encode())
+                os._exit(127)
+            return rank
+        os.write(control, f"{rank['rank']} {pid}\n".encode())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _run_program(argv):
+    """Runs `python ARGV...` in this process, as the interpreter would have."""
+    main = sys.modules["__main__"]
+    # The names the launcher's `-c` line bound (sys, u, s, m): the program's __main__
+    # starts with the interpreter's own names only.
+    for name in [n for n in main.__dict__ if not n.startswith("__")]:
+        del main.__dict__[name]
+    if argv[0] == "-m":
+        # What `python -m MODULE ARGS` does; runpy puts the module's path in sys.argv[0].
+        import runpy
+
+        sys.argv = ["-m", *argv[2:]]
+        sys.path[0] = os.getcwd()
+        runpy._run_module_as_main(argv[1])  # noqa: SLF001 - the -m entry point itself
+        return
+    script = argv[0]
+    sys.argv = list(argv)
+    # `python SCRIPT` puts the script's folder (symbolic links resolved) first on the path.
+    sys.path[0] = os.path.dirname(os.path.realpath(script))
+    with open(script, "rb") as f:
+        source = f.read()
+    from importlib.machinery import SourceFileLoader
+
+    main.__dict__.update(__file__=script, __cached__=None,
+                         __loader__=SourceFileLoader("__main__", script))
+    exec(compile(source, script, "exec"), main.__dict__)  # noqa: S102 - the rank's program
+
+
+def main():
+    spec_fd = int(os.environ["PHANTORA_FORK_SERVER_SPEC"])
+    spec = json.loads(_read_all(spec_fd))
+    os.close(spec_fd)
+    for name in spec["preload"]:
+        importlib.import_module(name)
+    # CPU time, not the clock: the interposer answers clock reads with simulated time.
+    cpu = os.times()
+    print(f"imported {', '.join(spec['preload']) or 'nothing'} ({cpu.user + cpu.system:.1f} s "
+          f"of CPU); forking {len(spec['ranks'])} ranks", flush=True)
+    _fork_ranks(spec)
+    # A rank: fresh seeds, as a process of its own would have drawn.
+    import random
+
+    random.seed()
+    try:
+        _run_program(spec["argv"])
+        code = 0
+    except SystemExit as e:
+        code = _exit_code(e)
+    except KeyboardInterrupt:
+        sys.excepthook(*sys.exc_info())
+        _finish(None)  # as the interpreter does: end by the signal
+    except BaseException:  # noqa: BLE001 - the program's uncaught exception
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    _finish(code)
+
+
+def _exit_code(e):
+    """The exit status the interpreter gives an uncaught SystemExit."""
+    if e.code is None:
+        return 0
+    if isinstance(e.code, int):
+        return e.code
+    print(e.code, file=sys.stderr)
+    return 1
+
+
+def _finish(code):
+    """Ends the rank as multiprocessing ends a forked child: non-daemon threads joined,
+    atexit handlers run, output flushed, then _exit.  The interpreter's own exit would then
+    tear its modules down, dropping a reference to every object: each rank would write to,
+    and copy, every page it shares (128 ranks ending at once ran a 24 GB machine out of
+    memory).  _exit also skips the C++ static destructors, which with no teardown before
+    them would destroy the framework's objects while its threads run (a process group left
+    undestroyed aborted the rank); the interposer's goodbye, said there for exec'd ranks,
+    is said explicitly.  \p code None: end by SIGINT (an uncaught KeyboardInterrupt)."""
+    import atexit
+    import ctypes
+    import signal
+    import threading
+
+    try:
+        threading._shutdown()  # noqa: SLF001 - what the interpreter's own exit calls
+    except Exception:  # noqa: BLE001 - as at exit: nothing left to report it to
+        pass
+    atexit._run_exitfuncs()  # noqa: SLF001
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:  # noqa: BLE001
+            pass
+    process = ctypes.CDLL(None)
+    process.fflush(None)  # C stdio of the libraries (NCCL_DEBUG lines, logs)
+    goodbye = getattr(process, "phantora_interposer_goodbye", None)
+    if goodbye is not None:
+        goodbye()
+    if code is None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        code = 130
+    os._exit(code & 0xFF)

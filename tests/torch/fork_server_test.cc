@@ -1,0 +1,180 @@
+// phantora-cluster --fork-server: Python ranks forked from one process that imported
+// torch once (python/phantora_fork_server.py).  A forked rank must be indistinguishable
+// from an exec'd one: the same simulated step times, the same argv, __main__ and
+// environment, and a rank that fails or crashes ends the run naming it.
+#include "framework_checks.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace phantora::test;
+
+namespace
+{
+
+const std::string kScenario = std::string(PHANTORA_SOURCE_DIR) + "/scenarios/h200x4-nvlink.toml";
+const std::string kExample = std::string(PHANTORA_SOURCE_DIR) + "/examples/torch/train_gpt.py";
+const std::string kProbe = std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/fork_server_probe.py";
+const std::string kSmallModel = "--layers 2 --width 256 --heads 4 --seq 128 --batch 4 --vocab 4096";
+
+CommandResult Simulate(int ranks, const std::string& options, const std::string& program,
+                       const std::string& scenario = kScenario)
+{
+    return RunCommand(fmt::format("timeout 300 {} --scenario {} --nproc {} {} -- {} {} 2>&1",
+                                  PHANTORA_CLUSTER, scenario, ranks, options, PHANTORA_TORCH_PYTHON,
+                                  program));
+}
+
+/// The lines of \p output that match \p pattern, in order.
+std::vector<std::string> Lines(const std::string& output, const std::string& pattern)
+{
+    std::vector<std::string> out;
+    const std::regex re(pattern);
+    std::istringstream in(output);
+    for (std::string l; std::getline(in, l);)
+    {
+        if (std::regex_search(l, re))
+        {
+            out.push_back(l);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+// A forked rank starts with the clock the fork server's imports left (as an exec'd rank's
+// counts its own imports); its steps are the simulated GPU's and network's, so they must
+// come out the same to the printed microsecond.  CPU work is free here: measured host
+// time is this machine's CPU time, which varies from run to run in either launch.
+TEST(ForkServer, ForkedRanksGiveThePlainLaunchsSimulatedStepTimes)
+{
+    const std::string program = fmt::format("{} {} --steps 3 --mode ddp", kExample, kSmallModel);
+    const std::string scenario = CpuFreeScenario(kScenario);
+    const CommandResult plain = Simulate(2, "", program, scenario);
+    ASSERT_EQ(plain.exitCode, 0) << plain.output;
+    const CommandResult forked = Simulate(2, "--fork-server", program, scenario);
+    ASSERT_EQ(forked.exitCode, 0) << forked.output;
+    EXPECT_NE(forked.output.find("[fork server] imported torch"), std::string::npos)
+        << forked.output;
+    const std::string steps =
+        R"(^\[rank \d+\] (step \d+: [0-9.]+ ms|rank \d+: mean step [0-9.]+ ms))";
+    const auto plainSteps = Lines(plain.output, steps);
+    const auto forkedSteps = Lines(forked.output, steps);
+    // rank 0's three steps, and both ranks' means
+    ASSERT_EQ(plainSteps.size(), 3u + 2u) << plain.output;
+    std::vector<std::string> p;
+    std::vector<std::string> f;
+    const std::regex time(R"(^(\[rank \d+\] [^:]*: (mean step )?[0-9.]+ ms))");
+    for (const auto& l : plainSteps)
+    {
+        std::smatch m;
+        ASSERT_TRUE(std::regex_search(l, m, time)) << l;
+        p.push_back(m[1]);
+    }
+    for (const auto& l : forkedSteps)
+    {
+        std::smatch m;
+        ASSERT_TRUE(std::regex_search(l, m, time)) << l;
+        f.push_back(m[1]);
+    }
+    std::sort(p.begin(), p.end());
+    std::sort(f.begin(), f.end());
+    EXPECT_EQ(p, f) << "plain:\n" << plain.output << "\nforked:\n" << forked.output;
+}
+
+// What `python SCRIPT ARGS` gives a program: argv, __file__, an empty __main__,
+// the script's folder first on the path, the rank's variables; and nothing of the fork
+// server's own (its spec variable) is left in the environment.
+TEST(ForkServer, AForkedRankSeesWhatAnExecdRankSees)
+{
+    const CommandResult plain = Simulate(2, "", kProbe + " --die -1");
+    ASSERT_EQ(plain.exitCode, 0) << plain.output;
+    const CommandResult forked = Simulate(2, "--fork-server", kProbe + " --die -1");
+    ASSERT_EQ(forked.exitCode, 0) << forked.output;
+    const std::string keys =
+        R"(^\[rank \d+\] (argv|main_file|main_names|path0|rank_env|spec_env|sum)=)";
+    auto p = Lines(plain.output, keys);
+    auto f = Lines(forked.output, keys);
+    ASSERT_EQ(p.size(), 2u * 7u) << plain.output;
+    std::sort(p.begin(), p.end());
+    std::sort(f.begin(), f.end());
+    EXPECT_EQ(p, f) << "plain:\n" << plain.output << "\nforked:\n" << forked.output;
+}
+
+// As in a plain launch, the run ends either at the rank's exit status or, when its
+// goodbye reaches the bridge first, at the deadlock its peer is left in; both name it.
+TEST(ForkServer, AForkedRankThatRaisesIsNamedWithItsTraceback)
+{
+    const CommandResult r =
+        Simulate(2, "--fork-server",
+                 fmt::format("{} {} --steps 3 --mode ddp --fail-at-step 1 --fail-rank 1", kExample,
+                             kSmallModel));
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    EXPECT_TRUE(std::regex_search(
+        r.output, std::regex(R"(rank 1 (\(pid \d+\) exited with status 1|has finished))")))
+        << r.output;
+    EXPECT_TRUE(std::regex_search(
+        r.output, std::regex(R"(\[rank 1\] .*RuntimeError: deliberate failure at step 1)")))
+        << r.output;
+}
+
+// A crash, not an exception: the kernel's exit status is the launcher's to read, though
+// the rank was the fork server's child when it started.
+TEST(ForkServer, AForkedRankKilledByASignalIsNamed)
+{
+    const CommandResult r = Simulate(2, "--fork-server", kProbe + " --die 1");
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    EXPECT_TRUE(std::regex_search(
+        r.output, std::regex(R"(rank 1 \(pid \d+\) was killed by signal 9 \(Killed\))")))
+        << r.output;
+}
+
+TEST(ForkServer, APreloadThatFailsEndsTheRunWithTheForkServersTraceback)
+{
+    const CommandResult r =
+        Simulate(2, "--fork-server --fork-server-preload torch,no_such_module_x", kProbe);
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("was never started: the fork server"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("ModuleNotFoundError: No module named 'no_such_module_x'"),
+              std::string::npos)
+        << r.output;
+}
+
+TEST(ForkServer, ACommandThatIsNotPythonIsRefused)
+{
+    const CommandResult r = RunCommand(fmt::format(
+        "{} --scenario {} --nproc 2 --fork-server -- /bin/true 2>&1", PHANTORA_CLUSTER, kScenario));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("--fork-server needs a `python SCRIPT ARGS`"), std::string::npos)
+        << r.output;
+}
+
+// A forked rank ends without the interpreter's teardown (python/phantora_fork_server.py,
+// _finish): its atexit handlers still run, its exit status is the program's, and a process
+// group the script never destroyed does not abort it (it did when the C++ static
+// destructors ran with no teardown before them).
+TEST(ForkServer, AForkedRankEndsAsAPythonProcessDoes)
+{
+    const std::string script =
+        std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/cpu_filled_collective.py";
+    const CommandResult keep = Simulate(2, "--fork-server", script + " 1024 keep");
+    ASSERT_EQ(keep.exitCode, 0) << keep.output;
+    EXPECT_EQ(keep.output.find("DistBackendError"), std::string::npos) << keep.output;
+    EXPECT_NE(keep.output.find("[rank 1] done"), std::string::npos) << keep.output;
+    const std::string exits = WriteFile("exits.py", "import atexit, sys, torch\n"
+                                                    "torch.empty(4, device='cuda')\n"
+                                                    "atexit.register(print, 'atexit ran')\n"
+                                                    "sys.exit(3)\n")
+                                  .string();
+    const CommandResult r = Simulate(1, "--fork-server", exits);
+    EXPECT_NE(r.output.find("[rank 0] atexit ran"), std::string::npos) << r.output;
+    EXPECT_TRUE(
+        std::regex_search(r.output, std::regex(R"(rank 0 \(pid \d+\) exited with status 3)")))
+        << r.output;
+}
