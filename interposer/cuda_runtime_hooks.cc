@@ -197,12 +197,14 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, s
     k.block = {block.x, block.y, block.z};
     k.sharedMem = static_cast<uint32_t>(sharedMem);
     k.args = KernelRegistry::Get().ArgFacts(func, args);
-    ForgetWhatItWrites(func, args);
+    if (!ComputeKnownOutputs(k.name, KernelRegistry::Get().Layout(func), args))
+    {
+        ForgetWhatItWrites(func, args);
+    }
     if (k.args.size() > wire::kMaxStringBytes)
     {
         k.args.clear(); // a key no recording could have: the launch shape alone keys it
     }
-    ComputeKnownOutputs(k.name, KernelRegistry::Get().Layout(func), args);
     scope.Client().Post(std::move(k));
     return cudaSuccess;
 }

@@ -52,12 +52,12 @@ int64_t Int64At(const char* p, std::size_t at)
     return v;
 }
 
-void Int64Sum(const kernel_args::ParamLayout& layout, void* const* args)
+bool Int64Sum(const kernel_args::ParamLayout& layout, void* const* args)
 {
     const std::size_t size = layout.empty() ? 0 : layout[0].size;
     if (size < kSrcFromEnd + kNumOutputsAt || !args[0])
     {
-        return;
+        return false;
     }
     const auto* op = static_cast<const char*>(args[0]);
     const auto src = static_cast<uint64_t>(Int64At(op, size - kSrcFromEnd));
@@ -67,7 +67,7 @@ void Int64Sum(const kernel_args::ParamLayout& layout, void* const* args)
         !memory.Contains(reinterpret_cast<const void*>(dst)) ||
         IntAt(op, size - kNoutputsFromEnd) != 1)
     {
-        return; // not the layout this was written for: leave the shadow alone
+        return false; // not the layout this was written for: leave the shadow alone
     }
     ValueShadow& shadow = ValueShadow::Get();
     const int32_t n = IntAt(op, kNumInputsAt);
@@ -75,14 +75,14 @@ void Int64Sum(const kernel_args::ParamLayout& layout, void* const* args)
         static_cast<std::size_t>(n) * 8 > ValueShadow::kMaxBytes)
     {
         shadow.Forget(dst, 8);
-        return;
+        return true;
     }
     const std::optional<std::string> in =
         shadow.Known(src, static_cast<std::size_t>(n) * 8, BridgeFetch());
     if (!in)
     {
         shadow.Forget(dst, 8);
-        return;
+        return true;
     }
     int64_t sum = 0;
     for (int32_t i = 0; i < n; ++i)
@@ -92,6 +92,7 @@ void Int64Sum(const kernel_args::ParamLayout& layout, void* const* args)
         sum += v;
     }
     shadow.Write(dst, &sum, sizeof sum);
+    return true;
 }
 
 /// PyTorch's int64 additions on contiguous tensors (the vectorized and unrolled launchers;
@@ -126,14 +127,14 @@ Int64Add Int64AddOf(const std::string& name)
 }
 
 /// (int N, functor, std::array<char*, K> data, ...): data[0] is the output.
-void Add(Int64Add kind, const kernel_args::ParamLayout& layout, void* const* args)
+bool Add(Int64Add kind, const kernel_args::ParamLayout& layout, void* const* args)
 {
     const std::size_t pointers = kind == Int64Add::WithScalar ? 2 : 3;
     const std::size_t functorBytes = kind == Int64Add::WithScalar ? 16 : 8;
     if (layout.size() < 3 || layout[0].size != 4 || layout[1].size != functorBytes ||
         layout[2].size != pointers * 8 || !args[0] || !args[1] || !args[2])
     {
-        return;
+        return false;
     }
     const int32_t n = IntAt(static_cast<const char*>(args[0]), 0);
     const auto* functor = static_cast<const char*>(args[1]);
@@ -143,7 +144,7 @@ void Add(Int64Add kind, const kernel_args::ParamLayout& layout, void* const* arg
     if (n <= 0 || static_cast<std::size_t>(n) * 8 > ValueShadow::kMaxBytes)
     {
         shadow.Forget(out, n > 0 ? static_cast<std::size_t>(n) * 8 : 0);
-        return;
+        return true;
     }
     const std::size_t bytes = static_cast<std::size_t>(n) * 8;
     std::vector<std::optional<std::string>> in;
@@ -154,7 +155,7 @@ void Add(Int64Add kind, const kernel_args::ParamLayout& layout, void* const* arg
         if (!in.back())
         {
             shadow.Forget(out, bytes);
-            return;
+            return true;
         }
     }
     std::string result(bytes, '\0');
@@ -168,25 +169,27 @@ void Add(Int64Add kind, const kernel_args::ParamLayout& layout, void* const* arg
         std::memcpy(result.data() + i * 8, &v, sizeof v);
     }
     shadow.Write(out, result.data(), bytes);
+    return true;
 }
 
 } // namespace
 
-void ComputeKnownOutputs(const std::string& name, const kernel_args::ParamLayout* layout,
+bool ComputeKnownOutputs(const std::string& name, const kernel_args::ParamLayout* layout,
                          void* const* args)
 {
     if (!layout || !args)
     {
-        return;
+        return false;
     }
     if (IsInt64Sum(name))
     {
-        Int64Sum(*layout, args);
+        return Int64Sum(*layout, args);
     }
-    else if (const Int64Add add = Int64AddOf(name); add != Int64Add::None)
+    if (const Int64Add add = Int64AddOf(name); add != Int64Add::None)
     {
-        Add(add, *layout, args);
+        return Add(add, *layout, args);
     }
+    return false;
 }
 
 } // namespace phantora::interposer

@@ -19,8 +19,11 @@ namespace phantora::interposer
 
 /// Called for each launch of kernel \p name with the parameter \p layout (may be null)
 /// and \p args: writes the outputs of the kernels described above into the value shadow
-/// when their inputs are known.
-void ComputeKnownOutputs(const std::string& name, const kernel_args::ParamLayout* layout,
+/// when their inputs are known, else forgets them.  True when it knew the kernel and its
+/// layout, so its output is handled exactly; false: the caller forgets what the kernel
+/// may write (kernel_signature.h), which for these kernels would read pointers out of
+/// structs whose padding holds stale stack words, and could drop a pending input.
+bool ComputeKnownOutputs(const std::string& name, const kernel_args::ParamLayout* layout,
                          void* const* args);
 
 } // namespace phantora::interposer
