@@ -93,8 +93,8 @@ double Median(std::vector<double> v)
 } // namespace
 
 HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
-                                         const std::vector<std::string>& command,
-                                         int ranks, const CpuSpec& cpu)
+                                         const std::vector<std::string>& command, int ranks,
+                                         const CpuSpec& cpu)
 {
     HostTimeProfile p;
     std::vector<double> speeds;
@@ -110,8 +110,8 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
         // a recording at world size 2 stands for 4 ranks better than one at 1.
         const std::string program = profile::ProgramName(command);
         const auto wanted = ArgumentItems(profile::ProgramArguments(command));
-        using Rank = std::tuple<long, double, int>; // similarity, -|log2 ratio|, ranks
-        std::map<Rank, std::vector<std::string>> bySimilarity;
+        using Preference = std::tuple<long, double, int>; // similarity, -|log2 ratio|, ranks
+        std::map<Preference, std::vector<std::string>> bySimilarity;
         for (const auto& [run, r] : profile->Runs())
         {
             if (r.program != program || program.empty())

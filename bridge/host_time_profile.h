@@ -35,8 +35,8 @@ struct HostTimeProfile
     double localHostNs{0};
 
     /// For \p command (the simulated program) on \p ranks ranks of \p scenario, whose
-    /// profile is \p profile (nullptr: none).  Measures this machine's host speed when the profile knows the
-    /// recording host's and the scenario does not give [cpu] local_scale.
+    /// profile is \p profile (nullptr: none).  Measures this machine's host speed when the profile
+    /// knows the recording host's and the scenario does not give [cpu] local_scale.
     static HostTimeProfile Prepare(const profile::ProfileReader* profile,
                                    const std::vector<std::string>& command, int ranks,
                                    const CpuSpec& cpu);

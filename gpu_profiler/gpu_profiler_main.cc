@@ -386,11 +386,12 @@ int main(int argc, char** argv)
                      "skip the second run that records the host time between GPU calls "
                      "(interposer/host_time.h); simulations of the program then measure it on "
                      "their own CPU");
-    record->add_flag("--host-time-only", hostTimeOnly,
-                     "run the program once, for its host time only, keeping no GPU op "
-                     "durations: for a recording at world size 2 or more (`torchrun "
-                     "--nproc_per_node 2 ...`), whose host code a one-GPU run never reaches "
-                     "but whose kernels share SMs with collectives and other ranks")
+    record
+        ->add_flag("--host-time-only", hostTimeOnly,
+                   "run the program once, for its host time only, keeping no GPU op "
+                   "durations: for a recording at world size 2 or more (`torchrun "
+                   "--nproc_per_node 2 ...`), whose host code a one-GPU run never reaches "
+                   "but whose kernels share SMs with collectives and other ranks")
         ->excludes("--no-host-time");
     record->add_option("command", cmd, "the program and its arguments (after --)")->required();
 

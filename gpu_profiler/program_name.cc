@@ -176,11 +176,15 @@ int LaunchedRanks(const std::vector<std::string>& argv)
 {
     // The options of the launchers IsLauncher knows that set how many processes they start,
     // and whether the count multiplies the others (torchrun's nodes times processes each).
-    static const std::map<std::string, bool> kCounts = {
-        {"--nproc_per_node", false}, {"--nproc-per-node", false}, {"--nproc", false},
-        {"--nnodes", true},
-        {"-np", false},              {"-n", false},               {"--ntasks", false},
-        {"--num_gpus", false},       {"--num_nodes", true}};
+    static const std::map<std::string, bool> kCounts = {{"--nproc_per_node", false},
+                                                        {"--nproc-per-node", false},
+                                                        {"--nproc", false},
+                                                        {"--nnodes", true},
+                                                        {"-np", false},
+                                                        {"-n", false},
+                                                        {"--ntasks", false},
+                                                        {"--num_gpus", false},
+                                                        {"--num_nodes", true}};
     const std::string program = ProgramName(argv);
     int perNode = 1;
     int nodes = 1;
@@ -199,8 +203,9 @@ int LaunchedRanks(const std::vector<std::string>& argv)
             continue;
         }
         const std::optional<int> n =
-            eq != std::string::npos ? LeadingCount(a.substr(eq + 1))
-                                    : (i + 1 < argv.size() ? LeadingCount(argv[i + 1]) : std::nullopt);
+            eq != std::string::npos
+                ? LeadingCount(a.substr(eq + 1))
+                : (i + 1 < argv.size() ? LeadingCount(argv[i + 1]) : std::nullopt);
         if (n)
         {
             (known->second ? nodes : perNode) = *n;

@@ -74,8 +74,8 @@ TEST(HostTimeProfile, TheRecordingOfTheSameModeWinsOverOneWithOtherOptionsAndSte
     ASSERT_EQ(p.runs, std::vector<std::string>{"fsdp.tsv"});
     EXPECT_TRUE(p.sameArguments) << "iteration counts aside, it gave every argument";
     const auto q = phantora::HostTimeProfile::Prepare(
-        &reader, Split("python3 train_gpt.py --attention auto --layers 4 --width 512 --steps 3"),
-        1, cpu);
+        &reader, Split("python3 train_gpt.py --attention auto --layers 4 --width 512 --steps 3"), 1,
+        cpu);
     ASSERT_EQ(q.runs, std::vector<std::string>{"cudnn.tsv"});
     fs::remove(db);
 }
