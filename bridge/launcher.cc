@@ -211,6 +211,39 @@ std::array<int, 2> Pipe()
     _exit(127);
 }
 
+/// Forks and execs \p argv with \p envp (both built before: only async-signal-safe calls
+/// in the child), in its own process group, with \p outFd and \p errFd as its standard
+/// output and error and \p inherited kept open across the exec; the child's pid.
+pid_t Spawn(const std::vector<char*>& argv, const std::vector<char*>& envp, int outFd, int errFd,
+            const std::vector<int>& inherited = {})
+{
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0)
+    {
+        throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+    }
+    if (pid == 0)
+    {
+        // A child must not outlive the simulation that owns its clock.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+        {
+            _exit(127);
+        }
+        setpgid(0, 0);
+        dup2(outFd, STDOUT_FILENO);
+        dup2(errFd, STDERR_FILENO);
+        for (int fd : inherited)
+        {
+            fcntl(fd, F_SETFD, 0);
+        }
+        execvpe(argv[0], argv.data(), envp.data());
+        ExecFailed(argv[0]);
+    }
+    return pid;
+}
+
 } // namespace
 
 Launcher::~Launcher()
@@ -253,47 +286,10 @@ void Launcher::Start(const LaunchSpec& requested)
     }
     for (int rank = 0; rank < spec.nproc; ++rank)
     {
-        int out[2];
-        int err[2];
-        if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
-        {
-            throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
-        }
-        // Build everything the child needs before fork: only async-signal-safe calls after.
+        const auto out = Pipe();
+        const auto err = Pipe();
         const std::vector<std::string> envStrings = RankEnvironment(spec, rank);
-        std::vector<char*> envp;
-        for (const auto& s : envStrings)
-        {
-            envp.push_back(const_cast<char*>(s.c_str()));
-        }
-        envp.push_back(nullptr);
-        std::vector<char*> argv;
-        for (const auto& a : spec.command)
-        {
-            argv.push_back(const_cast<char*>(a.c_str()));
-        }
-        argv.push_back(nullptr);
-        const pid_t parent = getpid();
-
-        const pid_t pid = fork();
-        if (pid < 0)
-        {
-            throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-        }
-        if (pid == 0)
-        {
-            // A rank must not outlive the simulation that owns its clock.
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent)
-            {
-                _exit(127);
-            }
-            setpgid(0, 0);
-            dup2(out[1], STDOUT_FILENO);
-            dup2(err[1], STDERR_FILENO);
-            execvpe(argv[0], argv.data(), envp.data());
-            ExecFailed(argv[0]);
-        }
+        const pid_t pid = Spawn(CStrings(spec.command), CStrings(envStrings), out[1], err[1]);
         close(out[1]);
         close(err[1]);
         fcntl(out[0], F_SETFL, O_NONBLOCK);
@@ -393,29 +389,7 @@ void Launcher::StartForkServer(const LaunchSpec& spec, const PythonCommand& pyth
     const std::vector<std::string> envStrings = EnvironmentStrings(serverEnv);
     std::vector<char*> envp = CStrings(envStrings);
     std::vector<char*> argv = CStrings(args);
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0)
-    {
-        throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-    }
-    if (pid == 0)
-    {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-        {
-            _exit(127);
-        }
-        setpgid(0, 0);
-        dup2(serverOut[1], STDOUT_FILENO);
-        dup2(serverErr[1], STDERR_FILENO);
-        for (int fd : handedOn)
-        {
-            fcntl(fd, F_SETFD, 0);
-        }
-        execvpe(argv[0], argv.data(), envp.data());
-        ExecFailed(argv[0]);
-    }
+    const pid_t pid = Spawn(argv, envp, serverOut[1], serverErr[1], handedOn);
     for (int fd : handedOn)
     {
         close(fd);
