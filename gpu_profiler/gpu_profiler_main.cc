@@ -149,13 +149,12 @@ int RecordHostTime(const std::vector<std::string>& cmd, const fs::path& raw)
 int Record(const std::vector<std::string>& cmd, const fs::path& raw, const std::string& source,
            bool hostTime, bool kernels = true)
 {
-    if (!kernels)
+    if (kernels)
     {
-        fs::remove(raw);
-    }
-    else if (const int rc = RecordPass(cmd, raw, {{"PHANTORA_RECORD_SOURCE", source}}); rc != 0)
-    {
-        return rc;
+        if (const int rc = RecordPass(cmd, raw, {{"PHANTORA_RECORD_SOURCE", source}}); rc != 0)
+        {
+            return rc;
+        }
     }
     {
         std::ofstream(raw, std::ios::app)
