@@ -136,6 +136,13 @@ def mean_step_suite(name, script, matrix, real, scenario):
                  parse_train_gpt, "{s} steps, warm-up {w}", "the repetitions' mean steps")
 
 
+def gpt_ref_suite(name, real, scenario):
+    """A suite of workloads/gpt_ref.py over matrix-gpt_ref.tsv (its RESULT lines)."""
+    return Suite(name, os.path.join(HERE, "workloads", "gpt_ref.py"), os.path.join(HERE, "matrix-gpt_ref.tsv"),
+                 os.path.join(HERE, "real", real), os.path.join(ROOT, "scenarios", scenario), parse_gpt_ref,
+                 "{s} timed steps after {w} warm-up (median step)", "the fastest and slowest timed step")
+
+
 SUITES = {
     "train_gpt": mean_step_suite("train_gpt", "train_gpt.py", "matrix.tsv", "H200.json",
                                  "h200-profile.toml"),
@@ -145,19 +152,11 @@ SUITES = {
                                  "H200-cudnn_gpt.json", "h200-profile.toml"),
     "cudnn_cnn": mean_step_suite("cudnn_cnn", "train_cnn.py", "matrix-cudnn_cnn.tsv",
                                  "H200-cudnn_cnn.json", "h200-profile.toml"),
-    "gpt_ref": Suite(
-        "gpt_ref", os.path.join(HERE, "workloads", "gpt_ref.py"),
-        os.path.join(HERE, "matrix-gpt_ref.tsv"), os.path.join(HERE, "real", "H200x4-gpt_ref.json"),
-        os.path.join(ROOT, "scenarios", "h200x4-nvlink-profiled.toml"), parse_gpt_ref,
-        "{s} timed steps after {w} warm-up (median step)", "the fastest and slowest timed step"),
+    "gpt_ref": gpt_ref_suite("gpt_ref", "H200x4-gpt_ref.json", "h200x4-nvlink-profiled.toml"),
     # The same cells on 4 H100s: one lease held the one-GPU recordings, the world-size 2 and
     # 4 host-time recordings and the real runs (profiles/README.md).
-    "gpt_ref_h100": Suite(
-        "gpt_ref_h100", os.path.join(HERE, "workloads", "gpt_ref.py"),
-        os.path.join(HERE, "matrix-gpt_ref.tsv"),
-        os.path.join(HERE, "real", "H100x4-gpt_ref-2026-11-26T1029.json"),
-        os.path.join(ROOT, "scenarios", "h100x4-nvlink-profiled.toml"), parse_gpt_ref,
-        "{s} timed steps after {w} warm-up (median step)", "the fastest and slowest timed step"),
+    "gpt_ref_h100": gpt_ref_suite("gpt_ref_h100", "H100x4-gpt_ref-2026-11-26T1029.json",
+                                  "h100x4-nvlink-profiled.toml"),
 }
 SUITES_DEFAULT_SCRIPTS = {name: s.script for name, s in SUITES.items()}
 DEFAULT_SUITE = "train_gpt"  # what results files without a suite key hold (saved before suites)
