@@ -21,13 +21,10 @@
 # replay_missing.cudnn.tsv).  STEPS (12), WARMUP (4), REPS (3), PY (python3), ONLY (names of
 # the workloads to run, e.g. "gpt_auto_default gpt_auto_w1024"; default all).
 set -u
-B=$PWD/build-devbin
+. "$(dirname "$0")/device_env.sh"
 OUT=${OUT:-/tmp/cudnn-out}
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
-export NCCL_NVLS_ENABLE=0 # NVLink multicast off on these machines (device KINDS.md)
 export PYTHONUNBUFFERED=1
-G=$B/gpu_profiler
 PY=${PY:-python3}
 STEPS=${STEPS:-12}
 WARMUP=${WARMUP:-4}

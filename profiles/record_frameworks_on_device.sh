@@ -13,13 +13,10 @@
 #   env.txt           GPU, driver, versions
 # STEPS (12), WARMUP (4), REPS (2), ONLY (names of the workloads to run; default all).
 set -u
-B=$PWD/build-devbin
+. "$(dirname "$0")/device_env.sh"
 OUT=${OUT:-/tmp/frameworks-out}
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
-export NCCL_NVLS_ENABLE=0 # NVLink multicast off on these machines (device KINDS.md)
 export PYTHONUNBUFFERED=1
-G=$B/gpu_profiler
 PY=${PY:-python3}
 STEPS=${STEPS:-12}
 WARMUP=${WARMUP:-4}

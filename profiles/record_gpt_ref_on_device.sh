@@ -10,10 +10,7 @@
 # Writes $OUT/gpt_ref_<mode>.tsv and $OUT/record_gpt_ref.log.  MODES (single ddp fsdp);
 # NO_REAL=1 skips the real runs.
 set -u
-B=$PWD/build-devbin
-export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
-export NCCL_NVLS_ENABLE=0 # NVLink multicast off on these machines (device KINDS.md)
-G=$B/gpu_profiler
+. "$(dirname "$0")/device_env.sh"
 S=bench/accuracy/workloads/gpt_ref.py
 SIZE=(--layers 12 --dim 1024 --heads 16 --batch 8)
 {

@@ -10,10 +10,8 @@
 # Writes $OUT/<suite>_<mode>[_<size>]_x<N>.tsv and $OUT/record_multirank.log.
 # Environment: RANKS ("2 4"), SUITES ("gpt_ref train_gpt"), STEPS (6), WARMUP (2).
 set -u
-B=$PWD/build-devbin
-export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-G=$B/gpu_profiler
+. "$(dirname "$0")/device_env.sh"
+export TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 # multicast off beyond NCCL too
 STEPS=${STEPS:-6}
 WARMUP=${WARMUP:-2}
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')

@@ -8,10 +8,7 @@
 # (torchrun, one worker) and $OUT/record_train_gpt.log.  ONLY="w1024_single ddp_default..."
 # (<size>_<mode>) records just those cells.
 set -u
-B=$PWD/build-devbin
-export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
-export NCCL_NVLS_ENABLE=0 # NVLink multicast off on these machines (device KINDS.md)
-G=$B/gpu_profiler
+. "$(dirname "$0")/device_env.sh"
 STEPS=${STEPS:-6}
 {
   date -u
