@@ -91,12 +91,30 @@ void DeviceTimeline::EnqueueCollective(uint64_t stream, int64_t enqueueNs, uint6
         // Queued behind unfinished work, it will take its SMs when that work ends: the
         // kernels placed meanwhile on other streams are slowed from the forecast instant
         // (replaced by the real one when it starts).
+        // It cannot start before the events its stream waits for either; when one of them
+        // is not placed yet there is no forecast, and Reflow() charges what ran beside it
+        // once it ends.
         Stream& s = m_streams[stream];
         if (!s.waiting.empty())
         {
-            const int64_t from = std::max(enqueueNs + m_launchLatencyNs, s.forecastNs);
-            m_sms.AddCollective(ticket, from, from + expectedNs, channels);
-            s.forecastNs = from + expectedNs;
+            std::optional<int64_t> from = std::max(enqueueNs + m_launchLatencyNs, s.forecastNs);
+            for (const PendingOp& queued : s.waiting)
+            {
+                if (queued.kind == PendingOp::Kind::Wait)
+                {
+                    const auto recorded = RecordTime(queued.id);
+                    from = recorded ? std::max(*from, *recorded) : std::optional<int64_t>();
+                    if (!from)
+                    {
+                        break;
+                    }
+                }
+            }
+            if (from)
+            {
+                m_sms.AddCollective(ticket, *from, *from + expectedNs, channels);
+                s.forecastNs = *from + expectedNs;
+            }
         }
     }
     Push(stream, std::move(op));
@@ -216,6 +234,15 @@ void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs)
     s.tailNs = std::max(s.tailNs, endNs);
     m_sms.FinishCollective(ticket, endNs);
     s.forecastNs = std::max(s.forecastNs, endNs);
+    // Work placed on other streams before this collective was known ran beside it.
+    for (const auto& [other, ends] : m_sms.Reflow(ticket, s.id))
+    {
+        Stream& o = m_streams[other];
+        const auto [oldEnd, newEnd] = ends;
+        // What followed the stream's last kernel (a copy, a record) follows it still.
+        o.tailNs = o.tailNs > oldEnd ? o.tailNs + (newEnd - oldEnd) : std::max(o.tailNs, newEnd);
+        o.forecastNs = std::max(o.forecastNs, o.tailNs);
+    }
     m_collectiveSpans.Add(s.waiting.front().startNs, endNs);
     if (m_observer)
     {

@@ -8,9 +8,10 @@ namespace phantora
 
 namespace
 {
-/// Placed kernels remembered per stream: a collective is delayed only by what runs at
-/// its launch, which is among a stream's last few kernels.
-constexpr std::size_t kKernelsPerStream = 8;
+/// Placed kernels remembered per stream: a collective is delayed by what runs at its
+/// launch and slows what ran beside it, and the program's host may have placed a few
+/// thousand kernels ahead of the GPU by the time a collective starts.
+constexpr std::size_t kKernelsPerStream = 4096;
 /// Finished collectives older than this (simulated) before the latest kernel start are
 /// dropped; a kernel starting that far back is not slowed by them.
 constexpr int64_t kForgetAfterNs = 50'000'000;
@@ -25,7 +26,16 @@ void SmSharing::AddCollective(uint64_t ticket, int64_t startNs, int64_t expected
     {
         return;
     }
-    m_collectives[ticket] = {startNs, std::max(startNs, expectedEndNs), channels, false};
+    auto [it, added] = m_collectives.try_emplace(ticket);
+    Held& c = it->second;
+    if (added)
+    {
+        c.knownFrom = m_placed;
+    }
+    c.startNs = startNs;
+    c.endNs = std::max(startNs, expectedEndNs);
+    c.channels = channels;
+    c.finished = false;
 }
 
 void SmSharing::FinishCollective(uint64_t ticket, int64_t endNs)
@@ -64,6 +74,10 @@ int64_t SmSharing::KernelEnd(int64_t startNs, int64_t durationNs, uint64_t ctas)
     {
         return startNs + std::max<int64_t>(durationNs, 0);
     }
+    if (ctas == kPersistent)
+    {
+        return PersistentKernelEnd(startNs, durationNs);
+    }
     // The kernel's work in ns at full speed, done at rate (free SMs / SMs it needs) while
     // collectives hold SMs.  At least one SM stays its own: NCCL never takes them all.
     const double needs =
@@ -85,6 +99,39 @@ int64_t SmSharing::KernelEnd(int64_t startNs, int64_t durationNs, uint64_t ctas)
     }
 }
 
+int64_t SmSharing::PersistentKernelEnd(int64_t startNs, int64_t durationNs) const
+{
+    const auto [held, next] = HeldAt(startNs);
+    if (held == 0)
+    {
+        return startNs + durationNs;
+    }
+    // S - C CTAs start now; the C others start when the collectives give their SMs back or
+    // when the first CTAs are done (then S - C SMs free up at once), whichever comes first,
+    // and each runs for the whole duration.  While the collectives hold their SMs
+    // throughout, that takes ceil(S / (S - C)) rounds.
+    const uint32_t taken = std::min(held, m_sms - 1);
+    const int64_t rounds = (m_sms + (m_sms - taken) - 1) / (m_sms - taken);
+    int64_t released = next;
+    for (int64_t t = next; t != std::numeric_limits<int64_t>::max();)
+    {
+        const auto [h, n] = HeldAt(t);
+        if (h == 0)
+        {
+            released = t;
+            break;
+        }
+        released = n;
+        t = n;
+    }
+    const int64_t throughout = startNs + rounds * durationNs;
+    if (released == std::numeric_limits<int64_t>::max())
+    {
+        return throughout;
+    }
+    return std::min(throughout, std::max(startNs, released) + durationNs);
+}
+
 void SmSharing::AddKernel(uint64_t stream, int64_t startNs, int64_t endNs, uint64_t ctas)
 {
     if (!Enabled())
@@ -92,7 +139,7 @@ void SmSharing::AddKernel(uint64_t stream, int64_t startNs, int64_t endNs, uint6
         return;
     }
     auto& recent = m_kernels[stream];
-    recent.push_back({startNs, endNs, ctas});
+    recent.push_back({startNs, endNs, ctas, m_placed++});
     if (recent.size() > kKernelsPerStream)
     {
         recent.pop_front();
@@ -134,6 +181,78 @@ int64_t SmSharing::CollectiveStart(uint64_t stream, int64_t readyNs, uint32_t ch
         }
     }
     return t;
+}
+
+int64_t SmSharing::ExtraBeside(const Held& c, const Kernel& k) const
+{
+    const int64_t from = std::max(c.startNs, k.startNs);
+    const int64_t to = std::min(c.endNs, k.endNs);
+    if (to <= from)
+    {
+        return 0;
+    }
+    const double free = static_cast<double>(m_sms - std::min(c.channels, m_sms - 1));
+    if (k.ctas == kPersistent)
+    {
+        // Only a kernel that starts while the collective holds its SMs lacks them (one
+        // started before holds every SM, and the collective waits: CollectiveStart()).
+        return c.startNs <= k.startNs ? std::min(k.endNs - k.startNs, c.endNs - k.startNs) : 0;
+    }
+    const double needs =
+        static_cast<double>(std::min<uint64_t>(std::max<uint64_t>(k.ctas, 1), m_sms));
+    if (needs <= free)
+    {
+        return 0;
+    }
+    return std::llround(static_cast<double>(to - from) * (needs / free - 1.0));
+}
+
+std::map<uint64_t, std::pair<int64_t, int64_t>> SmSharing::Reflow(uint64_t ticket, uint64_t stream)
+{
+    std::map<uint64_t, std::pair<int64_t, int64_t>> moved;
+    auto it = m_collectives.find(ticket);
+    if (!Enabled() || it == m_collectives.end() || it->second.reflowed)
+    {
+        return moved;
+    }
+    Held& c = it->second;
+    c.reflowed = true;
+    for (auto& [id, kernels] : m_kernels)
+    {
+        if (id == stream)
+        {
+            continue;
+        }
+        // Each kernel starts when it did or when the one before it now ends, whichever is
+        // later, and takes what the collective costs it if it was placed before it.
+        int64_t lastOldEnd = 0;
+        int64_t previousNewEnd = std::numeric_limits<int64_t>::min();
+        bool touched = false;
+        for (Kernel& k : kernels)
+        {
+            if (!touched && k.endNs <= c.startNs)
+            {
+                continue;
+            }
+            touched = true;
+            const int64_t duration = k.endNs - k.startNs;
+            lastOldEnd = k.endNs;
+            Kernel placed = k;
+            placed.startNs = std::max(k.startNs, previousNewEnd);
+            placed.endNs = placed.startNs + duration;
+            if (k.number < c.knownFrom)
+            {
+                placed.endNs += ExtraBeside(c, placed);
+            }
+            k = placed;
+            previousNewEnd = placed.endNs;
+        }
+        if (touched && previousNewEnd > lastOldEnd)
+        {
+            moved[id] = {lastOldEnd, previousNewEnd};
+        }
+    }
+    return moved;
 }
 
 void SmSharing::Forget(int64_t nowNs)

@@ -1,8 +1,8 @@
 #include "engine/simulation_engine.h"
 
-#include "nccl/collective_kind.h"
 #include "engine/copies.h"
 #include "engine/deadlock_report.h"
+#include "nccl/collective_kind.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -29,11 +29,17 @@ int CheckedWorldSize(int worldSize)
 }
 
 /// A launch's CTA count; library ops (GEMMs, cuDNN graphs) come without a grid and are
-/// taken to fill the GPU, as their large instances do.
-uint64_t Ctas(const wire::KernelLaunch& m)
+/// taken to fill the GPU, as their large instances do.  cuBLAS's GEMMs on Hopper and later
+/// are persistent kernels (one CTA per SM: sm_sharing.h).
+uint64_t Ctas(const wire::KernelLaunch& m, const GpuSpec& gpu)
 {
     const uint64_t ctas = uint64_t{m.grid[0]} * std::max(m.grid[1], 1U) * std::max(m.grid[2], 1U);
-    return ctas == 0 ? SmSharing::kFillsGpu : ctas;
+    if (ctas != 0)
+    {
+        return ctas;
+    }
+    return gpu.ccMajor >= 9 && m.name.rfind("cublas", 0) == 0 ? SmSharing::kPersistent
+                                                              : SmSharing::kFillsGpu;
 }
 
 } // namespace
@@ -83,7 +89,8 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
             {
                 r.lastCall = "kernel " + m.name;
                 ++r.kernels;
-                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(m).ns, 0, m.name, Ctas(m));
+                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(m).ns, 0, m.name,
+                                Ctas(m, m_scenario.gpu));
             },
             [&](const wire::Memcpy& m) { OnMemcpy(ctx, m); },
             [&](const wire::Synchronize& m)

@@ -33,6 +33,70 @@ TEST(SmSharing, OnlyTheOverlappedPartIsSlowed)
     EXPECT_EQ(sms.KernelEnd(3000, 1000, kFills), 4000);
 }
 
+TEST(SmSharing, APersistentKernelWaitsForTheSmsItLacks)
+{
+    constexpr uint64_t kPersistent = SmSharing::kPersistent;
+    SmSharing sms(132);
+    sms.AddCollective(1, 0, 10'000, 24);
+    // The collective holds its SMs throughout: the 24 CTAs left over start when the first
+    // 108 are done, so the kernel takes two of its durations (the fluid model: 1.22).
+    EXPECT_EQ(sms.KernelEnd(100, 1000, kPersistent), 100 + 2000);
+    // The collective ends 300 ns into the kernel: the last CTAs start then.
+    EXPECT_EQ(sms.KernelEnd(9'700, 1000, kPersistent), 10'000 + 1000);
+    // Started after it: untouched; a collective that starts later does not stretch it.
+    EXPECT_EQ(sms.KernelEnd(10'000, 1000, kPersistent), 11'000);
+    sms.AddCollective(2, 20'500, 30'000, 24);
+    EXPECT_EQ(sms.KernelEnd(20'000, 1000, kPersistent), 21'000);
+    // More than half the SMs held: three rounds.
+    SmSharing busy(132);
+    busy.AddCollective(1, 0, 100'000, 80);
+    EXPECT_EQ(busy.KernelEnd(0, 1000, kPersistent), 3000);
+}
+
+TEST(SmSharing, APersistentKernelStartsItsLastCtasWhenEveryCollectiveIsDone)
+{
+    SmSharing sms(132);
+    sms.AddCollective(1, 0, 400, 24);
+    sms.AddCollective(2, 200, 700, 16);
+    // Some SMs stay held until 700: the kernel's last CTAs start there.
+    EXPECT_EQ(sms.KernelEnd(100, 1000, SmSharing::kPersistent), 1700);
+}
+
+TEST(SmSharing, KernelsPlacedBeforeACollectiveWasKnownAreChargedWhenItIs)
+{
+    SmSharing sms(132);
+    // The host placed three kernels on stream 7 (a persistent GEMM, one that fills the GPU,
+    // then a small one after a gap) before collective 1 on stream 9 became known.
+    sms.AddKernel(7, 0, 1000, SmSharing::kPersistent);
+    sms.AddKernel(7, 1000, 2000, kFills);
+    sms.AddKernel(7, 2500, 2600, 4);
+    sms.AddCollective(1, 0, 1500, 24);
+    // A kernel placed once it was known was timed with it already: not charged again.
+    sms.AddKernel(8, 0, 2000, kFills);
+    sms.FinishCollective(1, 1500);
+    const auto moved = sms.Reflow(1, 9);
+    ASSERT_EQ(moved.size(), 1U);
+    // The GEMM started with the collective: its last 24 CTAs wait for the first 108 to
+    // finish (at 1000, before the collective's end), so it ends at 2000.  The next kernel
+    // follows it, after the collective, unslowed: 2000 to 3000.  The small kernel, which
+    // waited for its launch until 2500, now starts when that one ends: 3000 to 3100.
+    EXPECT_EQ(moved.at(7), std::make_pair(int64_t{2600}, int64_t{3100}));
+    // Reflowed once only.
+    EXPECT_TRUE(sms.Reflow(1, 9).empty());
+}
+
+TEST(SmSharing, AReflowMovesTheRestOfTheStreamBack)
+{
+    SmSharing sms(132);
+    sms.AddKernel(7, 0, 1000, kFills);
+    sms.AddKernel(7, 1000, 2000, kFills);
+    sms.AddCollective(1, 0, 2000, 24);
+    sms.FinishCollective(1, 2000);
+    // The first kernel wholly beside it: 1000 x 132/108 = 1222; the second from 1222 to
+    // 2000 beside it (778 ns x 24/108 = 173 more), 2395 in all.
+    EXPECT_EQ(sms.Reflow(1, 9).at(7), std::make_pair(int64_t{2000}, int64_t{2395}));
+}
+
 TEST(SmSharing, AKernelWithFewerCtasThanFreeSmsIsNotSlowed)
 {
     SmSharing sms(132);
