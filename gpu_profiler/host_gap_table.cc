@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -35,6 +36,36 @@ int64_t Median(std::vector<int64_t>& v)
     const int64_t lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
     return lower + (upper - lower) / 2;
 }
+
+} // namespace
+
+int64_t ExpectedGap(std::vector<int64_t> samples)
+{
+    if (samples.empty())
+    {
+        return 0;
+    }
+    const int64_t median = Median(samples);
+    std::vector<int64_t> deviation;
+    deviation.reserve(samples.size());
+    for (int64_t x : samples)
+    {
+        deviation.push_back(x > median ? x - median : median - x);
+    }
+    // 1.4826 x MAD estimates a normal distribution's sigma; 3 sigma is the usual cut.
+    const double spread = kWinsorSigmas * 1.4826 * static_cast<double>(Median(deviation));
+    const double low = static_cast<double>(median) - spread;
+    const double high = static_cast<double>(median) + spread;
+    double sum = 0;
+    for (int64_t x : samples)
+    {
+        sum += std::clamp(static_cast<double>(x), low, high);
+    }
+    return std::llround(sum / static_cast<double>(samples.size()));
+}
+
+namespace
+{
 
 template <class T> void Put(std::string& out, T v)
 {
@@ -70,7 +101,7 @@ const char* SourceName(Source s)
     case Source::Kind:
         return "call kind";
     case Source::Global:
-        return "recording median";
+        return "whole recording";
     case Source::Measured:
         return "measured here";
     }
@@ -123,15 +154,15 @@ GapTable GapTable::Build(const std::vector<Sequence>& threads)
     t.m_ns.reserve(samples.size());
     for (auto& [key, v] : samples)
     {
-        t.m_ns.emplace(key, Median(v));
+        t.m_ns.emplace(key, ExpectedGap(std::move(v)));
     }
     for (auto& [key, v] : calls)
     {
-        t.m_call.emplace(key, Median(v));
+        t.m_call.emplace(key, ExpectedGap(std::move(v)));
     }
     if (!all.empty())
     {
-        t.m_global = Median(all);
+        t.m_global = ExpectedGap(std::move(all));
     }
     return t;
 }

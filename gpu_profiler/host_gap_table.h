@@ -10,7 +10,8 @@
 //   the same with no sites                                 (Source::BareContext)
 //   the kind of the last call (launch, event, nccl, ...)   (Source::Kind)
 //   every gap of the recording                             (Source::Global)
-// and takes the median of the recorded gaps with that key.  A program runs the same
+// and takes the expected value of the recorded gaps with that key (ExpectedGap: their
+// mean, each sample first held within 3 sigma of the median).  A program runs the same
 // code whatever the number of ranks, so a one-GPU recording's contexts cover most of an
 // N-rank run's; where N ranks add calls (collectives), the shorter keys still match.
 // The key is what came *before* the gap, so a thread knows its whole budget when the
@@ -32,6 +33,19 @@ namespace phantora::host_time
 {
 
 inline constexpr int kDepth = 8;
+
+/// How far from the median (in sigmas, estimated as 1.4826 x the median absolute
+/// deviation) a sample counts at its own value in ExpectedGap; one further counts as this.
+inline constexpr double kWinsorSigmas = 3.0;
+
+/// What a gap (or a call) of one key costs on average: the mean of \p samples, winsorised
+/// at kWinsorSigmas around their median.  A simulated step is a sum of gaps, so each must
+/// be charged its mean: host gaps are skewed to the right (allocator, GC, interpreter
+/// work that comes now and then), and their medians summed fall short of a recorded step
+/// by 8-9 % (examples/megatron/README.md).  Plain means would take in one-off work
+/// instead (a first step's lazy set-up: one sample many times the others), which the
+/// clamp keeps to a few sigmas.  0 for no samples.
+int64_t ExpectedGap(std::vector<int64_t> samples);
 
 enum class Source : uint8_t
 {
@@ -89,7 +103,7 @@ public:
 
     /// The recorded host time that follows \p context; nullopt if the table is empty.
     std::optional<Hit> Lookup(const Context& context) const;
-    /// The recorded host time of the call \p label itself (median; by the call with its
+    /// The recorded host time of the call \p label itself (ExpectedGap; by the call with its
     /// site, its module, no site, then its kind); nullopt if no such call was recorded.
     std::optional<Hit> CallCost(const HostLabel& label) const;
     bool Empty() const { return !m_global; }
@@ -101,8 +115,8 @@ public:
     static GapTable Parse(std::string_view bytes);
 
 private:
-    std::unordered_map<uint64_t, int64_t> m_ns;   ///< key -> median ns
-    std::unordered_map<uint64_t, int64_t> m_call; ///< call key -> median ns of the call itself
+    std::unordered_map<uint64_t, int64_t> m_ns;   ///< key -> expected ns (ExpectedGap)
+    std::unordered_map<uint64_t, int64_t> m_call; ///< call key -> expected ns of the call itself
     std::optional<int64_t> m_global;
 };
 

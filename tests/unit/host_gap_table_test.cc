@@ -53,13 +53,13 @@ TEST(HostLabel, SitesAreComparedWholeThenByModuleThenNotAtAll)
     EXPECT_EQ(a.text, "event:record@libtorch_cuda.so+0x10");
 }
 
-TEST(HostGapTable, EachGapIsTheMedianOfWhatFollowedTheSameCalls)
+TEST(HostGapTable, EachGapIsTheExpectedValueOfWhatFollowedTheSameCalls)
 {
     // The same kernel launched from two places, followed by different host work.
     const std::vector<std::string> calls = {"launch:k@lib.so+0x1", "launch:k@lib.so+0x2",
                                             "sync:device@lib.so+0x3"};
     Sequence s = Loop(calls, {100, 2000, 50}, 5);
-    s.gapBeforeNs[4] = 999999; // one disturbed sample: the median ignores it
+    s.gapBeforeNs[4] = 999999; // one disturbed sample: held to the others' spread (none)
     const GapTable t = GapTable::Build({s});
     auto first = t.Lookup(After({"sync:device@lib.so+0x3", "launch:k@lib.so+0x1"}));
     ASSERT_TRUE(first);
@@ -120,6 +120,28 @@ TEST(HostGapTable, AnEmptyTableAnswersNothingAndTheWireFormatRoundTrips)
     }
     EXPECT_THROW(GapTable::Parse("HGT2\x01"), std::invalid_argument);
     EXPECT_THROW(GapTable::Parse("nope"), std::invalid_argument);
+}
+
+TEST(HostGapTable, AGapIsChargedItsMeanWithOneOffSamplesHeldToThreeSigma)
+{
+    // Right-skewed, as host gaps are: the median (115) would charge less than the
+    // samples' sum; the one-off 100000 (a first step's set-up) counts as median + 3 sigma,
+    // sigma = 1.4826 x MAD (15): (100 + 100 + 110 + 120 + 181.7 + 181.7) / 6.
+    EXPECT_EQ(ExpectedGap({100, 100, 110, 120, 200, 100000}), 132);
+    // Within 3 sigma every sample counts as it is: the plain mean, not the median (16).
+    EXPECT_EQ(ExpectedGap({10, 12, 14, 16, 18, 20, 30}), 17);
+    EXPECT_EQ(ExpectedGap({7}), 7);
+    EXPECT_EQ(ExpectedGap({}), 0);
+    // The table charges the same for a key.
+    const std::vector<std::string> calls = {"launch:k@lib.so+0x1", "sync:device@lib.so+0x3"};
+    Sequence s = Loop(calls, {100, 50}, 6);
+    const std::vector<int64_t> after = {100, 100, 110, 120, 200, 100000};
+    for (std::size_t r = 0; r < after.size(); ++r)
+    {
+        s.gapBeforeNs[2 * r + 1] = after[r];
+    }
+    const GapTable t = GapTable::Build({s});
+    EXPECT_EQ(t.Lookup(After({"sync:device@lib.so+0x3", "launch:k@lib.so+0x1"}))->ns, 132);
 }
 
 TEST(HostSpeed, MeasuresAPositiveTimePerRound)
