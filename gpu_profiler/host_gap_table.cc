@@ -101,7 +101,7 @@ const char* SourceName(Source s)
     case Source::Kind:
         return "call kind";
     case Source::Global:
-        return "whole recording";
+        return "recording median";
     case Source::Measured:
         return "measured here";
     }
@@ -115,8 +115,10 @@ void Context::Push(const HostLabel& label)
     m_count = std::min(m_count + 1, kDepth);
 }
 
-GapTable GapTable::Build(const std::vector<Sequence>& threads)
+GapTable GapTable::Build(const std::vector<Sequence>& threads, GapStatistic statistic)
 {
+    const auto charge = [statistic](std::vector<int64_t>& v)
+    { return statistic == GapStatistic::Mean ? ExpectedGap(std::move(v)) : Median(v); };
     // std::map: the samples of a key are gathered in a fixed order, whatever the hashes.
     std::map<uint64_t, std::vector<int64_t>> samples;
     std::map<uint64_t, std::vector<int64_t>> calls;
@@ -154,15 +156,15 @@ GapTable GapTable::Build(const std::vector<Sequence>& threads)
     t.m_ns.reserve(samples.size());
     for (auto& [key, v] : samples)
     {
-        t.m_ns.emplace(key, ExpectedGap(std::move(v)));
+        t.m_ns.emplace(key, charge(v));
     }
     for (auto& [key, v] : calls)
     {
-        t.m_call.emplace(key, ExpectedGap(std::move(v)));
+        t.m_call.emplace(key, charge(v));
     }
     if (!all.empty())
     {
-        t.m_global = ExpectedGap(std::move(all));
+        t.m_global = charge(all);
     }
     return t;
 }

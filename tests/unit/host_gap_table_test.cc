@@ -53,13 +53,13 @@ TEST(HostLabel, SitesAreComparedWholeThenByModuleThenNotAtAll)
     EXPECT_EQ(a.text, "event:record@libtorch_cuda.so+0x10");
 }
 
-TEST(HostGapTable, EachGapIsTheExpectedValueOfWhatFollowedTheSameCalls)
+TEST(HostGapTable, EachGapIsTheMedianOfWhatFollowedTheSameCalls)
 {
     // The same kernel launched from two places, followed by different host work.
     const std::vector<std::string> calls = {"launch:k@lib.so+0x1", "launch:k@lib.so+0x2",
                                             "sync:device@lib.so+0x3"};
     Sequence s = Loop(calls, {100, 2000, 50}, 5);
-    s.gapBeforeNs[4] = 999999; // one disturbed sample: held to the others' spread (none)
+    s.gapBeforeNs[4] = 999999; // one disturbed sample: the median ignores it
     const GapTable t = GapTable::Build({s});
     auto first = t.Lookup(After({"sync:device@lib.so+0x3", "launch:k@lib.so+0x1"}));
     ASSERT_TRUE(first);
@@ -89,13 +89,19 @@ TEST(HostGapTable, UnrecordedCallsFallBackToShorterAndCoarserKeys)
     auto kind = t.Lookup(After({"launch:never@lib.so+0x1"}));
     ASSERT_TRUE(kind);
     EXPECT_EQ(kind->source, Source::Kind);
-    EXPECT_EQ(kind->ns, 10); // launch a's four 10s and b's three 300s: MAD 0, all held to 10
-    // A call of a kind never recorded: the whole recording's expected gap (four 10s, four
-    // 20s and three 300s, the 300s held to median 20 + 3 x 1.4826 x MAD 10 = 64.5).
+    EXPECT_EQ(kind->ns, 10); // median of launch a's four 10s and launch b's three 300s
+    // A call of a kind never recorded: the whole recording's median.
     auto none = t.Lookup(After({"nccl:all_reduce@lib.so+0x1"}));
     ASSERT_TRUE(none);
     EXPECT_EQ(none->source, Source::Global);
-    EXPECT_EQ(none->ns, 28);
+    EXPECT_EQ(none->ns, 20);
+    // Its expected value: four 10s, four 20s and three 300s, the 300s held to median 20
+    // + 3 x 1.4826 x MAD 10 = 64.5.
+    const GapTable mean = GapTable::Build(
+        {Loop({"launch:a@lib.so+0x1", "event:record@lib.so+0x2", "launch:b@lib.so+0x3"},
+              {10, 20, 300}, 4)},
+        GapStatistic::Mean);
+    EXPECT_EQ(mean.Lookup(After({"nccl:all_reduce@lib.so+0x1"}))->ns, 28);
     // A longer matching context beats a shorter one.
     auto deep = t.Lookup(After({"launch:b@lib.so+0x3", "launch:a@lib.so+0x1",
                                 "event:record@lib.so+0x2"}));
@@ -123,7 +129,7 @@ TEST(HostGapTable, AnEmptyTableAnswersNothingAndTheWireFormatRoundTrips)
     EXPECT_THROW(GapTable::Parse("nope"), std::invalid_argument);
 }
 
-TEST(HostGapTable, AGapIsChargedItsMeanWithOneOffSamplesHeldToThreeSigma)
+TEST(HostGapTable, TheMeanStatisticChargesTheMeanWithOneOffSamplesHeldToThreeSigma)
 {
     // Right-skewed, as host gaps are: the median (115) would charge less than the
     // samples' sum; the one-off 100000 (a first step's set-up) counts as median + 3 sigma,
@@ -133,7 +139,8 @@ TEST(HostGapTable, AGapIsChargedItsMeanWithOneOffSamplesHeldToThreeSigma)
     EXPECT_EQ(ExpectedGap({10, 12, 14, 16, 18, 20, 30}), 17);
     EXPECT_EQ(ExpectedGap({7}), 7);
     EXPECT_EQ(ExpectedGap({}), 0);
-    // The table charges the same for a key.
+    // A table built for the mean ([cpu] host_gap = "mean") charges it for a key; the
+    // default, the median (115).
     const std::vector<std::string> calls = {"launch:k@lib.so+0x1", "sync:device@lib.so+0x3"};
     Sequence s = Loop(calls, {100, 50}, 6);
     const std::vector<int64_t> after = {100, 100, 110, 120, 200, 100000};
@@ -141,9 +148,19 @@ TEST(HostGapTable, AGapIsChargedItsMeanWithOneOffSamplesHeldToThreeSigma)
     {
         s.gapBeforeNs[2 * r + 1] = after[r];
     }
-    const GapTable t = GapTable::Build({s});
     // (After the launch alone: the first round's launch has no call before it.)
-    EXPECT_EQ(t.Lookup(After({"launch:k@lib.so+0x1"}))->ns, 132);
+    const Context ctx = After({"launch:k@lib.so+0x1"});
+    EXPECT_EQ(GapTable::Build({s}, GapStatistic::Mean).Lookup(ctx)->ns, 132);
+    EXPECT_EQ(GapTable::Build({s}).Lookup(ctx)->ns, 115);
+    // Calls' own costs too.
+    s.callNs.assign(s.labels.size(), -1);
+    for (std::size_t r = 0; r < after.size(); ++r)
+    {
+        s.callNs[2 * r] = after[r];
+    }
+    const HostLabel launch = HostLabel::FromText("launch:k@lib.so+0x1");
+    EXPECT_EQ(GapTable::Build({s}, GapStatistic::Mean).CallCost(launch)->ns, 132);
+    EXPECT_EQ(GapTable::Build({s}).CallCost(launch)->ns, 115);
 }
 
 TEST(HostSpeed, MeasuresAPositiveTimePerRound)
@@ -153,7 +170,7 @@ TEST(HostSpeed, MeasuresAPositiveTimePerRound)
     EXPECT_LT(ns, 1e6);
 }
 
-TEST(HostGapTable, ACallsOwnCostIsItsExpectedValueByTheSameKeysAndRoundTrips)
+TEST(HostGapTable, ACallsOwnCostIsItsMedianByTheSameKeysAndRoundTrips)
 {
     Sequence s = Loop({"launch:a@lib.so+0x1", "call:cublasGemmEx@lib.so+0x2", "sync:device@lib.so+0x3"},
                       {10, 20, 30}, 3);
