@@ -364,8 +364,8 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
 
 void ReadCpu(const Section& s, CpuSpec& cpu)
 {
-    s.AllowOnly({"time_scale", "call_overhead", "query_overhead", "local_scale", "host_time",
-                 "host_gap"});
+    s.AllowOnly(
+        {"time_scale", "call_overhead", "query_overhead", "local_scale", "host_time", "host_gap"});
     cpu.timeScale = s.Number("time_scale", false, 0.0).value_or(cpu.timeScale);
     cpu.localScale = s.Number("local_scale", false, 0.0);
     if (auto mode = s.Choice("host_time", false, {"recorded", "measured"}))

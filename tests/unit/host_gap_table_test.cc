@@ -103,8 +103,8 @@ TEST(HostGapTable, UnrecordedCallsFallBackToShorterAndCoarserKeys)
         GapStatistic::Mean);
     EXPECT_EQ(mean.Lookup(After({"nccl:all_reduce@lib.so+0x1"}))->ns, 28);
     // A longer matching context beats a shorter one.
-    auto deep = t.Lookup(After({"launch:b@lib.so+0x3", "launch:a@lib.so+0x1",
-                                "event:record@lib.so+0x2"}));
+    auto deep =
+        t.Lookup(After({"launch:b@lib.so+0x3", "launch:a@lib.so+0x1", "event:record@lib.so+0x2"}));
     ASSERT_TRUE(deep);
     EXPECT_EQ(deep->ns, 20);
     EXPECT_EQ(deep->source, Source::Context);
@@ -114,8 +114,8 @@ TEST(HostGapTable, AnEmptyTableAnswersNothingAndTheWireFormatRoundTrips)
 {
     EXPECT_FALSE(GapTable{}.Lookup(After({"launch:a@x+0x1"})));
     EXPECT_TRUE(GapTable::Parse("").Empty());
-    const GapTable t = GapTable::Build(
-        {Loop({"launch:a@lib.so+0x1", "copy:async@lib.so+0x2"}, {7, 11}, 3)});
+    const GapTable t =
+        GapTable::Build({Loop({"launch:a@lib.so+0x1", "copy:async@lib.so+0x2"}, {7, 11}, 3)});
     const std::string bytes = t.Serialize();
     EXPECT_EQ(bytes, GapTable::Parse(bytes).Serialize());
     const GapTable back = GapTable::Parse(bytes);
@@ -172,8 +172,9 @@ TEST(HostSpeed, MeasuresAPositiveTimePerRound)
 
 TEST(HostGapTable, ACallsOwnCostIsItsMedianByTheSameKeysAndRoundTrips)
 {
-    Sequence s = Loop({"launch:a@lib.so+0x1", "call:cublasGemmEx@lib.so+0x2", "sync:device@lib.so+0x3"},
-                      {10, 20, 30}, 3);
+    Sequence s =
+        Loop({"launch:a@lib.so+0x1", "call:cublasGemmEx@lib.so+0x2", "sync:device@lib.so+0x3"},
+             {10, 20, 30}, 3);
     s.callNs = {4000, 9000, -1, 5000, 11000, -1, 6000, 10000, -1};
     const GapTable t = GapTable::Build({s});
     auto launch = t.CallCost(HostLabel::FromText("launch:a@lib.so+0x1"));
