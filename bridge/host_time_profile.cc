@@ -134,7 +134,9 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
         {
             const auto& runs = bySimilarity.rbegin()->second;
             const auto sequences = profile->HostSequences(runs);
-            const auto table = host_time::GapTable::Build(sequences);
+            const auto table = host_time::GapTable::Build(
+                sequences,
+                cpu.hostGapMean ? host_time::GapStatistic::Mean : host_time::GapStatistic::Median);
             p.table = table.Serialize();
             p.keys = table.Keys();
             p.runs = runs;

@@ -58,6 +58,9 @@ struct CpuSpec
     /// Charge the host time the profile recorded for the program between its GPU calls
     /// (interposer/host_time.h); false: measure it on this machine, as if none were recorded.
     bool recordedHostTime{true};
+    /// What each recorded gap is charged ([cpu] host_gap): its context's median, or its
+    /// expected value (gpu_profiler/host_gap_table.h, ExpectedGap).
+    bool hostGapMean{false};
 };
 
 /// One full-duplex link of a "custom" topology, as written in [[topology.links]].

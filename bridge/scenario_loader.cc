@@ -364,12 +364,17 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
 
 void ReadCpu(const Section& s, CpuSpec& cpu)
 {
-    s.AllowOnly({"time_scale", "call_overhead", "query_overhead", "local_scale", "host_time"});
+    s.AllowOnly(
+        {"time_scale", "call_overhead", "query_overhead", "local_scale", "host_time", "host_gap"});
     cpu.timeScale = s.Number("time_scale", false, 0.0).value_or(cpu.timeScale);
     cpu.localScale = s.Number("local_scale", false, 0.0);
     if (auto mode = s.Choice("host_time", false, {"recorded", "measured"}))
     {
         cpu.recordedHostTime = *mode == "recorded";
+    }
+    if (auto statistic = s.Choice("host_gap", false, {"median", "mean"}))
+    {
+        cpu.hostGapMean = *statistic == "mean";
     }
     cpu.callOverheadNs = std::llround(s.DurationNs("call_overhead", false).value_or(0));
     cpu.queryOverheadNs = std::llround(s.DurationNs("query_overhead", false).value_or(0));

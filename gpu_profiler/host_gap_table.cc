@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -35,6 +36,36 @@ int64_t Median(std::vector<int64_t>& v)
     const int64_t lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
     return lower + (upper - lower) / 2;
 }
+
+} // namespace
+
+int64_t ExpectedGap(std::vector<int64_t> samples)
+{
+    if (samples.empty())
+    {
+        return 0;
+    }
+    const int64_t median = Median(samples);
+    std::vector<int64_t> deviation;
+    deviation.reserve(samples.size());
+    for (int64_t x : samples)
+    {
+        deviation.push_back(x > median ? x - median : median - x);
+    }
+    // 1.4826 x MAD estimates a normal distribution's sigma; 3 sigma is the usual cut.
+    const double spread = kWinsorSigmas * 1.4826 * static_cast<double>(Median(deviation));
+    const double low = static_cast<double>(median) - spread;
+    const double high = static_cast<double>(median) + spread;
+    double sum = 0;
+    for (int64_t x : samples)
+    {
+        sum += std::clamp(static_cast<double>(x), low, high);
+    }
+    return std::llround(sum / static_cast<double>(samples.size()));
+}
+
+namespace
+{
 
 template <class T> void Put(std::string& out, T v)
 {
@@ -84,8 +115,10 @@ void Context::Push(const HostLabel& label)
     m_count = std::min(m_count + 1, kDepth);
 }
 
-GapTable GapTable::Build(const std::vector<Sequence>& threads)
+GapTable GapTable::Build(const std::vector<Sequence>& threads, GapStatistic statistic)
 {
+    const auto charge = [statistic](std::vector<int64_t>& v)
+    { return statistic == GapStatistic::Mean ? ExpectedGap(std::move(v)) : Median(v); };
     // std::map: the samples of a key are gathered in a fixed order, whatever the hashes.
     std::map<uint64_t, std::vector<int64_t>> samples;
     std::map<uint64_t, std::vector<int64_t>> calls;
@@ -123,15 +156,15 @@ GapTable GapTable::Build(const std::vector<Sequence>& threads)
     t.m_ns.reserve(samples.size());
     for (auto& [key, v] : samples)
     {
-        t.m_ns.emplace(key, Median(v));
+        t.m_ns.emplace(key, charge(v));
     }
     for (auto& [key, v] : calls)
     {
-        t.m_call.emplace(key, Median(v));
+        t.m_call.emplace(key, charge(v));
     }
     if (!all.empty())
     {
-        t.m_global = Median(all);
+        t.m_global = charge(all);
     }
     return t;
 }

@@ -22,7 +22,7 @@ using host_time::Source;
 
 /// A gap that has used this much more CPU than its budget is measured instead: a thread
 /// that waits for time to pass by reading the clock would otherwise never see it pass, and
-/// one-off work the recording's median does not stand for (a first step's lazy set-up)
+/// one-off work the recording's expected gap does not stand for (a first step's lazy set-up)
 /// shows.  Far above what a garbage-collection pause or a busy host adds to a gap: those
 /// must not decide between the budget and this machine's clock, run by run.
 constexpr int64_t kEscapeFactor = 100;

@@ -95,9 +95,16 @@ TEST(HostGapTable, UnrecordedCallsFallBackToShorterAndCoarserKeys)
     ASSERT_TRUE(none);
     EXPECT_EQ(none->source, Source::Global);
     EXPECT_EQ(none->ns, 20);
+    // Its expected value: four 10s, four 20s and three 300s, the 300s held to median 20
+    // + 3 x 1.4826 x MAD 10 = 64.5.
+    const GapTable mean = GapTable::Build(
+        {Loop({"launch:a@lib.so+0x1", "event:record@lib.so+0x2", "launch:b@lib.so+0x3"},
+              {10, 20, 300}, 4)},
+        GapStatistic::Mean);
+    EXPECT_EQ(mean.Lookup(After({"nccl:all_reduce@lib.so+0x1"}))->ns, 28);
     // A longer matching context beats a shorter one.
-    auto deep = t.Lookup(After({"launch:b@lib.so+0x3", "launch:a@lib.so+0x1",
-                                "event:record@lib.so+0x2"}));
+    auto deep =
+        t.Lookup(After({"launch:b@lib.so+0x3", "launch:a@lib.so+0x1", "event:record@lib.so+0x2"}));
     ASSERT_TRUE(deep);
     EXPECT_EQ(deep->ns, 20);
     EXPECT_EQ(deep->source, Source::Context);
@@ -107,8 +114,8 @@ TEST(HostGapTable, AnEmptyTableAnswersNothingAndTheWireFormatRoundTrips)
 {
     EXPECT_FALSE(GapTable{}.Lookup(After({"launch:a@x+0x1"})));
     EXPECT_TRUE(GapTable::Parse("").Empty());
-    const GapTable t = GapTable::Build(
-        {Loop({"launch:a@lib.so+0x1", "copy:async@lib.so+0x2"}, {7, 11}, 3)});
+    const GapTable t =
+        GapTable::Build({Loop({"launch:a@lib.so+0x1", "copy:async@lib.so+0x2"}, {7, 11}, 3)});
     const std::string bytes = t.Serialize();
     EXPECT_EQ(bytes, GapTable::Parse(bytes).Serialize());
     const GapTable back = GapTable::Parse(bytes);
@@ -122,6 +129,40 @@ TEST(HostGapTable, AnEmptyTableAnswersNothingAndTheWireFormatRoundTrips)
     EXPECT_THROW(GapTable::Parse("nope"), std::invalid_argument);
 }
 
+TEST(HostGapTable, TheMeanStatisticChargesTheMeanWithOneOffSamplesHeldToThreeSigma)
+{
+    // Right-skewed, as host gaps are: the median (115) would charge less than the
+    // samples' sum; the one-off 100000 (a first step's set-up) counts as median + 3 sigma,
+    // sigma = 1.4826 x MAD (15): (100 + 100 + 110 + 120 + 181.7 + 181.7) / 6.
+    EXPECT_EQ(ExpectedGap({100, 100, 110, 120, 200, 100000}), 132);
+    // Within 3 sigma every sample counts as it is: the plain mean, not the median (16).
+    EXPECT_EQ(ExpectedGap({10, 12, 14, 16, 18, 20, 30}), 17);
+    EXPECT_EQ(ExpectedGap({7}), 7);
+    EXPECT_EQ(ExpectedGap({}), 0);
+    // A table built for the mean ([cpu] host_gap = "mean") charges it for a key; the
+    // default, the median (115).
+    const std::vector<std::string> calls = {"launch:k@lib.so+0x1", "sync:device@lib.so+0x3"};
+    Sequence s = Loop(calls, {100, 50}, 6);
+    const std::vector<int64_t> after = {100, 100, 110, 120, 200, 100000};
+    for (std::size_t r = 0; r < after.size(); ++r)
+    {
+        s.gapBeforeNs[2 * r + 1] = after[r];
+    }
+    // (After the launch alone: the first round's launch has no call before it.)
+    const Context ctx = After({"launch:k@lib.so+0x1"});
+    EXPECT_EQ(GapTable::Build({s}, GapStatistic::Mean).Lookup(ctx)->ns, 132);
+    EXPECT_EQ(GapTable::Build({s}).Lookup(ctx)->ns, 115);
+    // Calls' own costs too.
+    s.callNs.assign(s.labels.size(), -1);
+    for (std::size_t r = 0; r < after.size(); ++r)
+    {
+        s.callNs[2 * r] = after[r];
+    }
+    const HostLabel launch = HostLabel::FromText("launch:k@lib.so+0x1");
+    EXPECT_EQ(GapTable::Build({s}, GapStatistic::Mean).CallCost(launch)->ns, 132);
+    EXPECT_EQ(GapTable::Build({s}).CallCost(launch)->ns, 115);
+}
+
 TEST(HostSpeed, MeasuresAPositiveTimePerRound)
 {
     const double ns = MeasureHostSpeedNs();
@@ -131,8 +172,9 @@ TEST(HostSpeed, MeasuresAPositiveTimePerRound)
 
 TEST(HostGapTable, ACallsOwnCostIsItsMedianByTheSameKeysAndRoundTrips)
 {
-    Sequence s = Loop({"launch:a@lib.so+0x1", "call:cublasGemmEx@lib.so+0x2", "sync:device@lib.so+0x3"},
-                      {10, 20, 30}, 3);
+    Sequence s =
+        Loop({"launch:a@lib.so+0x1", "call:cublasGemmEx@lib.so+0x2", "sync:device@lib.so+0x3"},
+             {10, 20, 30}, 3);
     s.callNs = {4000, 9000, -1, 5000, 11000, -1, 6000, 10000, -1};
     const GapTable t = GapTable::Build({s});
     auto launch = t.CallCost(HostLabel::FromText("launch:a@lib.so+0x1"));

@@ -96,6 +96,16 @@ TEST_F(ScenarioFile, LoadsEveryField)
     EXPECT_EQ(s.kernels.durationsNs.at("gemm"), 120000);
 }
 
+TEST_F(ScenarioFile, HostGapChoosesTheStatisticOfRecordedGaps)
+{
+    EXPECT_FALSE(LoadScenario(Write(kValid)).cpu.hostGapMean); // the median by default
+    EXPECT_TRUE(LoadScenario(Write(Replace(kValid, "time_scale = 0.0",
+                                           "time_scale = 0.0\nhost_gap = \"mean\"")))
+                    .cpu.hostGapMean);
+    ExpectError(Replace(kValid, "time_scale = 0.0", "time_scale = 0.0\nhost_gap = \"mode\""),
+                {"cpu.host_gap", "median"});
+}
+
 TEST_F(ScenarioFile, TheBundledScenarioLoads)
 {
     const Scenario s = LoadScenario(std::string(PHANTORA_SOURCE_DIR) + "/scenarios/default.toml");
