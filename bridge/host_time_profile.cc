@@ -4,11 +4,10 @@
 #include "host_speed.h"
 #include "program_name.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fmt/format.h>
 #include <map>
 #include <set>
 #include <sstream>
@@ -244,11 +243,11 @@ std::string HostTimeProfile::Describe(const Charged& charged) const
                "program)" +
                fmt::format("; this machine's CPU time x {:.3f}", localScale) + ScaleOrigin();
     }
-    std::string line = fmt::format(
-        "host time: recorded ({} run{}{}, at world size {}, {} gaps);", runs.size(),
-        runs.size() == 1 ? "" : "s",
-        sameArguments ? " with the same arguments" : " with the arguments most like these",
-        recordedRanks, gaps);
+    std::string line = fmt::format("host time: recorded ({} run{}{}, at world size {}, {} gaps);",
+                                   runs.size(), runs.size() == 1 ? "" : "s",
+                                   sameArguments ? " with the same arguments"
+                                                 : " with the arguments most like these",
+                                   recordedRanks, gaps);
     constexpr auto kMeasured = static_cast<std::size_t>(host_time::Source::Measured);
     uint64_t all = 0;
     int64_t allNs = 0;
@@ -264,10 +263,10 @@ std::string HostTimeProfile::Describe(const Charged& charged) const
     {
         if (charged.gaps[i] > 0)
         {
-            bySource += fmt::format("{}{:.1f}% {}", bySource.empty() ? "" : ", ",
-                                    100.0 * static_cast<double>(charged.gaps[i]) /
-                                        static_cast<double>(all),
-                                    host_time::SourceName(static_cast<host_time::Source>(i)));
+            bySource +=
+                fmt::format("{}{:.1f}% {}", bySource.empty() ? "" : ", ",
+                            100.0 * static_cast<double>(charged.gaps[i]) / static_cast<double>(all),
+                            host_time::SourceName(static_cast<host_time::Source>(i)));
         }
     }
     line += bySource.empty() ? "" : " (" + bySource + ")";
@@ -275,12 +274,12 @@ std::string HostTimeProfile::Describe(const Charged& charged) const
     {
         // Often one gap: a rank's start-up (building the model or the optimizer on the CPU)
         // after its first GPU call, which no step pays; or gaps far past their budget.
-        line += fmt::format(
-            "; {} gap{} measured here, {:.1f} ms ({:.1f}% of the host time charged)", n,
-            n == 1 ? "" : "s", static_cast<double>(charged.ns[kMeasured]) / 1e6,
-            allNs > 0 ? 100.0 * static_cast<double>(charged.ns[kMeasured]) /
-                            static_cast<double>(allNs)
-                      : 0.0);
+        line +=
+            fmt::format("; {} gap{} measured here, {:.1f} ms ({:.1f}% of the host time charged)", n,
+                        n == 1 ? "" : "s", static_cast<double>(charged.ns[kMeasured]) / 1e6,
+                        allNs > 0 ? 100.0 * static_cast<double>(charged.ns[kMeasured]) /
+                                        static_cast<double>(allNs)
+                                  : 0.0);
     }
     return line + fmt::format("; this machine's CPU time x {:.3f}", localScale) + ScaleOrigin();
 }

@@ -124,9 +124,11 @@ TEST(HostTimeProfile, APathArgumentMatchesTheSameFileNamedFromAnotherDirectory)
     phantora::CpuSpec cpu;
     cpu.localScale = 1.0;
     const auto pick = [&](const std::string& config)
-    { return phantora::HostTimeProfile::Prepare(
-          &reader, Split("python3 train_gpt.py --deepspeed_config " + config + " --steps 4"), 1,
-          cpu); };
+    {
+        return phantora::HostTimeProfile::Prepare(
+            &reader, Split("python3 train_gpt.py --deepspeed_config " + config + " --steps 4"), 1,
+            cpu);
+    };
     for (const std::string config :
          {"examples/deepspeed/zero2.json", "/work/repo/examples/deepspeed/zero2.json",
           "./examples//deepspeed/zero2.json", "zero2.json", "../deepspeed/zero2.json"})
@@ -136,8 +138,9 @@ TEST(HostTimeProfile, APathArgumentMatchesTheSameFileNamedFromAnotherDirectory)
         EXPECT_TRUE(p.sameArguments) << config;
     }
     const auto flagged = phantora::HostTimeProfile::Prepare(
-        &reader, Split("python3 train_gpt.py --deepspeed_config=/abs/examples/deepspeed/zero1.json"),
-        1, cpu);
+        &reader,
+        Split("python3 train_gpt.py --deepspeed_config=/abs/examples/deepspeed/zero1.json"), 1,
+        cpu);
     EXPECT_EQ(flagged.runs, std::vector<std::string>{"zero1.tsv"}) << "--flag=path";
     // Another directory's file of the same name is not the same file: neither recording
     // was given it, so both are as like the command (and neither gave every argument).

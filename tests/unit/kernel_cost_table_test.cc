@@ -158,8 +158,7 @@ TEST_F(KernelCostTableTest, GemmsOfTheSameFamilyScaleByFlopsButNeverBeatTheRoofl
 // per wave of its tiles and per sample-k of its k.
 TEST_F(KernelCostTableTest, AGemmSampleThatDoesNotFillTheGpuScalesByWavesNotFlops)
 {
-    const std::string tiny =
-        "cublasSgemm(m=128,n=128,k=128,op=NN,a=f32,b=f32,c=f32,batch=1)";
+    const std::string tiny = "cublasSgemm(m=128,n=128,k=128,op=NN,a=f32,b=f32,c=f32,batch=1)";
     {
         ProfileWriter w(scenario.kernels.profile);
         OpKey sample;
@@ -182,9 +181,9 @@ TEST_F(KernelCostTableTest, AGemmSampleThatDoesNotFillTheGpuScalesByWavesNotFlop
     EXPECT_LT(c.ns, 4320.0 * g->Flops() / s->Flops() / 10) << "not the sample's rate";
     // Still never faster than the roofline: a square 2048 GEMM has as many tiles and k
     // passes as the one above (134 us by waves) but 128x its flops (257 us at the peak).
-    const std::string square =
-        "cublasSgemm(m=2048,n=2048,k=2048,op=NN,a=f32,b=f32,c=f32,batch=1)";
-    EXPECT_EQ(t.Kernel(Launch(square, 0, 0)).ns, std::llround(2.0 * 2048 * 2048 * 2048 / 66.9e12 * 1e9));
+    const std::string square = "cublasSgemm(m=2048,n=2048,k=2048,op=NN,a=f32,b=f32,c=f32,batch=1)";
+    EXPECT_EQ(t.Kernel(Launch(square, 0, 0)).ns,
+              std::llround(2.0 * 2048 * 2048 * 2048 / 66.9e12 * 1e9));
 }
 
 TEST_F(KernelCostTableTest, WithoutAProfileGemmsUseTheRooflineThenTheDefault)
