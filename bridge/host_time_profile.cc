@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
 #include <map>
 #include <set>
 #include <sstream>
@@ -56,6 +58,65 @@ bool CountsIterations(const std::string& item)
     return kFlags.count(item.substr(0, item.find('='))) > 0;
 }
 
+/// A file path without "." parts, doubled slashes and leading ".." parts, which name a
+/// directory the words do not tell ("examples/x.json" for "./examples//x.json",
+/// "deepspeed/x.json" for "../deepspeed/x.json").
+std::string NormalPath(const std::string& path)
+{
+    std::string p = std::filesystem::path(path).lexically_normal().generic_string();
+    while (p.rfind("../", 0) == 0)
+    {
+        p.erase(0, 3);
+    }
+    return p.rfind("./", 0) == 0 ? p.substr(2) : p;
+}
+
+/// Whether \p a and \p b name the same file as far as their words tell: the same
+/// normalised path, or one is the other's tail at a directory boundary.  A recording made
+/// from the repository root with `--deepspeed_config examples/deepspeed/zero1.json`
+/// is of the same program as a simulation given the file's absolute path, or started in
+/// examples/deepspeed/ with `zero1.json`.
+bool SamePath(const std::string& a, const std::string& b)
+{
+    const std::string x = NormalPath(a);
+    const std::string y = NormalPath(b);
+    const auto tailOf = [](const std::string& longer, const std::string& shorter)
+    {
+        return longer.size() > shorter.size() && !shorter.empty() && shorter[0] != '/' &&
+               longer.compare(longer.size() - shorter.size(), shorter.size(), shorter) == 0 &&
+               longer[longer.size() - shorter.size() - 1] == '/';
+    };
+    return x == y || tailOf(x, y) || tailOf(y, x);
+}
+
+/// Whether the command's items \p wanted hold \p item: the same word, or for an item
+/// whose value is a path ("--config=a/b.json", a lone "data/train.bin"), the same flag
+/// with a path that names the same file (SamePath).
+bool Holds(const std::set<std::string>& wanted, const std::string& item)
+{
+    if (wanted.count(item))
+    {
+        return true;
+    }
+    // "--flag=value" -> ("--flag=", "value"); a lone word -> ("", word)
+    const auto split = [](const std::string& x)
+    {
+        const auto eq = x.rfind('-', 0) == 0 ? x.find('=') : std::string::npos;
+        return eq == std::string::npos ? std::make_pair(std::string(), x)
+                                       : std::make_pair(x.substr(0, eq + 1), x.substr(eq + 1));
+    };
+    const auto mine = split(item);
+    return std::any_of(wanted.begin(), wanted.end(),
+                       [&](const std::string& w)
+                       {
+                           const auto theirs = split(w);
+                           const bool aPath = mine.second.find('/') != std::string::npos ||
+                                              theirs.second.find('/') != std::string::npos;
+                           return aPath && theirs.first == mine.first &&
+                                  SamePath(mine.second, theirs.second);
+                       });
+}
+
 /// How like \p wanted (the simulated command's items) a recording's \p items are: the
 /// items they share, less the recording's items the command does not have (an option
 /// the recording ran with changes the code that ran: `--attention auto` picks other
@@ -67,7 +128,7 @@ long Similarity(const std::set<std::string>& items, const std::set<std::string>&
     {
         if (!CountsIterations(x))
         {
-            score += wanted.count(x) ? 1 : -1;
+            score += Holds(wanted, x) ? 1 : -1;
         }
     }
     return score;
@@ -80,7 +141,7 @@ bool GivesEvery(const profile::ProfileReader::Run& r, const std::set<std::string
     const auto items = ArgumentItems(profile::ProgramArguments(r.command));
     return std::all_of(wanted.begin(), wanted.end(),
                        [&](const std::string& x)
-                       { return CountsIterations(x) || items.count(x) > 0; });
+                       { return CountsIterations(x) || Holds(items, x); });
 }
 
 double Median(std::vector<double> v)
@@ -174,6 +235,65 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
         p.localScaleSource = "measured";
     }
     return p;
+}
+
+std::string HostTimeProfile::Describe(const Charged& charged) const
+{
+    if (table.empty())
+    {
+        return "host time: measured on this machine (the profile holds no recording of this "
+               "program)" +
+               fmt::format("; this machine's CPU time x {:.3f}", localScale) + ScaleOrigin();
+    }
+    std::string line = fmt::format("host time: recorded ({} run{}{}, at world size {}, {} gaps);",
+                                   runs.size(), runs.size() == 1 ? "" : "s",
+                                   sameArguments ? " with the same arguments"
+                                                 : " with the arguments most like these",
+                                   recordedRanks, gaps);
+    constexpr auto kMeasured = static_cast<std::size_t>(host_time::Source::Measured);
+    uint64_t all = 0;
+    int64_t allNs = 0;
+    for (std::size_t i = 0; i < charged.gaps.size(); ++i)
+    {
+        all += charged.gaps[i];
+        allNs += charged.ns[i];
+    }
+    const uint64_t recorded = all - charged.gaps[kMeasured];
+    line += fmt::format(" {} of {} gaps charged from it", recorded, all);
+    std::string bySource;
+    for (std::size_t i = 0; i < kMeasured; ++i)
+    {
+        if (charged.gaps[i] > 0)
+        {
+            bySource +=
+                fmt::format("{}{:.1f}% {}", bySource.empty() ? "" : ", ",
+                            100.0 * static_cast<double>(charged.gaps[i]) / static_cast<double>(all),
+                            host_time::SourceName(static_cast<host_time::Source>(i)));
+        }
+    }
+    line += bySource.empty() ? "" : " (" + bySource + ")";
+    if (const uint64_t n = charged.gaps[kMeasured]; n > 0)
+    {
+        // Often one gap: a rank's start-up (building the model or the optimizer on the CPU)
+        // after its first GPU call, which no step pays; or gaps far past their budget.
+        line +=
+            fmt::format("; {} gap{} measured here, {:.1f} ms ({:.1f}% of the host time charged)", n,
+                        n == 1 ? "" : "s", static_cast<double>(charged.ns[kMeasured]) / 1e6,
+                        allNs > 0 ? 100.0 * static_cast<double>(charged.ns[kMeasured]) /
+                                        static_cast<double>(allNs)
+                                  : 0.0);
+    }
+    return line + fmt::format("; this machine's CPU time x {:.3f}", localScale) + ScaleOrigin();
+}
+
+std::string HostTimeProfile::ScaleOrigin() const
+{
+    if (localScaleSource == "measured")
+    {
+        return fmt::format(" (host speed: recording host {:.0f} ns, here {:.0f} ns)",
+                           recordingHostNs, localHostNs);
+    }
+    return localScaleSource == "scenario" ? " ([cpu] local_scale)" : "";
 }
 
 } // namespace phantora

@@ -4,9 +4,12 @@
 // measured here.
 #pragma once
 
+#include "host_gap_table.h"
 #include "profile_reader.h"
 #include "scenario.h"
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,9 +40,26 @@ struct HostTimeProfile
     /// For \p command (the simulated program) on \p ranks ranks of \p scenario, whose
     /// profile is \p profile (nullptr: none).  Measures this machine's host speed when the profile
     /// knows the recording host's and the scenario does not give [cpu] local_scale.
+    /// Host time the ranks were charged, per host_time::Source.
+    struct Charged
+    {
+        std::array<int64_t, host_time::kSources> ns{};
+        std::array<uint64_t, host_time::kSources> gaps{};
+    };
+    /// The summary's account of \p charged, one line (unwrapped): how many gaps came from
+    /// the recording, by which key, and what was measured here.  Shares are of *gaps*:
+    /// by time, one start-up gap measured here (a framework's set-up between its first
+    /// GPU calls and its first step, seconds long) outweighs every step's recorded gaps,
+    /// and a line in shares of time reads as if the steps were not found in the recording.
+    std::string Describe(const Charged& charged) const;
+
     static HostTimeProfile Prepare(const profile::ProfileReader* profile,
                                    const std::vector<std::string>& command, int ranks,
                                    const CpuSpec& cpu);
+
+private:
+    /// Where localScale came from, for Describe: " (host speed: ...)" or "".
+    std::string ScaleOrigin() const;
 };
 
 } // namespace phantora

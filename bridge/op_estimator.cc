@@ -86,6 +86,22 @@ double OpEstimator::Waves(double threads) const
     return std::max(threads / full, 1.0);
 }
 
+// Output tiles of kGemmTile x kGemmTile (the common cuBLAS CTA tile; its kernels choose
+// others, but the count only has to say whether a GEMM fills the GPU and by how much).
+double OpEstimator::GemmTiles(const GemmSignature& g)
+{
+    constexpr double kGemmTile = 128;
+    return std::ceil(static_cast<double>(std::max<int64_t>(g.m, 1)) / kGemmTile) *
+           std::ceil(static_cast<double>(std::max<int64_t>(g.n, 1)) / kGemmTile) *
+           static_cast<double>(std::max<int64_t>(g.batch, 1));
+}
+
+// How many times over a GEMM's tiles, one CTA per SM, fill the GPU (at least once).
+double OpEstimator::GemmWaves(const GemmSignature& g) const
+{
+    return std::max(GemmTiles(g) / std::max(m_gpu.smCount, 1), 1.0);
+}
+
 // Like ScaledKernel, over the other instantiations of the kernel's template.
 std::optional<int64_t> OpEstimator::FamilyScaled(const OpKey& key) const
 {
@@ -214,6 +230,18 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
     }
     best = &*bestSig;
     double t = bestMedian * g->Flops() / std::max(best->Flops(), 1.0);
+    if (GemmTiles(*best) < std::max(m_gpu.smCount, 1))
+    {
+        // The sample left SMs idle: its time is one pass of its tiles through the k loop,
+        // and more tiles, up to one per SM, run beside them for free.  Scaled by its flops
+        // it would charge the target the sample's low rate (a 4 us fp32 128x128x128 GEMM,
+        // 1 TFLOP/s, made a 16x2048x2048 batch-16 one take 2.2 ms where the H100's
+        // fp32 peak needs 32 us).  So: no more than the sample's time per pass of the k
+        // loop, times the target's waves of tiles and its k loop's length.
+        const double byWaves = bestMedian * GemmWaves(*g) * static_cast<double>(g->k) /
+                               static_cast<double>(std::max<int64_t>(best->k, 1));
+        t = std::min(t, byWaves);
+    }
     if (auto roof = Roofline(key))
     {
         t = std::max(t, static_cast<double>(*roof));

@@ -1,7 +1,9 @@
 // Durations for ops the profile has not measured.  Never fails: the caller falls
 // back to the scenario's default when neither estimate applies.
 //   ShapeScaled: the same kernel (or a GEMM or cuDNN op of the same family, or a copy of
-//                the same direction) measured at other shapes, scaled by the work;
+//                the same direction) measured at other shapes, scaled by the work
+//                (a GEMM sample too small to fill the GPU: by the target's waves of
+//                tiles and its k instead, where that is less);
 //   Bytes:       a data-movement kernel whose launch says how many bytes it moves
 //                (copy_kernel_bytes.h), at the copy bandwidth the profile measured;
 //   Family:      another instantiation of the same kernel template (other element types
@@ -10,6 +12,7 @@
 //                bytes at the HBM bandwidth, whichever takes longer (batch norm: bytes).
 #pragma once
 
+#include "gemm_signature.h"
 #include "profile_reader.h"
 #include "scenario.h"
 
@@ -47,6 +50,8 @@ private:
     std::optional<int64_t> ScaledCopy(const profile::OpKey& key, int64_t modelNs) const;
 
     double Waves(double threads) const;
+    static double GemmTiles(const profile::GemmSignature& g);
+    double GemmWaves(const profile::GemmSignature& g) const;
 
     const profile::ProfileReader* m_profile;
     const GpuSpec& m_gpu;

@@ -61,23 +61,15 @@ TimeShares SharesOf(const RankState& r, const DeviceTimeline& tl)
 }
 
 /// Host time charged between GPU calls over all ranks, by host_time::Source.
-struct HostTotals
+HostTimeProfile::Charged SumHostTime(const SimulationEngine& engine)
 {
-    std::array<int64_t, host_time::kSources> ns{};
-    std::array<uint64_t, host_time::kSources> gaps{};
-    int64_t allNs{0};
-};
-
-HostTotals SumHostTime(const SimulationEngine& engine)
-{
-    HostTotals t;
+    HostTimeProfile::Charged t;
     for (const RankState& r : engine.Ranks())
     {
         for (std::size_t i = 0; i < t.ns.size(); ++i)
         {
             t.ns[i] += r.hostTimeNs[i];
             t.gaps[i] += r.hostTimeGaps[i];
-            t.allNs += r.hostTimeNs[i];
         }
     }
     return t;
@@ -86,50 +78,7 @@ HostTotals SumHostTime(const SimulationEngine& engine)
 /// One line: where the host time between GPU calls came from.
 void PrintHostTime(const SimulationEngine& engine)
 {
-    const HostTimeProfile& p = engine.HostTime();
-    const HostTotals t = SumHostTime(engine);
-    std::string line = "host time: ";
-    if (p.table.empty())
-    {
-        line += "measured on this machine (the profile holds no recording of this program)";
-    }
-    else
-    {
-        line += fmt::format("recorded ({} run{}{}, at world size {}, {} gaps);", p.runs.size(),
-                            p.runs.size() == 1 ? "" : "s",
-                            p.sameArguments ? " with the same arguments" : " with the arguments most like these",
-                            p.recordedRanks, p.gaps);
-        for (std::size_t i = 0; i < t.ns.size(); ++i)
-        {
-            if (t.gaps[i] == 0)
-            {
-                continue;
-            }
-            line += fmt::format(" {:.1f}% {}",
-                                t.allNs > 0 ? 100.0 * static_cast<double>(t.ns[i]) /
-                                                  static_cast<double>(t.allNs)
-                                            : 0.0,
-                                host_time::SourceName(static_cast<host_time::Source>(i)));
-            if (static_cast<host_time::Source>(i) == host_time::Source::Measured)
-            {
-                // Often one gap: a rank's start-up (building the model on the CPU) between
-                // its first GPU call and its first step, which no step pays.
-                line += fmt::format(" ({} gap{})", t.gaps[i], t.gaps[i] == 1 ? "" : "s");
-            }
-            line += ",";
-        }
-        line.pop_back();
-    }
-    line += fmt::format("; this machine's CPU time x {:.3f}", p.localScale);
-    if (p.localScaleSource == "measured")
-    {
-        line += fmt::format(" (host speed: recording host {:.0f} ns, here {:.0f} ns)",
-                            p.recordingHostNs, p.localHostNs);
-    }
-    else if (p.localScaleSource == "scenario")
-    {
-        line += " ([cpu] local_scale)";
-    }
+    const std::string line = engine.HostTime().Describe(SumHostTime(engine));
     // At most kSummaryWidth characters a line: the remainder continues indented.
     std::string rest = line;
     std::string indent;
@@ -150,7 +99,7 @@ void PrintHostTime(const SimulationEngine& engine)
 nlohmann::json HostTimeJson(const SimulationEngine& engine)
 {
     const HostTimeProfile& p = engine.HostTime();
-    const HostTotals t = SumHostTime(engine);
+    const HostTimeProfile::Charged t = SumHostTime(engine);
     nlohmann::json sources = nlohmann::json::object();
     for (std::size_t i = 0; i < t.ns.size(); ++i)
     {

@@ -109,4 +109,89 @@ TEST(HostTimeProfile, TheRecordingAtTheNearestWorldSizeWins)
     fs::remove(db);
 }
 
+// A recording made from the repository root names its config by a relative path; the
+// simulation may name the same file by its absolute path, or from the config's own
+// directory.  The path's words differ, the file does not: the recording of that config
+// must still win, over the one of a config beside it.
+TEST(HostTimeProfile, APathArgumentMatchesTheSameFileNamedFromAnotherDirectory)
+{
+    const std::string launch = "torchrun --standalone --nproc_per_node 1 train_gpt.py ";
+    const fs::path db = ProfileOf({
+        {"zero1.tsv", launch + "--deepspeed_config examples/deepspeed/zero1.json --steps 12"},
+        {"zero2.tsv", launch + "--deepspeed_config examples/deepspeed/zero2.json --steps 12"},
+    });
+    const phantora::profile::ProfileReader reader(db);
+    phantora::CpuSpec cpu;
+    cpu.localScale = 1.0;
+    const auto pick = [&](const std::string& config)
+    {
+        return phantora::HostTimeProfile::Prepare(
+            &reader, Split("python3 train_gpt.py --deepspeed_config " + config + " --steps 4"), 1,
+            cpu);
+    };
+    for (const std::string config :
+         {"examples/deepspeed/zero2.json", "/work/repo/examples/deepspeed/zero2.json",
+          "./examples//deepspeed/zero2.json", "zero2.json", "../deepspeed/zero2.json"})
+    {
+        const auto p = pick(config);
+        EXPECT_EQ(p.runs, std::vector<std::string>{"zero2.tsv"}) << config;
+        EXPECT_TRUE(p.sameArguments) << config;
+    }
+    const auto flagged = phantora::HostTimeProfile::Prepare(
+        &reader,
+        Split("python3 train_gpt.py --deepspeed_config=/abs/examples/deepspeed/zero1.json"), 1,
+        cpu);
+    EXPECT_EQ(flagged.runs, std::vector<std::string>{"zero1.tsv"}) << "--flag=path";
+    // Another directory's file of the same name is not the same file: neither recording
+    // was given it, so both are as like the command (and neither gave every argument).
+    const auto other = pick("configs/zero2.json");
+    EXPECT_EQ(other.runs.size(), 2u);
+    EXPECT_FALSE(other.sameArguments);
+    fs::remove(db);
+}
+
+// The summary's host-time line, with what a one-GPU DeepSpeed ZeRO-1 run was charged
+// (12,389 gaps by full context, 1,836 by module context, and one 1.38 s start-up gap
+// measured here: DeepSpeed's set-up between its parameter broadcasts and its first
+// step).  In shares of time the start-up gap is 88 % and the line read as if the steps'
+// contexts were not in the recording; in shares of gaps all but one came from it.
+TEST(HostTimeProfile, TheSummaryCountsGapsSoOneStartUpGapDoesNotHideTheRecordedSteps)
+{
+    phantora::HostTimeProfile p;
+    p.table = "x"; // a recording was found (its contents do not matter to the line)
+    p.runs = {"deepspeed_zero1.tsv"};
+    p.sameArguments = true;
+    p.gaps = 14230;
+    p.localScale = 1.26;
+    p.localScaleSource = "scenario";
+    phantora::HostTimeProfile::Charged c;
+    using phantora::host_time::Source;
+    c.gaps[static_cast<std::size_t>(Source::Context)] = 12389;
+    c.ns[static_cast<std::size_t>(Source::Context)] = 162'834'000;
+    c.gaps[static_cast<std::size_t>(Source::ModuleContext)] = 1836;
+    c.ns[static_cast<std::size_t>(Source::ModuleContext)] = 21'955'000;
+    c.gaps[static_cast<std::size_t>(Source::Measured)] = 1;
+    c.ns[static_cast<std::size_t>(Source::Measured)] = 1'379'652'000;
+    const std::string line = p.Describe(c);
+    EXPECT_NE(line.find("recorded (1 run with the same arguments, at world size 1, 14230 gaps)"),
+              std::string::npos)
+        << line;
+    EXPECT_NE(line.find("14225 of 14226 gaps charged from it (87.1% context, 12.9% context "
+                        "(module))"),
+              std::string::npos)
+        << line;
+    EXPECT_NE(line.find("1 gap measured here, 1379.7 ms (88.2% of the host time charged)"),
+              std::string::npos)
+        << line;
+    EXPECT_NE(line.find("x 1.260 ([cpu] local_scale)"), std::string::npos) << line;
+
+    c.gaps[static_cast<std::size_t>(Source::Measured)] = 0;
+    c.ns[static_cast<std::size_t>(Source::Measured)] = 0;
+    EXPECT_EQ(p.Describe(c).find("measured here"), std::string::npos) << p.Describe(c);
+
+    p.table.clear();
+    EXPECT_NE(p.Describe(c).find("measured on this machine (the profile holds no recording"),
+              std::string::npos);
+}
+
 } // namespace

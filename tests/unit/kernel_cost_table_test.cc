@@ -151,6 +151,41 @@ TEST_F(KernelCostTableTest, GemmsOfTheSameFamilyScaleByFlopsButNeverBeatTheRoofl
     EXPECT_EQ(slow.Kernel(Launch(half, 0, 0)).ns, std::llround(g->Flops() / 1e12 * 1e9));
 }
 
+// A GEMM sample too small to fill the GPU (one 128x128 tile on 132 SMs) runs at a
+// fraction of the GPU's rate; scaled by flops it charged pipeline-parallel TorchTitan's
+// fp32 GEMMs that rate (2.2 ms for a 16x2048x2048 batch-16 GEMM the H100's fp32 peak does
+// in 32 us).  Its time is one pass of its tile through the k loop: the target takes that
+// per wave of its tiles and per sample-k of its k.
+TEST_F(KernelCostTableTest, AGemmSampleThatDoesNotFillTheGpuScalesByWavesNotFlops)
+{
+    const std::string tiny = "cublasSgemm(m=128,n=128,k=128,op=NN,a=f32,b=f32,c=f32,batch=1)";
+    {
+        ProfileWriter w(scenario.kernels.profile);
+        OpKey sample;
+        sample.kind = OpKind::Gemm;
+        sample.name = tiny;
+        w.AddSamples(sample, {4320}, "t", "record");
+        w.Commit();
+    }
+    scenario.gpu.smCount = 132;
+    scenario.gpu.peakTflops["f32"] = 66.9;
+    KernelCostTable t(scenario);
+    const std::string wide =
+        "cublasSgemmStridedBatched(m=16,n=2048,k=2048,op=NN,a=f32,b=f32,c=f32,batch=16)";
+    const OpCost c = t.Kernel(Launch(wide, 0, 0));
+    EXPECT_EQ(c.source, CostSource::ShapeScaled);
+    // 1 x 16 tiles x 16 batches = 256 tiles: 1.94 waves; k 16x the sample's
+    EXPECT_EQ(c.ns, std::llround(4320.0 * (256.0 / 132.0) * 16.0));
+    const auto g = GemmSignature::Parse(wide);
+    const auto s = GemmSignature::Parse(tiny);
+    EXPECT_LT(c.ns, 4320.0 * g->Flops() / s->Flops() / 10) << "not the sample's rate";
+    // Still never faster than the roofline: a square 2048 GEMM has as many tiles and k
+    // passes as the one above (134 us by waves) but 128x its flops (257 us at the peak).
+    const std::string square = "cublasSgemm(m=2048,n=2048,k=2048,op=NN,a=f32,b=f32,c=f32,batch=1)";
+    EXPECT_EQ(t.Kernel(Launch(square, 0, 0)).ns,
+              std::llround(2.0 * 2048 * 2048 * 2048 / 66.9e12 * 1e9));
+}
+
 TEST_F(KernelCostTableTest, WithoutAProfileGemmsUseTheRooflineThenTheDefault)
 {
     scenario.kernels.profile.clear();
