@@ -1,26 +1,35 @@
 #!/usr/bin/env python3
 """Host cost per simulated GPU: wall time per simulated step and memory per rank.
 
-Runs examples/torch/train_gpt.py (the small model of the torch tests, DDP) under
-phantora-cluster at each rank count, and samples every rank process's proportional
-set size (PSS, /proc/PID/smaps_rollup: shared pages divided among the processes that
-share them, so the per-rank figures add up to what the ranks take) once a second
-(--interval).
+Runs examples/torch/train_gpt.py (the small model of the torch tests, DDP) or, with
+--example megatron, examples/megatron/train_gpt.py (a tiny model, DP over every rank unless
+--args says otherwise) at each rank count and launch, and samples every process of the run
+(PSS, /proc/PID/smaps_rollup: shared pages divided among the processes that share them, so
+the figures add up to what the processes take) once a second (--interval).
 
-Printed per rank count:
+Launches (--launch, any of them, each run in turn):
+  plain   phantora-cluster execs one interpreter per rank;
+  fork    phantora-cluster --fork-server forks them from one process that imported torch,
+          the framework and the program's own imports once (copy-on-write);
+  served  two "hosts" on one machine, as tests/torch/two_hosts_torchrun.sh runs them:
+          phantora-cluster --serve on 127.0.0.1 with CURVE keys, and two torchrun node
+          groups of N/2 ranks each under phantora-rank, on 127.0.0.2 and 127.0.0.3
+          (torchrun execs its ranks, so they are plain ones).
+
+Printed per rank count and launch, one Markdown table row:
   wall per step   wall-clock seconds between rank 0's first and last step lines,
                   divided by the steps between them (start-up left out);
-  PSS steady      per rank, the median over the samples taken during those steps
-                  (mean and largest over the ranks);
-  PSS peak        the largest sample of any rank at any time (model building included);
-  simulated step  rank 0's mean step as the program prints it.
+  PSS per rank    per rank process, the median of the samples taken during those steps,
+                  then the mean and largest over the ranks, and their sum;
+  every process   the median over those samples of the PSS of every process of the run
+                  (the bridge, the fork server or torchrun's agents and phantora-rank, the
+                  ranks), divided by the ranks;
+  simulated step  rank 0's mean step as the program prints it;
+  load average    the machine's, as the run ends (wall times depend on what else runs);
+and below it the largest sample of any one process (the fork server while it imports).
 
-With --launch fork (or both: --launch plain fork) the ranks are started by
-`phantora-cluster --fork-server`: forked from one process that imported torch once, they
-share its pages copy-on-write.  --model '' runs train_gpt.py's default model.
-
-usage: bench/rank_memory.py [--build DIR] [--ranks 8 32] [--steps 6] [--model ARGS]
-                            [--launch plain fork]
+usage: bench/rank_memory.py [--example torch|megatron] [--ranks 8 32 64] [--steps 6]
+                            [--launch plain fork served] [--model ARGS] [--args ARGS]
 """
 
 import argparse
@@ -50,21 +59,6 @@ def pss_kib(pid):
     return None
 
 
-def children(pid):
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[1]) == pid:
-                out.append(int(entry))
-        except (OSError, IndexError, ValueError):
-            pass
-    return out
-
-
 def scenario(tmp, gpus):
     """The default one-switch scenario with `gpus` GPUs and host time measured."""
     path = os.path.join(tmp, f"s{gpus}.toml")
@@ -90,8 +84,8 @@ EXAMPLES = {
 }
 
 
-def descendants(pid):
-    """Every process under pid (pid itself left out)."""
+def parents():
+    """{pid: parent pid} of every process (one pass over /proc)."""
     parent = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -101,12 +95,16 @@ def descendants(pid):
                 parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             pass
+    return parent
+
+
+def descendants(pid, kids):
+    """Every process under pid (pid itself left out); kids: {pid: [child pids]}."""
     found, frontier = [], [pid]
     while frontier:
         p = frontier.pop()
-        kids = [c for c, pp in parent.items() if pp == p]
-        found += kids
-        frontier += kids
+        found += kids.get(p, [])
+        frontier += kids.get(p, [])
     return found
 
 
@@ -134,23 +132,21 @@ class Run:
         return proc, t
 
     def pids(self):
-        out = []
-        for _, p in self.procs:
-            out.append(p.pid)
-            out += descendants(p.pid)
-        return out
-
-    def rank_pids(self):
-        """phantora-cluster's children (the exec'd or forked ranks; the fork server too
-        until it exits, after forking); under phantora-rank, torchrun's agent's children."""
-        out = []
+        """(every process of the run, the ranks among them): phantora-cluster's children
+        are the exec'd or forked ranks (the fork server too until it exits, after
+        forking); under phantora-rank, the children of torchrun's agent are."""
+        kids = {}
+        for pid, ppid in parents().items():
+            kids.setdefault(ppid, []).append(pid)
+        every, ranks = [], []
         for name, p in self.procs:
+            every += [p.pid, *descendants(p.pid, kids)]
             if name == "cluster":
-                out += children(p.pid)
+                ranks += kids.get(p.pid, [])
             elif name.startswith("group"):
-                for agent in children(p.pid):
-                    out += children(agent)
-        return out
+                for agent in kids.get(p.pid, []):
+                    ranks += kids.get(agent, [])
+        return every, ranks
 
     def terminate(self):
         for _, p in self.procs:
@@ -241,10 +237,10 @@ def run(build, ranks, steps, example, model, extra, tmp, min_available, connect_
                 r.terminate()
                 return
             now = time.monotonic()
-            pss = {p: v for p in r.pids() if (v := pss_kib(p)) is not None}
+            every, rank_pids = r.pids()
+            pss = {p: v for p in every if (v := pss_kib(p)) is not None}
             if pss:
-                rank_pids = set(r.rank_pids())
-                ranks_pss = {p: v for p, v in pss.items() if p in rank_pids}
+                ranks_pss = {p: v for p, v in pss.items() if p in set(rank_pids)}
                 samples.append((now, ranks_pss, sum(pss.values())))
             done.wait(interval)
 

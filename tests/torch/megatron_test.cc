@@ -273,7 +273,9 @@ TEST(Megatron, ABadWorkloadTableIsRefusedNamingTheKey)
 TEST(Megatron, ForkedRanksGiveTheExecdRanksStepTimes)
 {
     const std::string scenario = CpuFreeScenario(kScenario);
-    const std::string args = kTinyModel + " --tp 2";
+    // DP = 2.  With TP = 2 the step times vary by 1 us (3.948 or 3.949 ms) from one
+    // plain run to the next: not the launch.
+    const std::string args = kTinyModel;
     const auto run = [&](const std::string& options)
     {
         return RunCommand(fmt::format("timeout 300 {} --scenario {} --nproc 2 {} -- {} {} {} 2>&1",
