@@ -305,6 +305,9 @@ def main():
                     help="phantora-cluster --connect-timeout: every rank imports torch first")
     ap.add_argument("--min-available-gib", type=float, default=2.0,
                     help="stop a run when the machine has less memory available (default 2)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless every run's ranks were all sampled during its steps "
+                         "(for the test)")
     args = ap.parse_args()
     python = args.python or os.path.join(args.build, "venv/bin/python")
     model = EXAMPLES[args.example][1] if args.model is None else args.model
@@ -327,6 +330,10 @@ def main():
                     print(f"| {n} | {launch} | {e} | | | | | | {load_average()} |", flush=True)
                     failed = True
                     continue
+                if args.check and len(per_rank) != n:
+                    print(f"{n} ranks, {launch}: {len(per_rank)} rank processes sampled during "
+                          f"the steps, not {n}", flush=True)
+                    failed = True
                 if per_rank:
                     pss = (f"{statistics.mean(per_rank):.3f} / {max(per_rank):.3f} GiB | "
                            f"{sum(per_rank):.2f} GiB ({len(per_rank)} sampled)")
