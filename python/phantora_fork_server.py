@@ -161,7 +161,7 @@ def _program_source(argv):
 
 
 def program_imports(path, source):
-    """The absolute imports among \p source's top-level statements (and the top-level
+    """The absolute imports among the source's top-level statements (and the top-level
     try/except and if blocks around them), in order, as (module, names) pairs: `import a.b`
     gives ("a.b", ()), `from a import b, c` gives ("a", ("b", "c")).  Imports inside
     functions, and relative ones, are left to the program."""
