@@ -377,6 +377,10 @@ void Launcher::StartForkServer(const LaunchSpec& spec, const PythonCommand& pyth
     lseek(specFd, 0, SEEK_SET);
     handedOn.push_back(specFd);
     serverEnv["PHANTORA_FORK_SERVER_SPEC"] = std::to_string(specFd);
+    // The interposer in the fork server answers device counts with this (torch caches
+    // the count, and the ranks inherit it) and ends it at any other CUDA call: imports
+    // such as Megatron's ask torch.cuda.is_available() (RankClient::IsForkServer).
+    serverEnv["PHANTORA_FORK_SERVER_DEVICES"] = std::to_string(spec.gpusPerNode);
 
     // `python [OPTIONS] -c CODE SERVER`: -c leaves __main__ free for the rank's program.
     std::vector<std::string> args = {python.interpreter};

@@ -69,7 +69,7 @@ int main(int argc, char** argv)
     bool forkServer = false;
     // torch._dynamo: DDP and FSDP import it (and sympy with it) at their construction; left
     // to the ranks, those modules were 70 of a forked rank's 105 MB of its own memory.
-    std::string forkServerPreload = "torch,torch._dynamo";
+    std::string forkServerPreload = "torch,torch._dynamo,+imports";
     app.set_version_flag("--version", std::string("phantora-cluster ") + PHANTORA_VERSION,
                          "print the version and exit");
     app.add_option("--scenario", scenarioFile, "cluster description (TOML; may extend others)")
@@ -129,7 +129,8 @@ int main(int argc, char** argv)
                  "fork the ranks of a `python SCRIPT` (or -m MODULE) command from one Python "
                  "process that imported the framework once: they share its memory");
     app.add_option("--fork-server-preload", forkServerPreload,
-                   "modules the fork server imports before forking (default: torch,torch._dynamo)")
+                   "modules the fork server imports before forking; +imports: the program's "
+                   "own top-level imports (default: torch,torch._dynamo,+imports)")
         ->option_text("MODULE,...");
     app.add_option("command", command, "the program each rank runs, after --")
         ->option_text("PROGRAM ARGS...");

@@ -216,12 +216,12 @@ extern "C"
 
     cudaError_t cudaGetDeviceCount(int* count)
     {
-        if (count && RankClient::IsServedLauncher())
+        if (const int without = RankClient::DeviceCountWithoutRank(); count && without >= 0)
         {
-            // torchrun's agent asks torch.cuda.is_available() (for NUMA binding); a
-            // HookScope would connect
-            *count = 0;
-            return cudaErrorNoDevice;
+            // torchrun's agent asks torch.cuda.is_available() (for NUMA binding), and so do
+            // modules the fork server imports; a HookScope would connect
+            *count = without;
+            return without > 0 ? cudaSuccess : cudaErrorNoDevice;
         }
         HookScope scope;
         if (!count)

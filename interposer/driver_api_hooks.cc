@@ -90,9 +90,9 @@ CUctx_st g_contexts[64];
 
 int DeviceCount()
 {
-    if (RankClient::IsServedLauncher())
+    if (const int without = RankClient::DeviceCountWithoutRank(); without >= 0)
     {
-        return 0; // a launcher under phantora-rank is no rank (RankClient::IsServedLauncher)
+        return without; // a launcher under phantora-rank, or the fork server: no rank
     }
     return RankClient::Get().Welcome().deviceCount;
 }
@@ -231,9 +231,9 @@ extern "C"
 
     CUresult cuDeviceGetCount(int* count)
     {
-        if (count && RankClient::IsServedLauncher())
+        if (const int without = RankClient::DeviceCountWithoutRank(); count && without >= 0)
         {
-            *count = 0; // no rank: no GPU (RankClient::IsServedLauncher); no HookScope
+            *count = without; // no rank (RankClient::DeviceCountWithoutRank); no HookScope
             return CUDA_SUCCESS;
         }
         HookScope scope;

@@ -51,9 +51,9 @@ nvmlDevice_st g_devices[kMaxDevices];
 
 unsigned DeviceCount()
 {
-    if (RankClient::IsServedLauncher())
+    if (const int without = RankClient::DeviceCountWithoutRank(); without >= 0)
     {
-        return 0; // a launcher under phantora-rank is no rank (RankClient::IsServedLauncher)
+        return without; // a launcher under phantora-rank, or the fork server: no rank
     }
     return static_cast<unsigned>(RankClient::Get().Welcome().deviceCount);
 }
@@ -145,9 +145,9 @@ extern "C"
 
     nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count)
     {
-        if (count && RankClient::IsServedLauncher())
+        if (const int without = RankClient::DeviceCountWithoutRank(); count && without >= 0)
         {
-            *count = 0; // no rank: no GPU (RankClient::IsServedLauncher); no HookScope
+            *count = without; // no rank (RankClient::DeviceCountWithoutRank); no HookScope
             return NVML_SUCCESS;
         }
         HookScope scope;

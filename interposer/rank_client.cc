@@ -71,6 +71,25 @@ bool RankClient::IsServedLauncher()
     return launcher;
 }
 
+bool RankClient::IsForkServer()
+{
+    const char* devices = std::getenv("PHANTORA_FORK_SERVER_DEVICES");
+    return devices && *devices;
+}
+
+int RankClient::DeviceCountWithoutRank()
+{
+    if (IsServedLauncher())
+    {
+        return 0;
+    }
+    if (IsForkServer())
+    {
+        return EnvInt("PHANTORA_FORK_SERVER_DEVICES", 0);
+    }
+    return -1;
+}
+
 RankClient& RankClient::Get()
 {
     if (s_forked.load(std::memory_order_relaxed))
@@ -85,6 +104,13 @@ RankClient& RankClient::Get()
         Fatal("a CUDA call in a process that phantora-rank started without a RANK (a launcher "
               "such as torchrun's agent): only ranks may use the GPU; set RANK for a process "
               "that is one");
+    }
+    if (IsForkServer())
+    {
+        Fatal("phantora-cluster's fork server called CUDA or NCCL (beyond counting devices) "
+              "while importing what it preloads: a module that uses the GPU when imported "
+              "cannot be shared; leave it to the ranks (--fork-server-preload without it, or "
+              "without +imports)");
     }
     static RankClient* const client = new RankClient();
     static const struct SayGoodbye

@@ -45,6 +45,16 @@ public:
     /// set, RANK not): it is no rank, so it sees no GPU (device counts answer 0) and any
     /// other CUDA call ends it; its workers, which have a RANK, are the ranks.
     static bool IsServedLauncher();
+    /// True in phantora-cluster's fork server (PHANTORA_FORK_SERVER_DEVICES set, which each
+    /// rank it forks unsets): it imports the framework before forking the ranks and is no
+    /// rank, so it must never connect (each forked child would share its connection).
+    /// Device counts answer the scenario's GPUs per node, the number the bridge gives every
+    /// rank (torch caches it, and the ranks inherit the cache); any other CUDA call ends it.
+    /// Not cached: a forked rank is no fork server.
+    static bool IsForkServer();
+    /// The device count a process that is no rank answers without connecting: 0 in a
+    /// served launcher, the scenario's GPUs per node in the fork server; -1 in a rank.
+    static int DeviceCountWithoutRank();
     /// The client if it is connected already, else nullptr (never connects).
     static RankClient* IfConnected();
 

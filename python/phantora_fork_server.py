@@ -11,7 +11,8 @@ real `__main__` module.
 
 Protocol with the launcher (bridge/launcher.cc, Launcher::StartForkServer):
   PHANTORA_FORK_SERVER_SPEC  an fd (a memfd) holding the JSON spec: "argv" (the command
-                             after the interpreter), "preload" (modules to import),
+                             after the interpreter), "preload" (modules to import;
+                             "+imports": the program's own top-level imports),
                              "control" (an fd), "launcher_pid", and "ranks", each with
                              "rank", "out", "err" (pipe fds) and "env" (what differs from
                              this process's environment);
@@ -26,11 +27,16 @@ CUDA call, so each child connects as its own rank.  A rank ends as multiprocessi
 forked children do, without the interpreter's teardown (_finish says why).
 """
 
+import ast
 import gc
 import importlib
+import importlib.util
 import json
 import os
 import sys
+
+# In "preload": the modules the program's own top-level import statements name.
+PROGRAM_IMPORTS = "+imports"
 
 PR_SET_PDEATHSIG = 1
 SIGKILL = 9
@@ -67,6 +73,7 @@ def _become_rank(rank, spec, server_pid, server_gone, inherited):
         if fd > 2:
             os.close(fd)
     os.environ.pop("PHANTORA_FORK_SERVER_SPEC", None)
+    os.environ.pop("PHANTORA_FORK_SERVER_DEVICES", None)  # the interposer: a rank now
     os.environ.update(rank["env"])
     # Wait until the server has forked every rank and exited: its end of the pipe closes
     # then.  Its exit closes its files before the kernel hands its children to the
@@ -137,16 +144,145 @@ def _run_program(argv):
     exec(compile(source, script, "exec"), main.__dict__)  # noqa: S102 - the rank's program
 
 
+def _program_source(argv):
+    """(path, text) of what `python ARGV...` runs; for `-m MODULE` the module's source (its
+    parent packages are imported to find it, as runpy would), None if it has none."""
+    if argv[0] == "-m":
+        found = importlib.util.find_spec(argv[1])
+        if found is not None and found.submodule_search_locations is not None:
+            found = importlib.util.find_spec(argv[1] + ".__main__")  # `-m PACKAGE`
+        if found is None or not found.has_location or not found.origin.endswith(".py"):
+            return None
+        path = found.origin
+    else:
+        path = argv[0]
+    with open(path, "rb") as f:
+        return path, f.read()
+
+
+def program_imports(path, source):
+    """The absolute imports among the source's top-level statements (and the top-level
+    try/except and if blocks around them), in order, as (module, names) pairs: `import a.b`
+    gives ("a.b", ()), `from a import b, c` gives ("a", ("b", "c")).  Imports inside
+    functions, and relative ones, are left to the program."""
+    out = []
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, ast.Import):
+                out.extend((alias.name, ()) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                out.append((node.module,
+                            tuple(alias.name for alias in node.names if alias.name != "*")))
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+            elif isinstance(node, ast.If):
+                # `if TYPE_CHECKING:` or a version test: either branch may run in the rank;
+                # what fails to import here is only left to it.
+                visit(node.body)
+                visit(node.orelse)
+
+    visit(ast.parse(source, path).body)
+    return out
+
+
+class _DeviceCountWithoutCuda:
+    """While the server imports: torch's device count answered in Python.
+
+    Modules ask torch.cuda.is_available() or device_count() when imported (Megatron-core's
+    version checks do).  torch's C++ answer to that marks every process forked afterwards
+    as a "bad fork" that may never use CUDA, so the ranks could not; this answers with the
+    count the bridge gives every rank (the scenario's GPUs per node, from the launcher),
+    which torch then caches and the ranks inherit.  The original is put back before the
+    ranks are forked.  The interposer answers the same count to C++ and NVML callers and
+    ends the server at any other CUDA call (RankClient::IsForkServer)."""
+
+    def __init__(self):
+        self.original = None
+        self.count = int(os.environ.get("PHANTORA_FORK_SERVER_DEVICES") or 0)
+
+    def install(self):
+        """Once torch is imported (call after every import: torch may come with any)."""
+        torch_c = sys.modules.get("torch._C")
+        if self.original is None and hasattr(torch_c, "_cuda_getDeviceCount"):
+            self.original = torch_c._cuda_getDeviceCount
+            torch_c._cuda_getDeviceCount = lambda: self.count
+
+    def restore(self):
+        if self.original is not None:
+            sys.modules["torch._C"]._cuda_getDeviceCount = self.original
+            self.original = None
+
+
+def _import_program_imports(argv, after_each):
+    """Imports the program's top-level imports with the program's folder first on the path
+    (as the rank will have it).  One that fails is left to the ranks, which then fail or
+    not as an exec'd rank would; returns (imported, [(module, why)] left)."""
+    program = _program_source(argv)
+    if program is None:
+        return [], []
+    path, source = program
+    saved = sys.path[0]
+    if argv[0] != "-m":
+        sys.path[0] = os.path.dirname(os.path.realpath(path))
+    imported, left = [], []
+    try:
+        for module, names in program_imports(path, source):
+            try:
+                __import__(module, fromlist=names)
+                imported.append(module)
+                after_each()
+            except Exception as e:  # noqa: BLE001 - the rank imports it and says why
+                left.append((module, f"{type(e).__name__}: {e}"))
+    finally:
+        sys.path[0] = saved
+    return imported, left
+
+
+def _preload(spec):
+    """Imports spec["preload"]; returns the line that says what was imported."""
+    said = []
+    devices = _DeviceCountWithoutCuda()
+    try:
+        for name in spec["preload"]:
+            if name != PROGRAM_IMPORTS:
+                importlib.import_module(name)
+                devices.install()
+                said.append(name)
+                continue
+            imported, left = _import_program_imports(spec["argv"], devices.install)
+            what = f"the program's {len(imported)} imports"
+            if left:
+                what += " (left to the ranks: " + "; ".join(f"{m}: {why}" for m, why in left)
+                what += ")"
+            said.append(what)
+    finally:
+        devices.restore()
+    bad_fork = getattr(sys.modules.get("torch._C"), "_cuda_isInBadFork", None)
+    if bad_fork is not None and _forks_poisoned():
+        raise RuntimeError("a preloaded module initialised CUDA in the fork server (torch would "
+                           "refuse CUDA in every forked rank); leave it to the ranks")
+    return ", ".join(said) or "nothing"
+
+
+def _forks_poisoned():
+    """Whether torch would call a child forked now a bad fork: tried in a child."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(1 if sys.modules["torch._C"]._cuda_isInBadFork() else 0)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) != 0
+
+
 def main():
     spec_fd = int(os.environ["PHANTORA_FORK_SERVER_SPEC"])
     spec = json.loads(_read_all(spec_fd))
     os.close(spec_fd)
-    for name in spec["preload"]:
-        importlib.import_module(name)
+    imported = _preload(spec)
     # CPU time, not the clock: the interposer answers clock reads with simulated time.
     cpu = os.times()
-    print(f"imported {', '.join(spec['preload']) or 'nothing'} ({cpu.user + cpu.system:.1f} s "
-          f"of CPU); forking {len(spec['ranks'])} ranks", flush=True)
+    print(f"imported {imported} ({cpu.user + cpu.system:.1f} s of CPU); forking "
+          f"{len(spec['ranks'])} ranks", flush=True)
     _fork_ranks(spec)
     # A rank: fresh seeds, as a process of its own would have drawn.
     import random

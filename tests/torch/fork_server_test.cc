@@ -20,14 +20,16 @@ namespace
 const std::string kScenario = std::string(PHANTORA_SOURCE_DIR) + "/scenarios/h200x4-nvlink.toml";
 const std::string kExample = std::string(PHANTORA_SOURCE_DIR) + "/examples/torch/train_gpt.py";
 const std::string kProbe = std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/fork_server_probe.py";
+const std::string kImportProbe =
+    std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/fork_server_import_probe.py";
 const std::string kSmallModel = "--layers 2 --width 256 --heads 4 --seq 128 --batch 4 --vocab 4096";
 
 CommandResult Simulate(int ranks, const std::string& options, const std::string& program,
-                       const std::string& scenario = kScenario)
+                       const std::string& scenario = kScenario, const std::string& env = "")
 {
-    return RunCommand(fmt::format("timeout 300 {} --scenario {} --nproc {} {} -- {} {} 2>&1",
-                                  PHANTORA_CLUSTER, scenario, ranks, options, PHANTORA_TORCH_PYTHON,
-                                  program));
+    return RunCommand(fmt::format("{} timeout 300 {} --scenario {} --nproc {} {} -- {} {} 2>&1",
+                                  env.empty() ? "" : "env " + env, PHANTORA_CLUSTER, scenario,
+                                  ranks, options, PHANTORA_TORCH_PYTHON, program));
 }
 
 /// The lines of \p output that match \p pattern, in order.
@@ -142,6 +144,54 @@ TEST(ForkServer, APreloadThatFailsEndsTheRunWithTheForkServersTraceback)
     EXPECT_NE(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("was never started: the fork server"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("ModuleNotFoundError: No module named 'no_such_module_x'"),
+              std::string::npos)
+        << r.output;
+}
+
+// The program's own imports are preloaded (+imports, in the default): here a module of the
+// script's folder that asks torch for the GPUs when imported, as Megatron-core's modules do.
+// The fork server answers the scenario's GPUs per node without CUDA (torch's own answer
+// would make every forked rank a "bad fork" that may not use CUDA), and the ranks then
+// use the GPU and NCCL.
+TEST(ForkServer, TheProgramsImportsArePreloadedAndMayCountTheGpus)
+{
+    const CommandResult r = Simulate(2, "--fork-server", kImportProbe);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_TRUE(std::regex_search(
+        r.output,
+        std::regex(
+            R"(\[fork server\] imported torch, torch._dynamo, the program's \d+ imports \()")))
+        << r.output;
+    EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] at_import: available=True count=4$)").size(), 2u)
+        << r.output;
+    EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] imported_by_the_server=True$)").size(), 2u)
+        << r.output;
+    EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] all_reduce done, count_now=4$)").size(), 2u)
+        << r.output;
+}
+
+// Without +imports the ranks import the module themselves.
+TEST(ForkServer, PreloadWithoutImportsLeavesThemToTheRanks)
+{
+    const CommandResult r = Simulate(2, "--fork-server --fork-server-preload torch", kImportProbe);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("[fork server] imported torch ("), std::string::npos) << r.output;
+    EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] imported_by_the_server=False$)").size(), 2u)
+        << r.output;
+    EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] all_reduce done, count_now=4$)").size(), 2u)
+        << r.output;
+}
+
+// A preloaded module that uses the GPU would make the fork server a rank of the bridge,
+// whose connection every forked rank would share: the interposer ends it, saying so.
+TEST(ForkServer, APreloadedModuleThatUsesTheGpuEndsTheRunNamingIt)
+{
+    const CommandResult r =
+        Simulate(2, "--fork-server", kImportProbe, kScenario, "FORK_PROBE_USE_CUDA=1");
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("was never started: the fork server"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("phantora-cluster's fork server called CUDA or NCCL (beyond counting "
+                            "devices)"),
               std::string::npos)
         << r.output;
 }

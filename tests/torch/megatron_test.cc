@@ -265,3 +265,50 @@ TEST(Megatron, ABadWorkloadTableIsRefusedNamingTheKey)
     EXPECT_NE(r.exitCode, 0);
     EXPECT_NE(r.output.find("moe_skew"), std::string::npos) << r.output;
 }
+
+// phantora-cluster --fork-server preloads the script's own imports (Megatron-core's, which
+// ask torch.cuda.is_available() when imported) and forks the ranks: the simulated steps
+// must be those of exec'd ranks, to the printed microsecond (CPU work free: measured host
+// time varies from run to run in either launch).
+TEST(Megatron, ForkedRanksGiveTheExecdRanksStepTimes)
+{
+    const std::string scenario = CpuFreeScenario(kScenario);
+    // DP = 2.  With TP = 2 the step times vary by 1 us (3.948 or 3.949 ms) from one
+    // plain run to the next: not the launch.
+    const std::string args = kTinyModel;
+    const auto run = [&](const std::string& options)
+    {
+        return RunCommand(fmt::format("timeout 300 {} --scenario {} --nproc 2 {} -- {} {} {} 2>&1",
+                                      PHANTORA_CLUSTER, scenario, options, PHANTORA_TORCH_PYTHON,
+                                      kExample, args));
+    };
+    const CommandResult plain = run("");
+    ASSERT_EQ(plain.exitCode, 0) << plain.output;
+    const CommandResult forked = run("--fork-server");
+    ASSERT_EQ(forked.exitCode, 0) << forked.output;
+    EXPECT_TRUE(std::regex_search(
+        forked.output,
+        std::regex(
+            R"(\[fork server\] imported torch, torch._dynamo, the program's \d+ imports \()")))
+        << forked.output;
+    const auto steps = [](const std::string& output)
+    {
+        std::vector<std::string> out;
+        const std::regex re(R"(^(\[rank \d\] (step \d+|rank \d: mean step):? [0-9.]+ ms))");
+        std::istringstream in(output);
+        for (std::string l; std::getline(in, l);)
+        {
+            std::smatch m;
+            if (std::regex_search(l, m, re))
+            {
+                out.push_back(m[1]);
+            }
+        }
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    ASSERT_EQ(steps(plain.output).size(), 4u + 2u) << plain.output;
+    EXPECT_EQ(steps(plain.output), steps(forked.output)) << "plain:\n"
+                                                         << plain.output << "\nforked:\n"
+                                                         << forked.output;
+}

@@ -1,0 +1,13 @@
+"""Imported at the top of fork_server_import_probe.py, so the fork server imports it (its
++imports preload): it asks for the GPUs as Megatron-core's modules do when imported, and
+with FORK_PROBE_USE_CUDA=1 it uses the GPU, which no preloaded module may."""
+
+import os
+
+import torch
+
+PID = os.getpid()
+AVAILABLE = torch.cuda.is_available()
+COUNT = torch.cuda.device_count()
+if os.environ.get("FORK_PROBE_USE_CUDA") == "1":
+    torch.zeros(1, device="cuda")
