@@ -191,12 +191,20 @@ int64_t SmSharing::ExtraBeside(const Held& c, const Kernel& k) const
     {
         return 0;
     }
-    const double free = static_cast<double>(m_sms - std::min(c.channels, m_sms - 1));
+    const uint32_t taken = std::min(c.channels, m_sms - 1);
+    const double free = static_cast<double>(m_sms - taken);
     if (k.ctas == kPersistent)
     {
         // Only a kernel that starts while the collective holds its SMs lacks them (one
         // started before holds every SM, and the collective waits: CollectiveStart()).
-        return c.startNs <= k.startNs ? std::min(k.endNs - k.startNs, c.endNs - k.startNs) : 0;
+        // As in PersistentKernelEnd(): its last CTAs start when the collective ends or
+        // after the rounds the free SMs need, whichever comes first.
+        if (c.startNs > k.startNs)
+        {
+            return 0;
+        }
+        const int64_t rounds = (m_sms + (m_sms - taken) - 1) / (m_sms - taken);
+        return std::min((rounds - 1) * (k.endNs - k.startNs), c.endNs - k.startNs);
     }
     const double needs =
         static_cast<double>(std::min<uint64_t>(std::max<uint64_t>(k.ctas, 1), m_sms));

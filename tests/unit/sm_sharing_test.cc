@@ -83,6 +83,12 @@ TEST(SmSharing, KernelsPlacedBeforeACollectiveWasKnownAreChargedWhenItIs)
     EXPECT_EQ(moved.at(7), std::make_pair(int64_t{2600}, int64_t{3100}));
     // Reflowed once only.
     EXPECT_TRUE(sms.Reflow(1, 9).empty());
+    // Beside a collective that holds more than half the SMs for long, three rounds.
+    SmSharing busy(132);
+    busy.AddKernel(7, 0, 1000, SmSharing::kPersistent);
+    busy.AddCollective(1, 0, 100'000, 80);
+    busy.FinishCollective(1, 100'000);
+    EXPECT_EQ(busy.Reflow(1, 9).at(7), std::make_pair(int64_t{1000}, int64_t{3000}));
 }
 
 TEST(SmSharing, AReflowMovesTheRestOfTheStreamBack)
