@@ -57,6 +57,9 @@ CommandResult ServeTwoAndTakeRankOneAway(const std::string& kill)
         "--heartbeat-timeout 3 > server.log 2>&1 & server=$!; "
         "for i in $(seq 100); do grep -q 'serving on' server.log && break; sleep 0.1; done; "
         "EP=$(sed -n 's/.*serving on \\(tcp:[^ ;]*\\).*/\\1/p' server.log | head -1); "
+        // The example's NCCL id file is named after MASTER_PORT, which these ranks lack:
+        // each run gets its own, or two tests running at once would swap ids.
+        "export PHANTORA_EXAMPLE_ID_FILE=\"$PWD/nccl.id\"; "
         "RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 timeout 50 {rank} --connect \"$EP\" -- {example} 1048576 "
         "100000000 > rank0.log 2>&1 & sup0=$!; "
         "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 timeout 50 {rank} --connect \"$EP\" -- {example} 1048576 "
