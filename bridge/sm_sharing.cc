@@ -19,6 +19,23 @@ constexpr int64_t kForgetAfterNs = 50'000'000;
 
 SmSharing::SmSharing(int32_t smCount) : m_sms(smCount > 0 ? static_cast<uint32_t>(smCount) : 0U) {}
 
+double SmSharing::FreeSms(uint32_t held) const
+{
+    // At least one SM stays free: NCCL never takes them all.
+    return static_cast<double>(m_sms - std::min(held, m_sms - 1));
+}
+
+double SmSharing::SmsNeeded(uint64_t ctas) const
+{
+    return static_cast<double>(std::min<uint64_t>(std::max<uint64_t>(ctas, 1), m_sms));
+}
+
+int64_t SmSharing::PersistentRounds(uint32_t held) const
+{
+    const auto free = static_cast<int64_t>(FreeSms(held));
+    return (int64_t{m_sms} + free - 1) / free;
+}
+
 void SmSharing::AddCollective(uint64_t ticket, int64_t startNs, int64_t expectedEndNs,
                               uint32_t channels)
 {
@@ -79,16 +96,14 @@ int64_t SmSharing::KernelEnd(int64_t startNs, int64_t durationNs, uint64_t ctas)
         return PersistentKernelEnd(startNs, durationNs);
     }
     // The kernel's work in ns at full speed, done at rate (free SMs / SMs it needs) while
-    // collectives hold SMs.  At least one SM stays its own: NCCL never takes them all.
-    const double needs =
-        static_cast<double>(std::min<uint64_t>(std::max<uint64_t>(ctas, 1), m_sms));
+    // collectives hold SMs.
+    const double needs = SmsNeeded(ctas);
     double remaining = static_cast<double>(durationNs);
     double t = static_cast<double>(startNs);
     while (true)
     {
         const auto [held, next] = HeldAt(static_cast<int64_t>(std::floor(t)));
-        const double free = static_cast<double>(m_sms - std::min(held, m_sms - 1));
-        const double rate = std::min(1.0, free / needs);
+        const double rate = std::min(1.0, FreeSms(held) / needs);
         if (next == std::numeric_limits<int64_t>::max() ||
             t + remaining / rate <= static_cast<double>(next))
         {
@@ -110,8 +125,7 @@ int64_t SmSharing::PersistentKernelEnd(int64_t startNs, int64_t durationNs) cons
     // when the first CTAs are done (then S - C SMs free up at once), whichever comes first,
     // and each runs for the whole duration.  While the collectives hold their SMs
     // throughout, that takes ceil(S / (S - C)) rounds.
-    const uint32_t taken = std::min(held, m_sms - 1);
-    const int64_t rounds = (m_sms + (m_sms - taken) - 1) / (m_sms - taken);
+    const int64_t rounds = PersistentRounds(held);
     int64_t released = next;
     for (int64_t t = next; t != std::numeric_limits<int64_t>::max();)
     {
@@ -191,8 +205,6 @@ int64_t SmSharing::ExtraBeside(const Held& c, const Kernel& k) const
     {
         return 0;
     }
-    const uint32_t taken = std::min(c.channels, m_sms - 1);
-    const double free = static_cast<double>(m_sms - taken);
     if (k.ctas == kPersistent)
     {
         // Only a kernel that starts while the collective holds its SMs lacks them (one
@@ -203,11 +215,11 @@ int64_t SmSharing::ExtraBeside(const Held& c, const Kernel& k) const
         {
             return 0;
         }
-        const int64_t rounds = (m_sms + (m_sms - taken) - 1) / (m_sms - taken);
-        return std::min((rounds - 1) * (k.endNs - k.startNs), c.endNs - k.startNs);
+        return std::min((PersistentRounds(c.channels) - 1) * (k.endNs - k.startNs),
+                        c.endNs - k.startNs);
     }
-    const double needs =
-        static_cast<double>(std::min<uint64_t>(std::max<uint64_t>(k.ctas, 1), m_sms));
+    const double needs = SmsNeeded(k.ctas);
+    const double free = FreeSms(c.channels);
     if (needs <= free)
     {
         return 0;

@@ -97,6 +97,12 @@ private:
     /// How much longer \p k takes beside collective \p c than alone.
     int64_t ExtraBeside(const Held& c, const Kernel& k) const;
 
+    /// SMs left to compute while collectives hold \p held (at least one).
+    double FreeSms(uint32_t held) const;
+    /// SMs a kernel of \p ctas CTAs can use.
+    double SmsNeeded(uint64_t ctas) const;
+    /// Rounds a kPersistent kernel's CTAs take on the SMs left while \p held are held.
+    int64_t PersistentRounds(uint32_t held) const;
     /// KernelEnd() of a kPersistent kernel.
     int64_t PersistentKernelEnd(int64_t startNs, int64_t durationNs) const;
     /// SMs the collectives hold at \p t, and the next instant that changes (or max).
