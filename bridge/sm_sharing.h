@@ -17,7 +17,8 @@
 //     until that kernel's CTAs have all been dispatched: the block scheduler finishes
 //     the kernel in front before it gives SMs to the next one, so the collective starts
 //     (and its peers wait for it) when that kernel ends.  A kernel of fewer CTAs than SMs
-//     leaves room and delays nothing.
+//     leaves room and delays nothing, and kernels that start after the collective became
+//     launchable come after it.
 //
 // Memory-bandwidth sharing (the collective's HBM traffic against a memory-bound kernel)
 // is not modelled here.  A kernel's duration is fixed when it is placed, from the
@@ -72,8 +73,8 @@ public:
     std::map<uint64_t, std::pair<int64_t, int64_t>> Reflow(uint64_t ticket, uint64_t stream);
 
     /// When a collective of \p channels CTAs, launchable at \p readyNs on \p stream, gets
-    /// its SMs: after any kernel on another stream that runs at that instant and leaves
-    /// fewer than \p channels SMs free.
+    /// its SMs: after the kernels on other streams that run at that instant and leave
+    /// fewer than \p channels SMs free (not after kernels that start later).
     int64_t CollectiveStart(uint64_t stream, int64_t readyNs, uint32_t channels) const;
 
 private:

@@ -1,6 +1,7 @@
 """Simulated vs measured compute-communication interference.
 
     python3 bench/interference/compare.py --build build [--gpus 2 4] [--scenario S]
+        [--real CSV --script-args "--computes ... --comms ... --cover 1.5"]
 
 Runs `gemm_allreduce.py` under `phantora-cluster` on 2 and 4 simulated GPUs of the
 calibrated 4 x H200 node and prints, pair by pair, the slowdown of the compute kernel and
@@ -25,10 +26,10 @@ def read(path):
         return {(r["compute"], r["comm"]): r for r in csv.DictReader(f)}
 
 
-def simulate(build, scenario, gpus, out):
+def simulate(build, scenario, gpus, out, script_args):
     cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
            "--nproc", str(gpus), "--", os.path.join(build, "venv", "bin", "python"),
-           os.path.join(HERE, "gemm_allreduce.py"), "--out", out]
+           os.path.join(HERE, "gemm_allreduce.py"), "--out", out] + script_args
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"simulation on {gpus} GPUs failed ({done.returncode}):\n{done.stdout[-3000:]}"
@@ -41,16 +42,21 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--scenario", default=os.path.join(ROOT, "scenarios", "h200x4-nvlink-profiled.toml"))
     p.add_argument("--gpus", type=int, nargs="+", default=[2, 4])
+    p.add_argument("--real", help="the real CSV to compare with (default: "
+                   "results/interference_<N>gpu.csv); --script-args must ask for its pairs")
+    p.add_argument("--script-args", default="", help="arguments for gemm_allreduce.py, e.g. "
+                   "\"--computes add_fp32_64MiB,ddp_mix --comms 32 --cover 1.5\" (no --tag)")
     args = p.parse_args()
+    script_args = args.script_args.split()
     print(f"simulated: {os.path.relpath(args.scenario, ROOT)}; real: bench/interference/results/")
     header = (f"{'compute':>16} {'beside':>17} {'GPUs':>4}  {'compute x real':>14} {'sim':>6}"
               f"  {'all-reduce x real':>17} {'sim':>6}  {'overlap real':>12} {'sim':>5}")
     print(header)
     print("-" * len(header))
     for gpus in args.gpus:
-        real = read(os.path.join(HERE, "results", f"interference_{gpus}gpu.csv"))
+        real = read(args.real or os.path.join(HERE, "results", f"interference_{gpus}gpu.csv"))
         with tempfile.TemporaryDirectory() as out:
-            sim = simulate(args.build, args.scenario, gpus, out)
+            sim = simulate(args.build, args.scenario, gpus, out, script_args)
         for key, r in real.items():
             s = sim.get(key)
             if s is None:

@@ -148,12 +148,29 @@ TEST(SmSharing, ACollectiveWaitsForTheKernelThatFillsTheGpu)
     EXPECT_EQ(sms.CollectiveStart(2, 900, 24), 5000);
 }
 
-TEST(SmSharing, ACollectiveWaitsUntilNoFullKernelRuns)
+TEST(SmSharing, ACollectiveWaitsUntilNoFullKernelThatRanBeforeItRuns)
 {
     SmSharing sms(132);
     sms.AddKernel(1, 0, 800, kFills);
-    sms.AddKernel(2, 700, 1500, kFills); // starts before the first ends
+    sms.AddKernel(2, 50, 1500, kFills); // running too when the collective is ready
     EXPECT_EQ(sms.CollectiveStart(3, 100, 16), 1500);
+}
+
+TEST(SmSharing, KernelsThatStartAfterTheCollectiveIsReadyComeAfterIt)
+{
+    // A back-to-back GEMM stream: the collective waits for the GEMM running when it became
+    // launchable, and its CTAs are dispatched before the next GEMM's.
+    SmSharing sms(132);
+    for (int64_t i = 0; i < 5; ++i)
+    {
+        sms.AddKernel(1, i * 800, (i + 1) * 800, SmSharing::kPersistent);
+    }
+    EXPECT_EQ(sms.CollectiveStart(2, 300, 24), 800);
+    EXPECT_EQ(sms.CollectiveStart(2, 1700, 24), 2400);
+    // Another stream's kernel that starts while the first runs, after the collective was
+    // ready, does not hold it back either.
+    sms.AddKernel(3, 700, 1500, kFills);
+    EXPECT_EQ(sms.CollectiveStart(2, 300, 24), 800);
 }
 
 TEST(SmSharing, ZeroSmsTurnsTheModelOff)
