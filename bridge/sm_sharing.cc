@@ -281,7 +281,16 @@ int64_t SmSharing::ExtraBeside(const Held& c, const Kernel& k) const
     {
         return 0;
     }
-    return std::llround(static_cast<double>(to - from) * (needs / free - 1.0));
+    // As KernelEnd() times it: the work left at `from` runs at free/needs of its speed
+    // until the collective ends, the rest at full speed.
+    const double rate = free / needs;
+    const double work = static_cast<double>(k.endNs - from);
+    const double window = static_cast<double>(c.endNs - from);
+    if (work / rate <= window)
+    {
+        return std::llround(work / rate - work);
+    }
+    return std::llround(window * (1.0 - rate));
 }
 
 std::map<uint64_t, std::pair<int64_t, int64_t>> SmSharing::Reflow(uint64_t ticket, uint64_t stream)

@@ -2,6 +2,7 @@
 #include "sm_sharing.h"
 
 #include <gtest/gtest.h>
+#include <vector>
 
 using namespace phantora;
 
@@ -99,8 +100,31 @@ TEST(SmSharing, AReflowMovesTheRestOfTheStreamBack)
     sms.AddCollective(1, 0, 2000, 24);
     sms.FinishCollective(1, 2000);
     // The first kernel wholly beside it: 1000 x 132/108 = 1222; the second from 1222 to
-    // 2000 beside it (778 ns x 24/108 = 173 more), 2395 in all.
-    EXPECT_EQ(sms.Reflow(1, 9).at(7), std::make_pair(int64_t{2000}, int64_t{2395}));
+    // 2000 at 108/132 of its speed (636 ns of its work), the other 364 ns after: 2363.
+    EXPECT_EQ(sms.Reflow(1, 9).at(7), std::make_pair(int64_t{2000}, int64_t{2363}));
+}
+
+TEST(SmSharing, AReflowChargesWhatPlacingTheKernelBesideTheCollectiveWouldHave)
+{
+    // Kernels that straddle the collective's start or end, or lie inside it: charged the
+    // same whether placed before the collective was known (Reflow) or after (KernelEnd),
+    // so the simulated time does not depend on which came first.
+    const std::vector<std::pair<int64_t, int64_t>> spans{
+        {0, 3000}, {1500, 2500}, {2500, 6000}, {0, 8000}};
+    for (const auto& [start, end] : spans)
+    {
+        SmSharing before(132);
+        before.AddKernel(7, start, end, kFills);
+        before.AddCollective(1, 1000, 5000, 24);
+        before.FinishCollective(1, 5000);
+        const int64_t reflowed = before.Reflow(1, 9).at(7).second;
+
+        SmSharing after(132);
+        after.AddCollective(1, 1000, 5000, 24);
+        after.FinishCollective(1, 5000);
+        EXPECT_NEAR(reflowed, after.KernelEnd(start, end - start, kFills), 1)
+            << "kernel from " << start << " to " << end;
+    }
 }
 
 TEST(SmSharing, AKernelWithFewerCtasThanFreeSmsIsNotSlowed)
