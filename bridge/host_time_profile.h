@@ -66,10 +66,10 @@ struct HostTimeProfile
     /// The summary's line on recorded read-back values: how many reads they served.
     std::string DescribeReadbacks(const Charged& charged) const;
 
-    static HostTimeProfile Prepare(const profile::ProfileReader* profile,
-                                   const std::vector<std::string>& command, int ranks,
-                                   const CpuSpec& cpu,
-                                   host_time::ReadbackMode readback = host_time::ReadbackMode::Float);
+    static HostTimeProfile
+    Prepare(const profile::ProfileReader* profile, const std::vector<std::string>& command,
+            int ranks, const CpuSpec& cpu,
+            host_time::ReadbackMode readback = host_time::ReadbackMode::Float);
 
 private:
     /// Where localScale came from, for Describe: " (host speed: ...)" or "".

@@ -122,9 +122,9 @@ RawLog RawLog::Read(const std::filesystem::path& file)
         {
             std::size_t seq = 0;
             const std::string_view hex = f.size() == 4 ? f[3] : std::string_view{};
-            const auto [p, ec] =
-                f.size() == 4 ? std::from_chars(f[2].data(), f[2].data() + f[2].size(), seq)
-                              : std::from_chars_result{nullptr, std::errc::invalid_argument};
+            const auto [p, ec] = f.size() == 4
+                                     ? std::from_chars(f[2].data(), f[2].data() + f[2].size(), seq)
+                                     : std::from_chars_result{nullptr, std::errc::invalid_argument};
             std::string bytes;
             bool ok = ec == std::errc{} && p == f[2].data() + f[2].size() && !hex.empty() &&
                       hex.size() % 2 == 0;

@@ -167,9 +167,9 @@ ReadbackTable::Entry Representative(const std::vector<std::string>& samples)
         ++count;
         last = i;
     }
-    const auto best = std::max_element(counts.begin(), counts.end(),
-                                       [](const auto& a, const auto& b)
-                                       { return a.second < b.second; });
+    const auto best =
+        std::max_element(counts.begin(), counts.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
     e.bytes = best->first;
     return e;
 }
@@ -248,13 +248,13 @@ ReadbackTable ReadbackTable::Build(const std::vector<Sequence>& threads)
     {
         const Entry& mine = all.at(key);
         // A shorter key standing for several reads: only where they would all read the same.
-        const bool agree = std::all_of(samples.leaves.begin(), samples.leaves.end(),
-                                       [&](uint64_t leaf)
-                                       {
-                                           const Entry& other = all.at(leaf);
-                                           return other.bytes == mine.bytes &&
-                                                  other.floatLike == mine.floatLike;
-                                       });
+        const bool agree =
+            std::all_of(samples.leaves.begin(), samples.leaves.end(),
+                        [&](uint64_t leaf)
+                        {
+                            const Entry& other = all.at(leaf);
+                            return other.bytes == mine.bytes && other.floatLike == mine.floatLike;
+                        });
         if (agree)
         {
             t.m_entries.emplace(key, mine);

@@ -58,9 +58,9 @@ class ReadbackTable
 public:
     struct Entry
     {
-        std::string bytes;    ///< what the read returns
+        std::string bytes;     ///< what the read returns
         bool floatLike{false}; ///< every sample looked like floating-point numbers
-        bool stable{false};   ///< every sample had the same bytes
+        bool stable{false};    ///< every sample had the same bytes
         uint32_t samples{0};
     };
 

@@ -213,8 +213,8 @@ HostBoundary::~HostBoundary()
 void HostBoundary::ReadBack(void* dst, const void* src, std::size_t count, int kind,
                             bool synchronous, int status)
 {
-    if (!m_outer || status != cudaSuccess || count == 0 ||
-        count > host_time::kMaxReadbackBytes || !dst)
+    if (!m_outer || status != cudaSuccess || count == 0 || count > host_time::kMaxReadbackBytes ||
+        !dst)
     {
         return;
     }

@@ -8,9 +8,18 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-__global__ void norm_kernel(float* norm) { *norm = 2.5f; }
-__global__ void clip_kernel(float* norm) { *norm = 1.0f; }
-__global__ void count_kernel(int* count) { *count = 7; }
+__global__ void norm_kernel(float* norm)
+{
+    *norm = 2.5f;
+}
+__global__ void clip_kernel(float* norm)
+{
+    *norm = 1.0f;
+}
+__global__ void count_kernel(int* count)
+{
+    *count = 7;
+}
 
 int main(int argc, char** argv)
 {

@@ -127,8 +127,8 @@ std::vector<Step> Simulate(const std::string& readback, nlohmann::json& report)
     const std::regex line(R"(step (\d+) norm (\S+) clipped (\d) count (\d+) own (\S+))");
     for (std::sregex_iterator it(r.output.begin(), r.output.end(), line), end; it != end; ++it)
     {
-        steps.push_back({std::stof((*it)[2]), std::stoi((*it)[3]), std::stoi((*it)[4]),
-                         std::stof((*it)[5])});
+        steps.push_back(
+            {std::stof((*it)[2]), std::stoi((*it)[3]), std::stoi((*it)[4]), std::stof((*it)[5])});
     }
     EXPECT_EQ(steps.size(), static_cast<std::size_t>(kSteps)) << r.output;
     return steps;

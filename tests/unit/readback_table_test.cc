@@ -3,8 +3,8 @@
 #include "readback_table.h"
 
 #include <cstring>
-#include <limits>
 #include <gtest/gtest.h>
+#include <limits>
 
 using namespace phantora::host_time;
 
@@ -82,8 +82,8 @@ std::vector<std::string> UpTo(std::size_t read)
 
 TEST(ReadbackTable, EachReadReturnsTheMedianOfWhatItReadOnTheGpu)
 {
-    const auto table =
-        ReadbackTable::Build({Steps({9.0f, 2.5f, 3.0f, 2.75f, 2.0f}, {7.1f, 7.0f, 6.9f, 6.8f, 6.7f})});
+    const auto table = ReadbackTable::Build(
+        {Steps({9.0f, 2.5f, 3.0f, 2.75f, 2.0f}, {7.1f, 7.0f, 6.9f, 6.8f, 6.7f})});
     EXPECT_EQ(table.Reads(), 10u);
     const auto* norm = table.Lookup(After(UpTo(kNormRead)), 4);
     ASSERT_NE(norm, nullptr);
@@ -148,8 +148,8 @@ TEST(ReadbackTable, IntegersAreServedOnlyWhenAllReadsAre)
         }
     }
     const auto table = ReadbackTable::Build({s});
-    const Context read = After({"launch:count_nonzero@libtorch_cuda.so+0x70",
-                                "copy:async@libtorch_cuda.so+0x20"});
+    const Context read =
+        After({"launch:count_nonzero@libtorch_cuda.so+0x70", "copy:async@libtorch_cuda.so+0x20"});
     const auto* hit = table.Lookup(read, 8);
     ASSERT_NE(hit, nullptr);
     EXPECT_FALSE(hit->floatLike);
@@ -172,7 +172,7 @@ TEST(ReadbackTable, FloatWidthTellsFloatsFromSmallIntegers)
     EXPECT_EQ(ReadbackTable::FloatWidth(Bytes(std::numeric_limits<float>::infinity())), 0u);
     EXPECT_EQ(ReadbackTable::FloatWidth(Bytes(std::numeric_limits<double>::quiet_NaN())), 0u);
     EXPECT_EQ(ReadbackTable::FloatWidth(std::string(1, '\1')), 0u); // a bool
-    EXPECT_EQ(ReadbackTable::FloatWidth(std::string(8, '\0')), 8u);  // zero is any float
+    EXPECT_EQ(ReadbackTable::FloatWidth(std::string(8, '\0')), 8u); // zero is any float
 }
 
 TEST(ReadbackTable, SerializesAndRejectsWhatItDidNotWrite)
