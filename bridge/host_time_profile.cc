@@ -155,9 +155,10 @@ double Median(std::vector<double> v)
 
 HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
                                          const std::vector<std::string>& command, int ranks,
-                                         const CpuSpec& cpu)
+                                         const CpuSpec& cpu, host_time::ReadbackMode readback)
 {
     HostTimeProfile p;
+    p.readbackMode = readback;
     std::vector<double> speeds;
     if (profile)
     {
@@ -200,6 +201,11 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
                 cpu.hostGapMean ? host_time::GapStatistic::Mean : host_time::GapStatistic::Median);
             p.table = table.Serialize();
             p.keys = table.Keys();
+            const auto reads = host_time::ReadbackTable::Build(sequences);
+            const auto served = reads.Filtered(readback);
+            p.readbacks = served.Serialize();
+            p.recordedReads = reads.Reads();
+            p.readbackKeys = served.Keys();
             p.runs = runs;
             p.recordedRanks = std::get<2>(bySimilarity.rbegin()->first);
             p.sameArguments = std::all_of(runs.begin(), runs.end(),
@@ -284,6 +290,26 @@ std::string HostTimeProfile::Describe(const Charged& charged) const
                                   : 0.0);
     }
     return line + fmt::format("; this machine's CPU time x {:.3f}", localScale) + ScaleOrigin();
+}
+
+std::string HostTimeProfile::DescribeReadbacks(const Charged& charged) const
+{
+    const char* mode = readbackMode == host_time::ReadbackMode::Zeros   ? "zeros"
+                       : readbackMode == host_time::ReadbackMode::Float ? "float"
+                                                                        : "all";
+    const uint64_t reads = charged.readbacksServed + charged.readbacksZeros;
+    if (recordedReads == 0)
+    {
+        return fmt::format("read-backs: the recording holds no read-back values; {} small "
+                           "device-to-host read{} the program's own values did not cover "
+                           "read zeros",
+                           reads, reads == 1 ? "" : "s");
+    }
+    return fmt::format("read-backs ([workload] readback = \"{}\"): {} of {} small device-to-host "
+                       "reads the program's own values did not cover returned the recorded "
+                       "value, {} read zeros ({} keys served, from {} recorded reads)",
+                       mode, charged.readbacksServed, reads, charged.readbacksZeros, readbackKeys,
+                       recordedReads);
 }
 
 std::string HostTimeProfile::ScaleOrigin() const

@@ -6,6 +6,7 @@
 
 #include "host_gap_table.h"
 #include "profile_reader.h"
+#include "readback_table.h"
 #include "scenario.h"
 
 #include <array>
@@ -20,6 +21,12 @@ struct HostTimeProfile
 {
     /// The program's recorded gaps (host_time::GapTable, serialized); empty: none.
     std::string table;
+    /// The recorded read-back values the ranks return (host_time::ReadbackTable filtered
+    /// by [workload] readback, serialized); empty: none.
+    std::string readbacks;
+    host_time::ReadbackMode readbackMode{host_time::ReadbackMode::Float};
+    std::size_t recordedReads{0}; ///< reads in the recording
+    std::size_t readbackKeys{0};  ///< keys served (after the filter)
     /// The recorded runs the table was built from.
     std::vector<std::string> runs;
     /// Whether those runs gave the program every argument the simulated command gives it
@@ -45,6 +52,10 @@ struct HostTimeProfile
     {
         std::array<int64_t, host_time::kSources> ns{};
         std::array<uint64_t, host_time::kSources> gaps{};
+        /// Small device-to-host reads the value shadow knew nothing of: served from the
+        /// recording, and read as zeros (no recorded value, or the filter's).
+        uint64_t readbacksServed{0};
+        uint64_t readbacksZeros{0};
     };
     /// The summary's account of \p charged, one line (unwrapped): how many gaps came from
     /// the recording, by which key, and what was measured here.  Shares are of *gaps*:
@@ -52,10 +63,13 @@ struct HostTimeProfile
     /// GPU calls and its first step, seconds long) outweighs every step's recorded gaps,
     /// and a line in shares of time reads as if the steps were not found in the recording.
     std::string Describe(const Charged& charged) const;
+    /// The summary's line on recorded read-back values: how many reads they served.
+    std::string DescribeReadbacks(const Charged& charged) const;
 
-    static HostTimeProfile Prepare(const profile::ProfileReader* profile,
-                                   const std::vector<std::string>& command, int ranks,
-                                   const CpuSpec& cpu);
+    static HostTimeProfile
+    Prepare(const profile::ProfileReader* profile, const std::vector<std::string>& command,
+            int ranks, const CpuSpec& cpu,
+            host_time::ReadbackMode readback = host_time::ReadbackMode::Float);
 
 private:
     /// Where localScale came from, for Describe: " (host speed: ...)" or "".

@@ -218,7 +218,8 @@ int main(int argc, char** argv)
                                                      : SyncMode::Conservative);
         engine.PreferProfileProgram(profile::ProgramName(command));
         engine.SetHostTime(
-            HostTimeProfile::Prepare(engine.Kernels().Profile(), command, nproc, scenario.cpu));
+            HostTimeProfile::Prepare(engine.Kernels().Profile(), command, nproc, scenario.cpu,
+                                     scenario.workload.readback));
         ServerOptions options;
         options.bindAddress = bindAddress;
         // Remote ranks cannot be handed a token; CURVE keys authenticate them instead.

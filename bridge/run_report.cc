@@ -71,14 +71,18 @@ HostTimeProfile::Charged SumHostTime(const SimulationEngine& engine)
             t.ns[i] += r.hostTimeNs[i];
             t.gaps[i] += r.hostTimeGaps[i];
         }
+        t.readbacksServed += r.readbacksServed;
+        t.readbacksZeros += r.readbacksZeros;
     }
     return t;
 }
 
 /// One line: where the host time between GPU calls came from.
-void PrintHostTime(const SimulationEngine& engine)
+void PrintHostTime(const SimulationEngine& engine, bool readbacks = false)
 {
-    const std::string line = engine.HostTime().Describe(SumHostTime(engine));
+    const HostTimeProfile::Charged charged = SumHostTime(engine);
+    const std::string line = readbacks ? engine.HostTime().DescribeReadbacks(charged)
+                                       : engine.HostTime().Describe(charged);
     // At most kSummaryWidth characters a line: the remainder continues indented.
     std::string rest = line;
     std::string indent;
@@ -115,7 +119,12 @@ nlohmann::json HostTimeJson(const SimulationEngine& engine)
             {"local_scale_source", p.localScaleSource},
             {"recording_host_speed_ns", p.recordingHostNs},
             {"local_host_speed_ns", p.localHostNs},
-            {"by_source", sources}};
+            {"by_source", sources},
+            {"readbacks",
+             {{"served", t.readbacksServed},
+              {"zeros", t.readbacksZeros},
+              {"recorded_reads", p.recordedReads},
+              {"keys_served", p.readbackKeys}}}};
 }
 
 } // namespace
@@ -142,6 +151,10 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     }
     PrintKernelCosts(stdout, engine.Kernels());
     PrintHostTime(engine);
+    if (!engine.HostTime().table.empty())
+    {
+        PrintHostTime(engine, true); // read-back values come with a recording of host time
+    }
     std::printf("network: %s-level, simulated up to %.6f ms\n", engine.Network().TransportName(),
                 static_cast<double>(engine.Network().NowNs()) / 1e6);
     const auto& sync = engine.Network().Stats();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "nccl/config.h"
+#include "readback_table.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -146,6 +147,12 @@ struct WorkloadSpec
     };
     MoeRouting moeRouting{MoeRouting::None};
     double moeSkew{0.0}; ///< the Zipf exponent of "skew" (0 would be balanced)
+    /// Which small device-to-host reads return the value the recording read on the GPU
+    /// (gpu_profiler/readback_table.h) where the value shadow knows nothing of them
+    /// (moe_routing's values, the program's own bytes keep precedence): "zeros" none,
+    /// "float" float-looking ones (the default: a norm or loss compared with a threshold;
+    /// integer counts and sizes depend on the world size and the data), "all" every one.
+    host_time::ReadbackMode readback{host_time::ReadbackMode::Float};
 };
 
 struct Scenario

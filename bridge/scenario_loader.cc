@@ -382,7 +382,12 @@ void ReadCpu(const Section& s, CpuSpec& cpu)
 
 void ReadWorkload(const Section& s, WorkloadSpec& w)
 {
-    s.AllowOnly({"moe_routing", "moe_skew"});
+    s.AllowOnly({"moe_routing", "moe_skew", "readback"});
+    const std::string readback =
+        s.Choice("readback", false, {"zeros", "float", "all"}).value_or("float");
+    w.readback = readback == "zeros" ? host_time::ReadbackMode::Zeros
+                 : readback == "all" ? host_time::ReadbackMode::All
+                                     : host_time::ReadbackMode::Float;
     const std::string routing =
         s.Choice("moe_routing", false, {"none", "balanced", "skew"}).value_or("none");
     w.moeRouting = routing == "balanced" ? WorkloadSpec::MoeRouting::Balanced

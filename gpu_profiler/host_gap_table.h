@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,6 +79,9 @@ struct Sequence
     /// a launch's few microseconds, an NCCL call's tens); -1 where unknown (a call that
     /// waits, whose CPU time is spinning, or a log recorded before this was kept).
     std::vector<int64_t> callNs;
+    /// Position in labels -> the bytes a small device-to-host copy made by that call read
+    /// on the real GPU (readback_table.h); empty in recordings made before they were kept.
+    std::map<std::size_t, std::string> reads;
 };
 
 /// The last kDepth boundaries of one thread.

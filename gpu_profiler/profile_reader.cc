@@ -4,6 +4,7 @@
 #include "program_name.h"
 
 #include <fmt/format.h>
+#include <map>
 
 namespace phantora::profile
 {
@@ -164,6 +165,50 @@ ProfileReader::HostSequencesIn(const std::filesystem::path& file,
             out.back().labels.push_back(q.Text(1));
             out.back().gapBeforeNs.push_back(q.Int(2));
             out.back().callNs.push_back(q.Int(3));
+        }
+    }
+    {
+        SqliteStatement has(
+            db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'host_readbacks'");
+        if (!has.Step())
+        {
+            return out; // written before read-backs were recorded
+        }
+    }
+    // Each run's threads are in out in (run, thread) order; the reads join them by name.
+    SqliteStatement reads(db, "SELECT thread, seq, bytes FROM host_readbacks WHERE run = ?1");
+    std::size_t n = 0; // as the loop above numbered them
+    std::string thread;
+    for (const std::string& run : runs)
+    {
+        q.Reset();
+        q.Bind(1, run);
+        std::map<std::string, std::size_t> index;
+        while (q.Step())
+        {
+            if (n == 0 || q.Text(0) != thread)
+            {
+                thread = q.Text(0);
+                ++n;
+            }
+            index[thread] = n - 1;
+        }
+        reads.Reset();
+        reads.Bind(1, run);
+        while (reads.Step())
+        {
+            auto it = index.find(reads.Text(0));
+            const std::string hex = reads.Text(2);
+            if (it == index.end() || hex.size() % 2 != 0)
+            {
+                continue;
+            }
+            std::string bytes;
+            for (std::size_t i = 0; i < hex.size(); i += 2)
+            {
+                bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+            }
+            out[it->second].reads[static_cast<std::size_t>(reads.Int(1))] = std::move(bytes);
         }
     }
     return out;

@@ -65,6 +65,12 @@ CREATE TABLE IF NOT EXISTS host_gaps(
     gap_ns  INTEGER NOT NULL,
     call_ns INTEGER NOT NULL DEFAULT -1,
     PRIMARY KEY(run, thread, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS host_readbacks(
+    run   TEXT NOT NULL,
+    thread TEXT NOT NULL,
+    seq   INTEGER NOT NULL,
+    bytes TEXT NOT NULL,
+    PRIMARY KEY(run, thread, seq)) WITHOUT ROWID;
 )sql";
 }
 

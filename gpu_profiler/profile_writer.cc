@@ -226,6 +226,31 @@ void ProfileWriter::SetHostGaps(const std::string& run,
             gap.Step();
         }
     }
+    // The bytes small device-to-host copies read (readback_table.h), as hex.
+    {
+        SqliteStatement del(m_db, "DELETE FROM host_readbacks WHERE run = ?1");
+        del.Bind(1, run);
+        del.Step();
+    }
+    SqliteStatement read(m_db, "INSERT INTO host_readbacks(run, thread, seq, bytes)"
+                               " VALUES(?1, ?2, ?3, ?4)");
+    for (const auto& [thread, seq] : threads)
+    {
+        for (const auto& [at, bytes] : seq.reads)
+        {
+            std::string hex;
+            for (unsigned char c : bytes)
+            {
+                hex += fmt::format("{:02x}", c);
+            }
+            read.Reset();
+            read.Bind(1, run);
+            read.Bind(2, thread);
+            read.Bind(3, static_cast<int64_t>(at));
+            read.Bind(4, hex);
+            read.Step();
+        }
+    }
 }
 
 void ProfileWriter::Commit()

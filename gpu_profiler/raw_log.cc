@@ -118,9 +118,34 @@ RawLog RawLog::Read(const std::filesystem::path& file)
             t.callNs.push_back(call);
             continue;
         }
+        if (f[0] == "readback")
+        {
+            std::size_t seq = 0;
+            const std::string_view hex = f.size() == 4 ? f[3] : std::string_view{};
+            const auto [p, ec] = f.size() == 4
+                                     ? std::from_chars(f[2].data(), f[2].data() + f[2].size(), seq)
+                                     : std::from_chars_result{nullptr, std::errc::invalid_argument};
+            std::string bytes;
+            bool ok = ec == std::errc{} && p == f[2].data() + f[2].size() && !hex.empty() &&
+                      hex.size() % 2 == 0;
+            for (std::size_t i = 0; ok && i < hex.size(); i += 2)
+            {
+                unsigned v = 0;
+                const auto [q, e] = std::from_chars(hex.data() + i, hex.data() + i + 2, v, 16);
+                ok = e == std::errc{} && q == hex.data() + i + 2;
+                bytes.push_back(static_cast<char>(v));
+            }
+            if (!ok)
+            {
+                fail("expected \"readback<TAB>thread<TAB>call number<TAB>hex bytes\"");
+            }
+            log.hostThreads[std::string(f[1])].reads[seq] = std::move(bytes);
+            continue;
+        }
         if (f[0] != "op" || (f.size() != 12 && f.size() != 13))
         {
-            fail("expected \"meta\" with 3 fields, \"op\" with 12 or 13, or \"gap\" with 4 or 5");
+            fail("expected \"meta\" with 3 fields, \"op\" with 12 or 13, \"gap\" with 4 or 5"
+                 " or \"readback\" with 4");
         }
         OpKey k;
         auto kind = ParseOpKind(f[1]);

@@ -4,11 +4,14 @@
 //   op    KIND NAME GRID_X GRID_Y GRID_Z BLOCK_X BLOCK_Y BLOCK_Z SHARED_MEM BYTES DURATION_NS
 //   [ARGS]
 //   gap   THREAD GAP_NS LABEL [CALL_NS]
+//   readback THREAD SEQ HEX
 // ARGS (kernels; kernel_params.h ArgFacts) is absent in logs recorded before it existed.
 // A gap line is one boundary call of a program thread (host_label.h LABEL) and the host
 // time the thread spent since its previous one (-1 for its first), in call order per
 // THREAD ("pid.tid"), and the thread CPU time of the call itself (-1: not kept, a call
 // that waits); "meta host_speed_ns" is the recording host's speed (host_speed.h).
+// A readback line is the bytes (HEX, two digits a byte) that a small device-to-host copy
+// read on the GPU, made by the SEQ-th (from 0) boundary call of THREAD (readback_table.h).
 #pragma once
 
 #include "host_gap_table.h"

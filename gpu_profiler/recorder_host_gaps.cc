@@ -3,6 +3,7 @@
 #include "host_boundary.h"
 #include "host_call_site.h"
 #include "host_label.h"
+#include "readback_table.h"
 #include "real_symbol.h"
 #include "recorder_real_symbol.h"
 
@@ -63,6 +64,15 @@ struct ThreadGaps
     std::vector<std::string> labels;
     std::vector<int64_t> gapBeforeNs;
     std::vector<int64_t> callNs;
+    std::map<std::size_t, std::string> reads; ///< call position -> bytes read back
+};
+
+/// An asynchronous device-to-host copy whose bytes are not there yet.
+struct PendingRead
+{
+    std::size_t index;
+    const void* dst;
+    std::size_t count;
 };
 
 struct Gaps
@@ -87,6 +97,7 @@ struct ThreadState
     ThreadGaps* gaps{nullptr};
     int ncclGroupDepth{0};
     bool ncclGroupHasP2P{false};
+    std::vector<PendingRead> pendingReads;
 };
 
 thread_local ThreadState t_state;
@@ -156,7 +167,10 @@ void HostBoundary::Record(std::string_view what, const void* caller)
         mine.gapBeforeNs.push_back(gap);
         mine.callNs.push_back(-1); // set when the call returns, if it does not wait
     }
+    m_index = mine.labels.size() - 1;
     m_costed = !host_time::boundary::Waits(what);
+    m_synchronises = what == b::kStreamSync || what == b::kDeviceSync || what == b::kEventSync ||
+                     what == b::kCopySync;
     m_blockedAtCallStart = t.blockedNs;
     m_callStartNs = MonotonicNs();
 }
@@ -170,8 +184,19 @@ HostBoundary::~HostBoundary()
     --t_state.depth;
     if (m_outer)
     {
-        const int64_t now = MonotonicNs();
         ThreadState& t = t_state;
+        if (m_synchronises && !t.pendingReads.empty())
+        {
+            // Inside the call (a wait, whose own time is not kept), not the next gap.
+            ThreadGaps& mine = Mine();
+            std::lock_guard lock(G().mutex);
+            for (const PendingRead& r : t.pendingReads)
+            {
+                mine.reads[r.index].assign(static_cast<const char*>(r.dst), r.count);
+            }
+            t.pendingReads.clear();
+        }
+        const int64_t now = MonotonicNs();
         if (m_costed)
         {
             const int64_t blocked = t.blockedNs - m_blockedAtCallStart;
@@ -182,6 +207,50 @@ HostBoundary::~HostBoundary()
         }
         t.lastExitNs = now;
         t.blockedAtLastExit = t.blockedNs;
+    }
+}
+
+void HostBoundary::ReadBack(void* dst, const void* src, std::size_t count, int kind,
+                            bool synchronous, int status)
+{
+    if (!m_outer || status != cudaSuccess || count == 0 || count > host_time::kMaxReadbackBytes ||
+        !dst)
+    {
+        return;
+    }
+    if (kind == cudaMemcpyDefault)
+    {
+        // Unified addressing: the pointers say the direction.
+        static auto attributes =
+            Cudart<decltype(&cudaPointerGetAttributes)>("cudaPointerGetAttributes");
+        const auto onDevice = [](const void* p)
+        {
+            cudaPointerAttributes a{};
+            return attributes(&a, p) == cudaSuccess &&
+                   (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged);
+        };
+        if (!onDevice(src) || onDevice(dst))
+        {
+            return;
+        }
+    }
+    else if (kind != cudaMemcpyDeviceToHost)
+    {
+        return;
+    }
+    ThreadState& t = t_state;
+    if (synchronous)
+    {
+        ThreadGaps& mine = Mine();
+        std::lock_guard lock(G().mutex);
+        mine.reads[m_index].assign(static_cast<const char*>(dst), count);
+        return;
+    }
+    // A program that never synchronises after its copy cannot have used the bytes.
+    constexpr std::size_t kMaxPending = 256;
+    if (t.pendingReads.size() < kMaxPending)
+    {
+        t.pendingReads.push_back({m_index, dst, count});
     }
 }
 
@@ -229,6 +298,15 @@ std::size_t WriteHostGaps(std::FILE* out)
                          static_cast<long long>(gaps->callNs[i]));
             ++n;
         }
+        for (const auto& [index, bytes] : gaps->reads)
+        {
+            std::fprintf(out, "readback\t%s\t%zu\t", thread.c_str(), index);
+            for (unsigned char c : bytes)
+            {
+                std::fprintf(out, "%02x", c);
+            }
+            std::fputc('\n', out);
+        }
     }
     return n;
 }
@@ -252,12 +330,20 @@ extern "C"
 
     cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind)
     {
-        PHANTORA_FORWARD(Cudart, cudaMemcpy, b::kCopySync, dst, src, count, kind);
+        static auto real = Cudart<decltype(&cudaMemcpy)>("cudaMemcpy");
+        HostBoundary boundary(b::kCopySync, __builtin_return_address(0));
+        const cudaError_t status = real(dst, src, count, kind);
+        boundary.ReadBack(dst, src, count, kind, true, status);
+        return status;
     }
     cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                                 cudaStream_t stream)
     {
-        PHANTORA_FORWARD(Cudart, cudaMemcpyAsync, b::kCopyAsync, dst, src, count, kind, stream);
+        static auto real = Cudart<decltype(&cudaMemcpyAsync)>("cudaMemcpyAsync");
+        HostBoundary boundary(b::kCopyAsync, __builtin_return_address(0));
+        const cudaError_t status = real(dst, src, count, kind, stream);
+        boundary.ReadBack(dst, src, count, kind, false, status);
+        return status;
     }
     cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch,
                              size_t width, size_t height, cudaMemcpyKind kind)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -44,6 +45,14 @@ public:
         }
     }
     ~HostBoundary();
+    /// After the real copy returned (\p status 0: it succeeded): a device-to-host copy of
+    /// 1..kMaxReadbackBytes (\p kind a cudaMemcpyKind) keeps the bytes it read, for the
+    /// simulation to return in its place (readback_table.h).  A synchronous copy's now; an
+    /// asynchronous one's when the thread next synchronises (a stream, event or device
+    /// synchronisation or a synchronous copy ends), which is when the program may read
+    /// them (PyTorch's .item(): cudaMemcpyAsync, then cudaStreamSynchronize).
+    void ReadBack(void* dst, const void* src, std::size_t count, int kind, bool synchronous,
+                  int status);
     HostBoundary(const HostBoundary&) = delete;
     HostBoundary& operator=(const HostBoundary&) = delete;
 
@@ -53,6 +62,8 @@ private:
     void Record(std::string_view what, const void* caller);
     bool m_outer{false};
     bool m_costed{false};    ///< the call's own host time is kept (it does not wait)
+    bool m_synchronises{false}; ///< pending read-backs are complete when it returns
+    std::size_t m_index{0};  ///< the call's position in its thread's sequence
     int64_t m_enterNs{0};
     int64_t m_callStartNs{0}; ///< after the recorder's own work: where the call itself starts
     int64_t m_blockedAtCallStart{0};
@@ -62,7 +73,7 @@ private:
 void RememberKernelName(const void* hostFun, const char* deviceName);
 std::string KernelName(const void* hostFun);
 
-/// Writes "gap" lines (raw_log.h) for every thread; returns how many.
+/// Writes "gap" and "readback" lines (raw_log.h) for every thread; returns how many gaps.
 std::size_t WriteHostGaps(std::FILE* out);
 
 } // namespace phantora::recorder

@@ -4,6 +4,8 @@
 #include "cuda_state.h"
 #include "device_memory.h"
 #include "hook_scope.h"
+#include "host_boundary.h"
+#include "host_time.h"
 #include "id_allocator.h"
 #include "kernel_launch.h"
 #include "kernel_registry.h"
@@ -51,13 +53,21 @@ uint64_t Addr(const void* p)
 
 /// Host memory a copy writes gets the device bytes the value shadow knows and zeros
 /// elsewhere (device data is never materialised); small copies to the device keep
-/// their bytes in the shadow (see value_shadow.h).
-void WriteHostSide(void* dst, const void* src, size_t count, wire::CopyKind kind)
+/// their bytes in the shadow (see value_shadow.h).  A device-to-host copy the shadow
+/// knows nothing of, made by boundary call \p what (cudaMemcpy's and cudaMemcpyAsync's;
+/// null: another call), returns the value the recording read there if it holds one
+/// (host_time.h, ServeRecordedRead): the shadow's values (the program's own bytes,
+/// moe_routing's) come first.
+void WriteHostSide(void* dst, const void* src, size_t count, wire::CopyKind kind,
+                   const char* what = nullptr)
 {
     switch (kind)
     {
     case wire::CopyKind::DeviceToHost:
-        ValueShadow::Get().Read(dst, Addr(src), count, BridgeFetch());
+        if (!ValueShadow::Get().Read(dst, Addr(src), count, BridgeFetch()) && what)
+        {
+            HostTime::Get().ServeRecordedRead(what, dst, count);
+        }
         break;
     case wire::CopyKind::HostToHost:
         std::memmove(dst, src, count);
@@ -286,7 +296,7 @@ extern "C"
     {
         HookScope scope;
         const wire::CopyKind k = CopyKindOf(dst, src, kind);
-        WriteHostSide(dst, src, count, k);
+        WriteHostSide(dst, src, count, k, host_time::boundary::kCopySync);
         WaitFor(scope, wire::Memcpy{0, k, count, true});
         return cudaSuccess;
     }
@@ -296,7 +306,7 @@ extern "C"
     {
         HookScope scope;
         const wire::CopyKind k = CopyKindOf(dst, src, kind);
-        WriteHostSide(dst, src, count, k);
+        WriteHostSide(dst, src, count, k, host_time::boundary::kCopyAsync);
         scope.Client().Post(wire::Memcpy{StreamId(stream), k, count, false});
         return cudaSuccess;
     }

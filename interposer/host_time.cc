@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unistd.h>
@@ -87,10 +88,39 @@ HostTime& HostTime::Get()
     return *h;
 }
 
-void HostTime::Load(std::string_view tableBytes, double timeScale)
+void HostTime::Load(std::string_view tableBytes, std::string_view readbackBytes,
+                    double timeScale)
 {
     m_table = host_time::GapTable::Parse(tableBytes);
+    m_readbacks = host_time::ReadbackTable::Parse(readbackBytes);
     m_timeScale = timeScale;
+}
+
+bool HostTime::ServeRecordedRead(std::string_view what, void* dst, std::size_t n)
+{
+    const Gap& g = t_gap;
+    if (!Active() || g.boundaryInCall || g.measuredOnly || n == 0 ||
+        n > host_time::kMaxReadbackBytes)
+    {
+        return false; // not a boundary of its own (a nested call), or no recording
+    }
+    const host_time::ReadbackTable::Entry* hit = nullptr;
+    if (!m_readbacks.Empty())
+    {
+        // The same site OnBoundary will give this call: the first frame outside this library.
+        static const void* self = reinterpret_cast<const void*>(&HostTime::Get);
+        host_time::Context context = g.context;
+        context.Push(host_time::HostLabel::Make(what, host_time::CallSiteOutside(self)));
+        hit = m_readbacks.Lookup(context, n);
+    }
+    if (!hit || hit->bytes.size() != n)
+    {
+        m_readbacksZeros.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+    std::memcpy(dst, hit->bytes.data(), n);
+    m_readbacksServed.fetch_add(1, std::memory_order_relaxed);
+    return true;
 }
 
 int64_t HostTime::OnLocalCpu(int64_t localNs)
@@ -206,6 +236,8 @@ HostTime::Totals HostTime::Charged() const
         t.ns[i] = m_ns[i].load(std::memory_order_relaxed);
         t.gaps[i] = m_gaps[i].load(std::memory_order_relaxed);
     }
+    t.readbacksServed = m_readbacksServed.load(std::memory_order_relaxed);
+    t.readbacksZeros = m_readbacksZeros.load(std::memory_order_relaxed);
     return t;
 }
 

@@ -21,9 +21,11 @@
 #pragma once
 
 #include "host_gap_table.h"
+#include "readback_table.h"
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -36,8 +38,9 @@ class HostTime
 public:
     static HostTime& Get();
 
-    /// The table from the Welcome (empty: measure everything) and [cpu] time_scale.
-    void Load(std::string_view tableBytes, double timeScale);
+    /// The table from the Welcome (empty: measure everything), its recorded read-back
+    /// values (gpu_profiler/readback_table.h; empty: none) and [cpu] time_scale.
+    void Load(std::string_view tableBytes, std::string_view readbackBytes, double timeScale);
     bool Active() const { return !m_table.Empty(); }
 
     /// The calling thread used \p localNs of CPU (already scaled): how far its clock moves.
@@ -61,11 +64,22 @@ public:
     /// (query_overhead): not while a budget stands for the gap it sits in.
     bool ChargesCallCost() const;
 
-    /// Host time charged so far, per host_time::Source, and the number of gaps.
+    /// A device-to-host copy of \p n bytes into \p dst, made by the calling thread's
+    /// current intercepted call \p what (host_label.h; its boundary is not counted yet), of
+    /// which the value shadow knew no byte: writes the value the recording read there
+    /// (gpu_profiler/readback_table.h) and returns true, or returns false and leaves \p dst
+    /// alone (zeros).  Keyed like the gap that follows the copy: the thread's last
+    /// boundaries, this copy last, and \p n.
+    bool ServeRecordedRead(std::string_view what, void* dst, std::size_t n);
+
+    /// Host time charged so far, per host_time::Source, and the number of gaps; small
+    /// device-to-host reads served from the recording and read as zeros.
     struct Totals
     {
         std::array<int64_t, host_time::kSources> ns{};
         std::array<uint64_t, host_time::kSources> gaps{};
+        uint64_t readbacksServed{0};
+        uint64_t readbacksZeros{0};
     };
     Totals Charged() const;
 
@@ -75,6 +89,9 @@ private:
     void CloseGap(const std::string& label);
 
     host_time::GapTable m_table;
+    host_time::ReadbackTable m_readbacks;
+    std::atomic<uint64_t> m_readbacksServed{0};
+    std::atomic<uint64_t> m_readbacksZeros{0};
     double m_timeScale{1.0};
     std::array<std::atomic<int64_t>, host_time::kSources> m_ns{};
     std::array<std::atomic<uint64_t>, host_time::kSources> m_gaps{};

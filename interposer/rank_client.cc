@@ -169,7 +169,8 @@ RankClient::RankClient() : m_context(1), m_farewellContext(1)
     SimClock::Get().SetScale(m_welcome.cpuTimeScale * m_welcome.localCpuScale);
     try
     {
-        HostTime::Get().Load(m_welcome.hostTimeTable, m_welcome.cpuTimeScale);
+        HostTime::Get().Load(m_welcome.hostTimeTable, m_welcome.readbackTable,
+                             m_welcome.cpuTimeScale);
     }
     catch (const std::exception& e)
     {
@@ -496,6 +497,8 @@ void RankClient::Goodbye(uint64_t peakDeviceBytes)
         const HostTime::Totals host = HostTime::Get().Charged();
         bye.hostTime.ns = host.ns;
         bye.hostTime.gaps = host.gaps;
+        bye.hostTime.readbacksServed = host.readbacksServed;
+        bye.hostTime.readbacksZeros = host.readbacksZeros;
         Send(farewell, farewell.nextSeq++, std::move(bye));
     }
     // The rank's clock is final: its threads' host waits no longer concern the bridge

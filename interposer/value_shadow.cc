@@ -204,21 +204,24 @@ void ValueShadow::Copy(uint64_t dst, uint64_t src, std::size_t n, const Fetch& f
     }
 }
 
-void ValueShadow::Read(void* dst, uint64_t src, std::size_t n, const Fetch& fetch)
+bool ValueShadow::Read(void* dst, uint64_t src, std::size_t n, const Fetch& fetch)
 {
     std::memset(dst, 0, n);
     std::unique_lock lock(m_mutex);
     if (m_bytes.empty() && m_pending.empty())
     {
-        return;
+        return false;
     }
     Resolve(src, n, fetch, lock);
+    bool known = false;
     ForEachKnownLocked(src, n,
                        [&](uint64_t offset, const char* bytes, std::size_t len)
                        {
                            std::memcpy(static_cast<char*>(dst) + offset, bytes, len);
+                           known = true;
                            return true;
                        });
+    return known;
 }
 
 std::optional<std::string> ValueShadow::Known(uint64_t src, std::size_t n, const Fetch& fetch)

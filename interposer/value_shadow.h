@@ -65,8 +65,10 @@ public:
     void MayWrite(const uint64_t* addresses, std::size_t count);
     /// A device-to-device copy.
     void Copy(uint64_t dst, uint64_t src, std::size_t n, const Fetch& fetch);
-    /// A device-to-host copy: known bytes from the shadow, zeros elsewhere.
-    void Read(void* dst, uint64_t src, std::size_t n, const Fetch& fetch);
+    /// A device-to-host copy: known bytes from the shadow, zeros elsewhere.  False when
+    /// the shadow knew no byte of it (nothing known or pending there): the read is then
+    /// open to a recorded value (interposer/host_time.h, ServeRecordedRead).
+    bool Read(void* dst, uint64_t src, std::size_t n, const Fetch& fetch);
     /// All \p n bytes at \p src, if every one is known (pending results are fetched).
     std::optional<std::string> Known(uint64_t src, std::size_t n, const Fetch& fetch);
     /// The receive buffer of a collective that carried values: its bytes come from

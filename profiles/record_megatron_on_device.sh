@@ -15,6 +15,13 @@
 #       megatron-core==0.16.1 packaging==25.0 -d device-wheels
 #
 # Writes $OUT/megatron_<cell>.tsv and $OUT/record_megatron.log.  ONLY="dense moe" picks cells.
+#
+# The host-time pass keeps the bytes of every device-to-host copy of at most 64 bytes
+# ("readback" lines, ../gpu_profiler/readback_table.h): the gradient norm Megatron's
+# clipping reads, so that a simulation clips as the real run does.  A recorder built before
+# them writes none; the log says how many each cell has ("readback lines"), and the norm's
+# values ("norm reads": the float32 read three calls before each step's first `grad * coeff`
+# kernel).  Only the dense recording, no real runs:  ONLY=dense NO_REAL=1
 set -u
 . "$(dirname "$0")/device_env.sh"
 STEPS=${STEPS:-6}
@@ -34,6 +41,24 @@ declare -A CELLS=(
     echo "== record $cell: ${cmd[*]} --steps $STEPS"
     $G record --raw "$OUT/megatron_$cell.tsv" -- "${cmd[@]}" --steps "$STEPS" </dev/null \
       || echo "record $cell FAILED"
+    echo "readback lines $cell: $(grep -c '^readback' "$OUT/megatron_$cell.tsv" || true)"
+    python3 - "$OUT/megatron_$cell.tsv" <<'PY' || echo "norm reads $cell: could not read"
+import struct, sys
+gaps, reads = {}, {}
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    if f[0] == "gap":
+        gaps.setdefault(f[1], []).append(f[3])
+    elif f[0] == "readback":
+        reads[(f[1], int(f[2]))] = bytes.fromhex(f[3])
+norms = []
+for thread, labels in gaps.items():
+    for i in range(3, len(labels)):
+        if ("MulFunctor" in labels[i] and "FillFunctor<int>" in labels[i - 1]
+                and (thread, i - 3) in reads and len(reads[(thread, i - 3)]) == 4):
+            norms.append(struct.unpack("<f", reads[(thread, i - 3)])[0])
+print(f"norm reads {sys.argv[1].rsplit('/', 1)[-1]}: {norms}")
+PY
     if [ -z "${NO_REAL:-}" ]; then
       echo "== real $cell: ${cmd[*]} --steps 20 --warmup 5"
       "${cmd[@]}" --steps 20 --warmup 5 </dev/null || echo "real $cell FAILED"
@@ -47,4 +72,4 @@ declare -A CELLS=(
 tail -30 "$OUT/record_megatron.log"
 # Both cells' real step times (and the MoE's expert rows), whatever the tail above holds.
 echo "== summary"
-grep -E '^== |mean step|expert rows per step|FAILED' "$OUT/record_megatron.log"
+grep -E '^== |mean step|expert rows per step|FAILED|readback lines|norm reads' "$OUT/record_megatron.log"

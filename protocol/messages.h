@@ -404,7 +404,11 @@ struct HostTimeTotals
 {
     std::array<int64_t, 6> ns{};
     std::array<uint64_t, 6> gaps{};
-    template <class A> void serialize(A& ar) { ar(ns, gaps); }
+    /// Small device-to-host reads the value shadow did not know: served from the
+    /// recording's read-back values, and read as zeros.
+    uint64_t readbacksServed{0};
+    uint64_t readbacksZeros{0};
+    template <class A> void serialize(A& ar) { ar(ns, gaps, readbacksServed, readbacksZeros); }
 };
 
 struct Goodbye
@@ -474,11 +478,15 @@ struct Welcome
     /// The program's recorded host time between GPU calls (host_time::GapTable bytes);
     /// empty: none recorded, measure it here.
     std::string hostTimeTable;
+    /// The recorded values of small device-to-host reads it returns
+    /// (host_time::ReadbackTable bytes); empty: none.
+    std::string readbackTable;
     template <class A> void serialize(A& ar)
     {
         ar(BoundedString{gpuName}, gpuMemoryBytes, deviceCount, localDevice, smCount, ccMajor,
            ccMinor, cpuTimeScale, callOverheadNs, queryOverheadNs, localCpuScale,
-           BoundedString{hostTimeTable, kMaxHostTableBytes});
+           BoundedString{hostTimeTable, kMaxHostTableBytes},
+           BoundedString{readbackTable, kMaxHostTableBytes});
     }
 };
 

@@ -119,6 +119,9 @@ struct RankState
     /// its goodbye).
     std::array<int64_t, 6> hostTimeNs{};
     std::array<uint64_t, 6> hostTimeGaps{};
+    /// Its small device-to-host reads served from the recording, and read as zeros.
+    uint64_t readbacksServed{0};
+    uint64_t readbacksZeros{0};
     bool saidGoodbye{false};
 };
 

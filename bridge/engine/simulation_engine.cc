@@ -157,6 +157,8 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
                 r.peakDeviceBytes = m.peakDeviceBytes;
                 r.hostTimeNs = m.hostTime.ns;
                 r.hostTimeGaps = m.hostTime.gaps;
+                r.readbacksServed = m.hostTime.readbacksServed;
+                r.readbacksZeros = m.hostTime.readbacksZeros;
                 r.saidGoodbye = true;
                 // The goodbye can arrive after the process was reaped.
                 if (r.phase != RankPhase::Exited)
@@ -194,6 +196,7 @@ void SimulationEngine::OnHello(const RequestContext& ctx, const wire::Hello& m)
     {
         // The rank's first thread loads the table; its other threads' hellos need no copy.
         w.hostTimeTable = m_hostTime.table;
+        w.readbackTable = m_hostTime.readbacks;
     }
     ctx.out.push_back({ctx.rank, {ctx.seq, w}, ctx.lane});
 }

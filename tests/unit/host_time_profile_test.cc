@@ -2,8 +2,11 @@
 #include "host_time_profile.h"
 #include "profile_reader.h"
 #include "profile_writer.h"
+#include "raw_log.h"
+#include "readback_table.h"
 
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <string>
 #include <vector>
@@ -195,3 +198,68 @@ TEST(HostTimeProfile, TheSummaryCountsGapsSoOneStartUpGapDoesNotHideTheRecordedS
 }
 
 } // namespace
+
+TEST(HostTimeProfile, RecordedReadBacksTravelFromTheRawLogToTheTableTheRanksGet)
+{
+    // A recorder's lines: a norm (float32 2.5, then 3.0) and a count (int32 7) read back.
+    const fs::path raw = fs::temp_directory_path() /
+                         ("phantora_readback_raw_" + std::to_string(::getpid()) + ".tsv");
+    {
+        std::ofstream out(raw);
+        out << "meta\tcommand\tpython3 train_gpt.py --steps 2\n";
+        for (int step = 0; step < 4; ++step) // the first two read nothing
+        {
+            out << "gap\t1.1\t10\tlaunch:norm@x+0x1\t5\n"
+                << "gap\t1.1\t10\tcopy:async@x+0x2\t5\n"
+                << "gap\t1.1\t10\tsync:stream@x+0x3\t-1\n"
+                << "gap\t1.1\t10\tcopy:async@x+0x4\t5\n";
+        }
+        out << "readback\t1.1\t9\t00002040\n"  // 2.5f
+            << "readback\t1.1\t13\t00004040\n" // 3.0f
+            << "readback\t1.1\t11\t07000000\n" // 7
+            << "readback\t1.1\t15\t07000000\n";
+    }
+    const auto log = phantora::profile::RawLog::Read(raw);
+    ASSERT_EQ(log.hostThreads.at("1.1").reads.size(), 4u);
+    EXPECT_EQ(log.hostThreads.at("1.1").reads.at(9), std::string("\0\0\x20\x40", 4));
+    const fs::path db = fs::temp_directory_path() /
+                        ("phantora_readback_" + std::to_string(::getpid()) + ".sqlite");
+    fs::remove(db);
+    {
+        phantora::profile::ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddRun("rb.tsv", "train_gpt.py", "python3 train_gpt.py --steps 2");
+        w.SetHostGaps("rb.tsv", log.hostThreads);
+        w.Commit();
+    }
+    const phantora::profile::ProfileReader reader(db);
+    const auto sequences = reader.HostSequences({"rb.tsv"});
+    ASSERT_EQ(sequences.size(), 1u);
+    EXPECT_EQ(sequences[0].reads, log.hostThreads.at("1.1").reads);
+    phantora::CpuSpec cpu;
+    cpu.localScale = 1.0;
+    const auto command = Split("python3 train_gpt.py --steps 2");
+    using phantora::host_time::ReadbackMode;
+    const auto floats = phantora::HostTimeProfile::Prepare(&reader, command, 1, cpu);
+    const auto all =
+        phantora::HostTimeProfile::Prepare(&reader, command, 1, cpu, ReadbackMode::All);
+    const auto zeros =
+        phantora::HostTimeProfile::Prepare(&reader, command, 1, cpu, ReadbackMode::Zeros);
+    EXPECT_EQ(floats.recordedReads, 4u);
+    EXPECT_GT(floats.readbackKeys, 0u);
+    EXPECT_GT(all.readbackKeys, floats.readbackKeys) << "the count is served by \"all\" only";
+    EXPECT_EQ(zeros.readbackKeys, 0u);
+    EXPECT_TRUE(zeros.readbacks.empty());
+    // What a rank is sent serves the norm's read: the lower median of 2.5 and 3.0.
+    const auto table = phantora::host_time::ReadbackTable::Parse(floats.readbacks);
+    phantora::host_time::Context c;
+    for (const char* l : {"launch:norm@x+0x1", "copy:async@x+0x2"})
+    {
+        c.Push(phantora::host_time::HostLabel::FromText(l));
+    }
+    const auto* norm = table.Lookup(c, 4);
+    ASSERT_NE(norm, nullptr);
+    EXPECT_EQ(norm->bytes, std::string("\0\0\x20\x40", 4));
+    fs::remove(db);
+    fs::remove(raw);
+}

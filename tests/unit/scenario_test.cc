@@ -404,6 +404,22 @@ TEST_F(ScenarioFile, WorkloadTableSetsMoeRouting)
     EXPECT_DOUBLE_EQ(skew.workload.moeSkew, 1.25);
 }
 
+TEST_F(ScenarioFile, WorkloadReadbackChoosesWhichRecordedValuesAreServed)
+{
+    using phantora::host_time::ReadbackMode;
+    EXPECT_EQ(LoadScenario(Write(kValid)).workload.readback, ReadbackMode::Float);
+    for (const auto& [text, mode] : {std::pair{"zeros", ReadbackMode::Zeros},
+                                     std::pair{"float", ReadbackMode::Float},
+                                     std::pair{"all", ReadbackMode::All}})
+    {
+        const Scenario s = LoadScenario(
+            Write(std::string(kValid) + "[workload]\nreadback = \"" + text + "\"\n"));
+        EXPECT_EQ(s.workload.readback, mode) << text;
+    }
+    ExpectError(std::string(kValid) + "[workload]\nreadback = \"ints\"\n",
+                {"readback", "float"});
+}
+
 TEST_F(ScenarioFile, WorkloadTableIsStrict)
 {
     ExpectError(std::string(kValid) + "[workload]\nmoe_routing = \"random\"\n",
