@@ -113,9 +113,7 @@ def serve(config, log=print):
     idle = float(config["idle"])
     while True:
         events = selector.select(timeout=None if ranks else idle)
-        if not events and not ranks:
-            log(f"fork server {server_pid}: no rank for {idle:g} s; exiting", flush=True)
-            os.unlink(path)
+        if not events and not ranks and _exit_when_unasked(config, listener):
             return None
         for key, _ in events:
             if key.fileobj is listener:
@@ -175,6 +173,27 @@ def serve(config, log=print):
             rank.pidfd = os.pidfd_open(pid)
             selector.register(rank.pidfd, selectors.EVENT_READ, ("exit", rank.conn.fileno()))
             rank.conn.send(f"forked {pid} {server_pid} {said}".encode())
+
+
+def _exit_when_unasked(config, listener):
+    """Removes socket, log and lock and says True, unless a relay connected meanwhile.
+    Relays connect only while holding the lock (RankForkRelay::Run): under it, nothing
+    arrives that this look misses, and a relay waiting for it finds the lock file gone
+    and starts again."""
+    import fcntl
+    import select
+
+    with open(config["lock"], "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if select.select([listener], [], [], 0)[0]:
+            return False
+        for path in (config["listen"], config["log"], config["lock"]):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+    listener.close()
+    return True
 
 
 def _forget(selector, ranks, rank):
