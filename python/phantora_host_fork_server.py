@@ -61,12 +61,11 @@ class _Rank:
 
 
 def _become_rank(request, fds, server_pid, close):
-    """In the forked child: the relay's stdio, folder, environment, its own process group,
-    and death with the server."""
+    """In the forked child: the server's files closed (\p close), the relay's stdio,
+    folder, environment, its own process group, and death with the server."""
     import ctypes
 
-    for fd in close:
-        os.close(fd)
+    close()
     os.setpgid(0, 0)
     for target, fd in enumerate(fds):
         if fd != target:
@@ -150,9 +149,19 @@ def serve(config, log=print):
                     os.close(fd)
                 continue
             request = json.loads(message)
-            close = [listener.fileno(), selector.fileno()]
-            close += [r.conn.fileno() for r in ranks.values()]
-            close += [r.pidfd for r in ranks.values() if r.pidfd is not None]
+
+            def close():
+                # Through their objects: closing only the numbers would leave the objects
+                # to close them again when collected, by then the rank's own files (a
+                # ZeroMQ signaler's socket: the rank aborted).
+                selector.close()
+                listener.close()
+                for r in ranks.values():
+                    r.conn.close()
+                    if r.pidfd is not None:
+                        os.close(r.pidfd)
+                        r.pidfd = None
+
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()
