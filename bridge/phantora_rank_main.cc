@@ -70,6 +70,17 @@ int EnvInt(const char* name, int fallback)
     return v && *v ? std::atoi(v) : fallback;
 }
 
+/// \p built if it exists, else \p beside (a copy of the build elsewhere: a rank image's
+/// /opt/phantora), else "".
+std::string Installed(const std::string& built, const std::filesystem::path& beside)
+{
+    if (std::filesystem::exists(built))
+    {
+        return built;
+    }
+    return std::filesystem::exists(beside) ? beside.string() : std::string();
+}
+
 /// The per-user folder of this host's fork servers' sockets: $XDG_RUNTIME_DIR/phantora,
 /// or /tmp/phantora-UID.
 std::string ForkServerFolder()
@@ -136,6 +147,21 @@ int main(int argc, char** argv)
     FillFrom("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE");
     const char* oldPreload = std::getenv("LD_PRELOAD");
     std::string preload = oldPreload && *oldPreload ? interposer + ":" + oldPreload : interposer;
+    // The relay library beside the interposer, the fork server's scripts in ../python
+    // from this program, where the build's own paths are not there.
+    const std::string relay =
+        Installed(PHANTORA_RANK_FORK_PATH, std::filesystem::path(interposer).parent_path() /
+                                               "libphantora_rank_fork.so");
+    const std::string server = Installed(
+        PHANTORA_PYTHON_SUPPORT_DIR "/phantora_host_fork_server.py",
+        std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "python" /
+            "phantora_host_fork_server.py");
+    if (!noForkServer && (relay.empty() || server.empty()))
+    {
+        std::fprintf(stderr, "phantora-rank: no %s: ranks are exec'd, not forked\n",
+                     relay.empty() ? "libphantora_rank_fork.so" : "phantora_host_fork_server.py");
+        noForkServer = true;
+    }
     if (noForkServer)
     {
         unsetenv("PHANTORA_FORK_SERVE");
@@ -144,10 +170,9 @@ int main(int argc, char** argv)
     {
         // First: a rank's interpreter turns into the forked rank's stand-in before the
         // interposer's constructors (or Python) do anything.
-        preload = std::string(PHANTORA_RANK_FORK_PATH) + ":" + preload;
+        preload = relay + ":" + preload;
         setenv("PHANTORA_FORK_SERVE", ForkServerFolder().c_str(), 1);
-        setenv("PHANTORA_FORK_SERVER_SCRIPT",
-               PHANTORA_PYTHON_SUPPORT_DIR "/phantora_host_fork_server.py", 1);
+        setenv("PHANTORA_FORK_SERVER_SCRIPT", server.c_str(), 1);
         setenv("PHANTORA_FORK_SERVER_PRELOAD", forkServerPreload.c_str(), 1);
     }
     setenv("LD_PRELOAD", preload.c_str(), 1);
