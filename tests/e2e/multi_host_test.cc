@@ -217,7 +217,7 @@ sys.exit(int(sys.argv[1]))
 /// $server, the fork server's).  The output has phantora-rank's exit status, whether the
 /// forked rank is gone by then, the bridge's log and the rank's.
 CommandResult ServeOneProbe(const std::string& arg, const std::string& options,
-                            const std::string& then)
+                            const std::string& then, const std::string& preload = "json")
 {
     const auto scenario = WriteFile("s.toml", SwitchScenario(1, kExtra));
     const auto dir = ScratchDir();
@@ -228,9 +228,10 @@ CommandResult ServeOneProbe(const std::string& arg, const std::string& options,
         "> server.log 2>&1 & bridge=$!; "
         "for i in $(seq 100); do grep -q 'serving on' server.log && break; sleep 0.1; done; "
         "EP=$(sed -n 's/.*serving on \\(tcp:[^ ;]*\\).*/\\1/p' server.log | head -1); "
-        "RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 {rank} --connect \"$EP\" --fork-server-preload json "
+        "RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 {rank} --connect \"$EP\" --fork-server-preload {preload} "
         "{options} -- python3 -u {probe} {arg} > rank.log 2>&1 & sup=$!; "
-        "for i in $(seq 300); do grep -q '^probe 0' rank.log && break; sleep 0.1; done; "
+        "for i in $(seq 300); do grep -q '^probe 0' rank.log && break; "
+        "kill -0 $sup 2>/dev/null || break; sleep 0.1; done; "
         "standin=$(pgrep -P $sup); "
         "rank=$(sed -n 's/.*forked as pid \\([0-9]*\\).*/\\1/p' rank.log); "
         "server=$(sed -n 's/.*fork server (pid \\([0-9]*\\).*/\\1/p' rank.log); "
@@ -245,7 +246,7 @@ CommandResult ServeOneProbe(const std::string& arg, const std::string& options,
         fmt::arg("dir", dir.string()), fmt::arg("cluster", PHANTORA_CLUSTER),
         fmt::arg("scenario", scenario.string()), fmt::arg("rank", PHANTORA_RANK),
         fmt::arg("options", options), fmt::arg("probe", (dir / "probe.py").string()),
-        fmt::arg("arg", arg), fmt::arg("then", then));
+        fmt::arg("arg", arg), fmt::arg("then", then), fmt::arg("preload", preload));
     return RunCommand("timeout 60 sh -c " + ShQuoted(script));
 }
 
@@ -319,4 +320,17 @@ TEST(MultiHost, NoForkServerExecsTheServedRank)
         << r.output;
     EXPECT_EQ(r.output.find("forked as pid"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("phantora-rank exit 3"), std::string::npos) << r.output;
+}
+
+TEST(MultiHost, AForkServerWhosePreloadFailsEndsTheRankWithItsLog)
+{
+    const CommandResult r = ServeOneProbe("0", "", "true", "phantora_no_such_module");
+    EXPECT_NE(r.output.find("phantora-rank: rank 0: this host's fork server for "),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("did not start; its log "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("No module named 'phantora_no_such_module'"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("phantora-rank exit 1"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("probe 0 pid"), std::string::npos) << r.output;
 }
