@@ -150,12 +150,12 @@ int main(int argc, char** argv)
     // The relay library beside the interposer, the fork server's scripts in ../python
     // from this program, where the build's own paths are not there.
     const std::string relay =
-        Installed(PHANTORA_RANK_FORK_PATH, std::filesystem::path(interposer).parent_path() /
-                                               "libphantora_rank_fork.so");
-    const std::string server = Installed(
-        PHANTORA_PYTHON_SUPPORT_DIR "/phantora_host_fork_server.py",
-        std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "python" /
-            "phantora_host_fork_server.py");
+        Installed(PHANTORA_RANK_FORK_PATH,
+                  std::filesystem::path(interposer).parent_path() / "libphantora_rank_fork.so");
+    const std::string server =
+        Installed(PHANTORA_PYTHON_SUPPORT_DIR "/phantora_host_fork_server.py",
+                  std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() /
+                      "python" / "phantora_host_fork_server.py");
     if (!noForkServer && (relay.empty() || server.empty()))
     {
         std::fprintf(stderr, "phantora-rank: no %s: ranks are exec'd, not forked\n",

@@ -1,7 +1,5 @@
 #include "rank_fork_relay.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -13,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -190,15 +189,15 @@ std::string RankForkRelay::Key() const
     const auto& program = m_command.program;
     key += '\0' + (program[0] == "-m" ? "-m " + program[1]
                                       : std::filesystem::weakly_canonical(program[0], ec).string());
-    for (const char* k : {"PHANTORA_FORK_SERVER_PRELOAD", "PHANTORA_FORK_SERVER_SCRIPT",
-                          "PHANTORA_BRIDGE", "PHANTORA_KEYS", "LD_PRELOAD", "PYTHONPATH",
-                          "PYTHONHOME", "VIRTUAL_ENV"})
+    for (const char* k :
+         {"PHANTORA_FORK_SERVER_PRELOAD", "PHANTORA_FORK_SERVER_SCRIPT", "PHANTORA_BRIDGE",
+          "PHANTORA_KEYS", "LD_PRELOAD", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"})
     {
         key += '\0' + Env(k);
     }
     key += '\0' + std::filesystem::read_symlink("/proc/self/ns/net", ec).string();
     key += '\0' + std::filesystem::current_path(ec).string(); // -m and relative imports
-    std::uint64_t h = 1469598103934665603ull; // FNV-1a
+    std::uint64_t h = 1469598103934665603ull;                 // FNV-1a
     for (unsigned char c : key)
     {
         h = (h ^ c) * 1099511628211ull;
@@ -246,15 +245,15 @@ void RankForkRelay::StartServer() const
         program[0] = std::filesystem::absolute(program[0]).string();
     }
     const char* idle = std::getenv("PHANTORA_FORK_SERVER_IDLE");
-    env["PHANTORA_HOST_FORK_SERVER"] =
-        nlohmann::json{{"listen", m_socket},
-                       {"ready", ready[1]},
-                       {"lock", m_lock},
-                       {"log", m_log},
-                       {"argv", program},
-                       {"preload", SplitCommas(Env("PHANTORA_FORK_SERVER_PRELOAD"))},
-                       {"idle", idle && *idle ? std::atof(idle) : 10.0}}
-            .dump();
+    env["PHANTORA_HOST_FORK_SERVER"] = nlohmann::json{
+        {"listen", m_socket},
+        {"ready", ready[1]},
+        {"lock", m_lock},
+        {"log", m_log},
+        {"argv", program},
+        {"preload", SplitCommas(Env("PHANTORA_FORK_SERVER_PRELOAD"))},
+        {"idle", idle && *idle ? std::atof(idle)
+                               : 10.0}}.dump();
     std::vector<std::string> envStrings;
     for (const auto& [k, v] : env)
     {
@@ -262,11 +261,12 @@ void RankForkRelay::StartServer() const
     }
     std::vector<std::string> args = {m_command.interpreter};
     args.insert(args.end(), m_command.options.begin(), m_command.options.end());
-    args.insert(args.end(), {"-c",
-                             "import sys, importlib.util as u; s = u.spec_from_file_location("
-                             "'phantora_host_fork_server', sys.argv[1]); m = u.module_from_spec(s); "
-                             "sys.modules[s.name] = m; s.loader.exec_module(m); m.main()",
-                             Env("PHANTORA_FORK_SERVER_SCRIPT")});
+    args.insert(args.end(),
+                {"-c",
+                 "import sys, importlib.util as u; s = u.spec_from_file_location("
+                 "'phantora_host_fork_server', sys.argv[1]); m = u.module_from_spec(s); "
+                 "sys.modules[s.name] = m; s.loader.exec_module(m); m.main()",
+                 Env("PHANTORA_FORK_SERVER_SCRIPT")});
     std::vector<char*> argv;
     for (auto& a : args)
     {
@@ -318,8 +318,8 @@ void RankForkRelay::StartServer() const
     close(ready[0]);
     if (n <= 0 || std::strncmp(line, "ready", 5) != 0)
     {
-        Fail("this host's fork server for " + m_command.program[0] +
-             " did not start; its log " + m_log + " says:\n" + ReadTail(m_log, 4000));
+        Fail("this host's fork server for " + m_command.program[0] + " did not start; its log " +
+             m_log + " says:\n" + ReadTail(m_log, 4000));
     }
 }
 
@@ -371,7 +371,9 @@ void RankForkRelay::Run()
     {
         Fail("cannot create " + m_dir + ": " + std::strerror(errno));
     }
-    struct stat st{};
+    struct stat st
+    {
+    };
     if (lstat(m_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
         (st.st_mode & 077) != 0)
     {
@@ -398,7 +400,9 @@ void RankForkRelay::Run()
             Fail("cannot lock " + lockPath + ": " + std::strerror(errno));
         }
         // A server that ended idle removed the file we waited on: lock the new one.
-        struct stat held{}, named{};
+        struct stat held
+        {
+        }, named{};
         if (fstat(lock, &held) == 0 && stat(lockPath.c_str(), &named) == 0 &&
             held.st_ino == named.st_ino && held.st_dev == named.st_dev)
         {
@@ -413,8 +417,8 @@ void RankForkRelay::Run()
         sock = Connect();
         if (sock < 0)
         {
-            Fail("this host's fork server listens on " + m_socket + " but refuses: " +
-                 std::strerror(errno) + "; its log: " + m_log);
+            Fail("this host's fork server listens on " + m_socket +
+                 " but refuses: " + std::strerror(errno) + "; its log: " + m_log);
         }
     }
     close(lock);

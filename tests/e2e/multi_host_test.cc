@@ -269,12 +269,11 @@ TEST(MultiHost, AForkedServedRanksExitStatusReachesItsLauncher)
     const long server = NumberAfter(r.output, " server ");
     ASSERT_GT(rank, 0) << r.output;
     ASSERT_GT(server, 0) << r.output;
-    EXPECT_NE(r.output.find(fmt::format("probe 0 pid {} ppid {}", rank, server)),
-              std::string::npos)
+    EXPECT_NE(r.output.find(fmt::format("probe 0 pid {} ppid {}", rank, server)), std::string::npos)
         << r.output;
-    EXPECT_NE(r.output.find(fmt::format("[phantora] rank 0 (pid {}) forked as pid {}", standIn,
-                                        rank)),
-              std::string::npos)
+    EXPECT_NE(
+        r.output.find(fmt::format("[phantora] rank 0 (pid {}) forked as pid {}", standIn, rank)),
+        std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find("phantora-rank exit 3"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(fmt::format("python3 (pid {}) exited with status 3", standIn)),
@@ -301,8 +300,8 @@ TEST(MultiHost, AForkServerThatDiesEndsItsRanksNamingIt)
     const CommandResult r = ServeOneProbe("sleep", "", "kill -KILL $server");
     const long server = NumberAfter(r.output, " server ");
     ASSERT_GT(server, 0) << r.output;
-    EXPECT_NE(r.output.find(fmt::format("phantora-rank: rank 0: this host's fork server (pid {}, ",
-                                        server)),
+    EXPECT_NE(r.output.find(
+                  fmt::format("phantora-rank: rank 0: this host's fork server (pid {}, ", server)),
               std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find("ended before rank 0 did"), std::string::npos) << r.output;
