@@ -121,7 +121,13 @@ def serve(config, log=print):
                 selector.register(conn, selectors.EVENT_READ, ("request", conn.fileno()))
                 continue
             kind, fd = key.data
-            rank = ranks[fd]
+            rank = ranks.get(fd)
+            # An event of this batch for a connection an earlier one forgot (its number
+            # maybe taken by a new one since).
+            stale = rank is None or (rank.pidfd != key.fd if kind == "exit"
+                                     else rank.conn is not key.fileobj)
+            if stale:
+                continue
             if kind == "exit":  # the rank ended
                 _, status = os.waitpid(rank.pid, 0)
                 try:
@@ -181,7 +187,10 @@ def serve(config, log=print):
             rank.pid = pid
             rank.pidfd = os.pidfd_open(pid)
             selector.register(rank.pidfd, selectors.EVENT_READ, ("exit", rank.conn.fileno()))
-            rank.conn.send(f"forked {pid} {server_pid} {said}".encode())
+            try:
+                rank.conn.send(f"forked {pid} {server_pid} {said}".encode())
+            except OSError:
+                pass  # the relay went away: its end, read next, kills the rank
 
 
 def _exit_when_unasked(config, listener):

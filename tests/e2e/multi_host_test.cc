@@ -333,3 +333,16 @@ TEST(MultiHost, AForkServerWhosePreloadFailsEndsTheRankWithItsLog)
     EXPECT_NE(r.output.find("phantora-rank exit 1"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("probe 0 pid"), std::string::npos) << r.output;
 }
+
+TEST(MultiHost, AKilledForkedServedRankEndsAsAnExecdOneDoes)
+{
+    // The stand-in dies of the rank's signal: the launcher, phantora-rank and the bridge
+    // see what they see when an exec'd rank is killed.
+    const CommandResult r = ServeOneProbe("sleep", "", "kill -KILL $rank");
+    const long standIn = NumberAfter(r.output, "stand-in ");
+    ASSERT_GT(NumberAfter(r.output, " rank "), 0) << r.output;
+    EXPECT_NE(r.output.find("phantora-rank exit 137"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(fmt::format("python3 (pid {}) was killed by signal 9", standIn)),
+              std::string::npos)
+        << r.output;
+}
