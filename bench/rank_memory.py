@@ -13,8 +13,12 @@ Launches (--launch, any of them, each run in turn):
           the framework and the program's own imports once (copy-on-write);
   served  two "hosts" on one machine, as tests/torch/two_hosts_torchrun.sh runs them:
           phantora-cluster --serve on 127.0.0.1 with CURVE keys, and two torchrun node
-          groups of N/2 ranks each under phantora-rank, on 127.0.0.2 and 127.0.0.3
-          (torchrun execs its ranks, so they are plain ones).
+          groups of N/2 ranks each under phantora-rank, on 127.0.0.2 and 127.0.0.3;
+          torchrun execs each rank's interpreter, which has phantora-rank's per-host fork
+          server fork the rank and stands in for it (both groups share one fork server:
+          one machine, one network namespace);
+  served-exec  the same with phantora-rank --no-fork-server: the ranks are torchrun's
+          exec'd interpreters, plain ones.
 
 Printed per rank count and launch, one Markdown table row:
   wall per step   wall-clock seconds between rank 0's first and last step lines,
@@ -23,13 +27,15 @@ Printed per rank count and launch, one Markdown table row:
                   then the mean and largest over the ranks, and their sum;
   every process   the median over those samples of the PSS of every process of the run
                   (the bridge, the fork server or torchrun's agents and phantora-rank, the
-                  ranks), divided by the ranks;
+                  ranks; served: the host's fork server and the ranks' stand-ins too),
+                  divided by the ranks;
   simulated step  rank 0's mean step as the program prints it;
   load average    the machine's, as the run ends (wall times depend on what else runs);
 and below it the largest sample of any one process (the fork server while it imports).
 
 usage: bench/rank_memory.py [--example torch|megatron] [--ranks 8 32 64] [--steps 6]
-                            [--launch plain fork served] [--model ARGS] [--args ARGS]
+                            [--launch plain fork served served-exec] [--model ARGS]
+                            [--args ARGS]
 """
 
 import argparse
@@ -46,6 +52,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL = "--layers 2 --width 256 --heads 4 --seq 128 --batch 4 --vocab 4096"
 # The tiny model of examples/megatron/README.md (DP over every rank unless --args says TP/PP).
 MEGATRON_TINY = "--layers 2 --hidden 128 --heads 4 --seq 64 --vocab 1024"
+# A served rank's stand-in says which pid its rank is and which fork server forked it.
+FORKED_RE = re.compile(r"\[phantora\] rank \d+ \(pid \d+\) forked as pid (\d+) by this "
+                       r"host's fork server \(pid (\d+)")
 
 
 def pss_kib(pid):
@@ -115,6 +124,9 @@ class Run:
         self.procs = []  # (name, Popen)
         self.lines = []
         self.lock = threading.Lock()
+        # Served ranks forked by phantora-rank's fork server: {rank pid: server pid}, from
+        # the stand-ins' "[phantora] rank R (pid P) forked as pid Q by ... (pid S" lines.
+        self.forked = {}
 
     def start(self, name, cmd, on_line=None):
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -124,6 +136,9 @@ class Run:
             for line in proc.stdout:
                 with self.lock:
                     self.lines.append((name, line))
+                    m = FORKED_RE.search(line)
+                    if m:
+                        self.forked[int(m.group(1))] = int(m.group(2))
                 if on_line:
                     on_line(line)
 
@@ -134,7 +149,8 @@ class Run:
     def pids(self):
         """(every process of the run, the ranks among them): phantora-cluster's children
         are the exec'd or forked ranks (the fork server too until it exits, after
-        forking); under phantora-rank, the children of torchrun's agent are."""
+        forking); under phantora-rank, the children of torchrun's agent are, or, when
+        those are stand-ins, the ranks the host's fork server forked for them."""
         kids = {}
         for pid, ppid in parents().items():
             kids.setdefault(ppid, []).append(pid)
@@ -146,6 +162,13 @@ class Run:
             elif name.startswith("group"):
                 for agent in kids.get(p.pid, []):
                     ranks += kids.get(agent, [])
+        with self.lock:
+            forked = dict(self.forked)
+        if forked:  # torchrun's children are stand-ins: the ranks are the forked ones
+            alive = [q for q in forked if os.path.exists(f"/proc/{q}")]
+            servers = [s for s in set(forked.values()) if os.path.exists(f"/proc/{s}")]
+            every += alive + servers
+            ranks = alive
         return every, ranks
 
     def terminate(self):
@@ -219,7 +242,7 @@ def run(build, ranks, steps, example, model, extra, tmp, min_available, connect_
         for k in (0, 1):
             readers.append(r.start(f"group{k}", [
                 os.path.join(build, "bridge/phantora-rank"), "--connect", endpoint[0], "--keys",
-                keys, "--", python, "-m", "torch.distributed.run", "--nnodes", "2",
+                keys, *(["--no-fork-server"] if launch == "served-exec" else []), "--", python, "-m", "torch.distributed.run", "--nnodes", "2",
                 "--node_rank", str(k), "--nproc_per_node", str(ranks // 2), "--master_addr",
                 "127.0.0.2", "--master_port", master_port, "--local_addr", f"127.0.0.{2 + k}",
                 *program], on_rank0_line if k == 0 else None)[1])
@@ -291,11 +314,12 @@ def main():
                          f"torch '{SMALL}', megatron '{MEGATRON_TINY}')")
     ap.add_argument("--args", default="",
                     help="more arguments for the example (megatron: '--tp 2')")
-    ap.add_argument("--launch", nargs="+", choices=["plain", "fork", "served"],
+    ap.add_argument("--launch", nargs="+", choices=["plain", "fork", "served", "served-exec"],
                     default=["plain"],
                     help="exec every rank (plain), fork them (phantora-cluster --fork-server), "
                          "or two 'hosts': a --serve bridge and two torchrun node groups under "
-                         "phantora-rank on separate loopback addresses (served)")
+                         "phantora-rank on separate loopback addresses, whose ranks its "
+                         "per-host fork server forks (served) or torchrun execs (served-exec)")
     ap.add_argument("--python", default=None, help="the ranks' interpreter (default BUILD/venv)")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds between PSS samples")
     ap.add_argument("--scenario", default=None,

@@ -6,6 +6,11 @@
 // alive and how CMD ended, and it stops CMD when the run fails or the bridge is lost.
 // Signals it gets (srun's and Kubernetes' SIGTERM, a terminal's SIGINT) go to CMD.
 //
+// Ranks share memory: a rank's interpreter (`python SCRIPT` or `-m MODULE`, started
+// by CMD itself or by the launcher CMD is) has its rank forked from this host's fork
+// server, which imported torch and the program's imports once, and stands in for it
+// (libphantora_rank_fork.so, RankForkRelay); --no-fork-server execs ranks as they are.
+//
 // Rank identity is the launcher's: RANK/WORLD_SIZE/LOCAL_RANK (torchrun, PyTorchJob)
 // are used as they are; under srun, SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID fill
 // in those that are unset.
@@ -26,6 +31,12 @@
 
 #ifndef PHANTORA_INTERPOSER_PATH
 #error "PHANTORA_INTERPOSER_PATH must be defined by the build"
+#endif
+#ifndef PHANTORA_RANK_FORK_PATH
+#error "PHANTORA_RANK_FORK_PATH must be defined by the build"
+#endif
+#ifndef PHANTORA_PYTHON_SUPPORT_DIR
+#error "PHANTORA_PYTHON_SUPPORT_DIR must be defined by the build"
 #endif
 
 namespace
@@ -59,6 +70,29 @@ int EnvInt(const char* name, int fallback)
     return v && *v ? std::atoi(v) : fallback;
 }
 
+/// \p built if it exists, else \p beside (a copy of the build elsewhere: a rank image's
+/// /opt/phantora), else "".
+std::string Installed(const std::string& built, const std::filesystem::path& beside)
+{
+    if (std::filesystem::exists(built))
+    {
+        return built;
+    }
+    return std::filesystem::exists(beside) ? beside.string() : std::string();
+}
+
+/// The per-user folder of this host's fork servers' sockets: $XDG_RUNTIME_DIR/phantora,
+/// or /tmp/phantora-UID.
+std::string ForkServerFolder()
+{
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    if (runtime && *runtime && std::filesystem::is_directory(runtime))
+    {
+        return std::string(runtime) + "/phantora";
+    }
+    return "/tmp/phantora-" + std::to_string(getuid());
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -76,6 +110,8 @@ int main(int argc, char** argv)
     std::string keysDir;
     std::string interposer = PHANTORA_INTERPOSER_PATH;
     std::vector<std::string> command;
+    bool noForkServer = false;
+    std::string forkServerPreload = "torch,torch._dynamo,+imports";
     int bridgeTimeout = EnvInt("PHANTORA_BRIDGE_TIMEOUT", 60);
     app.add_option("--connect", connect, "the bridge's endpoint (phantora-cluster --listen)")
         ->required()
@@ -92,6 +128,14 @@ int main(int argc, char** argv)
                    "60, or PHANTORA_BRIDGE_TIMEOUT)")
         ->check(CLI::PositiveNumber)
         ->option_text("S");
+    app.add_flag("--no-fork-server", noForkServer,
+                 "exec each rank's interpreter as it is; by default a `python SCRIPT` (or -m "
+                 "MODULE) rank is forked from this host's fork server for the program, which "
+                 "imported the framework once: the ranks share its memory");
+    app.add_option("--fork-server-preload", forkServerPreload,
+                   "modules the fork server imports before forking; +imports: the program's "
+                   "own top-level imports (default: torch,torch._dynamo,+imports)")
+        ->option_text("MODULE,...");
     app.add_option("command", command, "the program to run, after --")
         ->required()
         ->option_text("CMD ARGS...");
@@ -102,8 +146,35 @@ int main(int argc, char** argv)
     FillFrom("LOCAL_RANK", "SLURM_LOCALID");
     FillFrom("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE");
     const char* oldPreload = std::getenv("LD_PRELOAD");
-    const std::string preload =
-        oldPreload && *oldPreload ? interposer + ":" + oldPreload : interposer;
+    std::string preload = oldPreload && *oldPreload ? interposer + ":" + oldPreload : interposer;
+    // The relay library beside the interposer, the fork server's scripts in ../python
+    // from this program, where the build's own paths are not there.
+    const std::string relay =
+        Installed(PHANTORA_RANK_FORK_PATH,
+                  std::filesystem::path(interposer).parent_path() / "libphantora_rank_fork.so");
+    const std::string server =
+        Installed(PHANTORA_PYTHON_SUPPORT_DIR "/phantora_host_fork_server.py",
+                  std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() /
+                      "python" / "phantora_host_fork_server.py");
+    if (!noForkServer && (relay.empty() || server.empty()))
+    {
+        std::fprintf(stderr, "phantora-rank: no %s: ranks are exec'd, not forked\n",
+                     relay.empty() ? "libphantora_rank_fork.so" : "phantora_host_fork_server.py");
+        noForkServer = true;
+    }
+    if (noForkServer)
+    {
+        unsetenv("PHANTORA_FORK_SERVE");
+    }
+    else
+    {
+        // First: a rank's interpreter turns into the forked rank's stand-in before the
+        // interposer's constructors (or Python) do anything.
+        preload = relay + ":" + preload;
+        setenv("PHANTORA_FORK_SERVE", ForkServerFolder().c_str(), 1);
+        setenv("PHANTORA_FORK_SERVER_SCRIPT", server.c_str(), 1);
+        setenv("PHANTORA_FORK_SERVER_PRELOAD", forkServerPreload.c_str(), 1);
+    }
     setenv("LD_PRELOAD", preload.c_str(), 1);
     setenv("PHANTORA_BRIDGE", connect.c_str(), 1);
     phantora::CommandWatch::Options watch;

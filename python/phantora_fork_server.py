@@ -279,17 +279,27 @@ def main():
     spec = json.loads(_read_all(spec_fd))
     os.close(spec_fd)
     imported = _preload(spec)
-    # CPU time, not the clock: the interposer answers clock reads with simulated time.
-    cpu = os.times()
-    print(f"imported {imported} ({cpu.user + cpu.system:.1f} s of CPU); forking "
+    print(f"imported {imported} ({_cpu_seconds():.1f} s of CPU); forking "
           f"{len(spec['ranks'])} ranks", flush=True)
     _fork_ranks(spec)
+    _rank_main(spec["argv"])
+
+
+def _cpu_seconds():
+    """CPU time, not the clock: the interposer answers clock reads with simulated time."""
+    cpu = os.times()
+    return cpu.user + cpu.system
+
+
+def _rank_main(argv):
+    """In a forked rank: runs `python ARGV...` and ends as the interpreter would (also
+    phantora_host_fork_server.py's ranks)."""
     # A rank: fresh seeds, as a process of its own would have drawn.
     import random
 
     random.seed()
     try:
-        _run_program(spec["argv"])
+        _run_program(argv)
         code = 0
     except SystemExit as e:
         code = _exit_code(e)

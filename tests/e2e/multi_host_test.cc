@@ -194,3 +194,155 @@ TEST(MultiHost, ServedRanksOfTwoGroupsMatchOneLauncherAndAForeignKeyIsRefused)
     EXPECT_NE(foreignPart.find("no answer from the bridge"), std::string::npos) << served.output;
     EXPECT_NE(foreignPart.find("exit 86"), std::string::npos) << served.output;
 }
+
+namespace
+{
+
+/// A Python rank that needs no torch: says its pid and parent, then, once the file
+/// `go` exists, exits with argv[1] or, given "sleep", waits to be stopped.
+constexpr const char* kProbe = R"(import os, sys, time
+print(f"probe {os.environ['RANK']} pid {os.getpid()} ppid {os.getppid()}", flush=True)
+while not os.path.exists("go"):
+    time.sleep(0.05)
+if sys.argv[1] == "sleep":
+    time.sleep(100)
+sys.exit(int(sys.argv[1]))
+)";
+
+/// One served rank, `python3 -u probe.py ARG` under phantora-rank (\p options added)
+/// against a bridge of one rank, each run with a socket folder of its own
+/// (XDG_RUNTIME_DIR, short: a socket's path has at most 107 bytes).  Once the probe has
+/// printed its line, `go` is made and \p then runs (it may use
+/// $sup, phantora-rank's pid, $standin, its command's, $rank, the forked rank's, and
+/// $server, the fork server's).  The output has phantora-rank's exit status, whether the
+/// forked rank is gone by then, the bridge's log and the rank's.
+CommandResult ServeOneProbe(const std::string& arg, const std::string& options,
+                            const std::string& then, const std::string& preload = "json")
+{
+    const auto scenario = WriteFile("s.toml", SwitchScenario(1, kExtra));
+    const auto dir = ScratchDir();
+    WriteFile("probe.py", kProbe);
+    std::string script = fmt::format(
+        "cd {dir} || exit 1; export XDG_RUNTIME_DIR=$(mktemp -d /tmp/phr.XXXXXX); "
+        "{cluster} --scenario {scenario} --serve --nproc 1 --listen 'tcp://127.0.0.1:*' "
+        "> server.log 2>&1 & bridge=$!; "
+        "for i in $(seq 100); do grep -q 'serving on' server.log && break; sleep 0.1; done; "
+        "EP=$(sed -n 's/.*serving on \\(tcp:[^ ;]*\\).*/\\1/p' server.log | head -1); "
+        "RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 {rank} --connect \"$EP\" --fork-server-preload {preload} "
+        "{options} -- python3 -u {probe} {arg} > rank.log 2>&1 & sup=$!; "
+        "for i in $(seq 300); do grep -q '^probe 0' rank.log && break; "
+        "kill -0 $sup 2>/dev/null || break; sleep 0.1; done; "
+        "standin=$(pgrep -P $sup); "
+        "rank=$(sed -n 's/.*forked as pid \\([0-9]*\\).*/\\1/p' rank.log); "
+        "server=$(sed -n 's/.*fork server (pid \\([0-9]*\\).*/\\1/p' rank.log); "
+        "echo \"stand-in $standin rank $rank server $server\"; touch go; "
+        "{then}; wait $sup; echo \"phantora-rank exit $?\"; "
+        // gone: no process, or a zombie that its new parent has yet to reap
+        "for i in $(seq 30); do state=$(sed 's/.*) //' /proc/$rank/stat 2>/dev/null | cut -c1); "
+        "[ -z \"$state\" ] || [ \"$state\" = Z ] && break; sleep 0.1; done; "
+        "[ -n \"$state\" ] && [ \"$state\" != Z ] && echo 'the rank lives on'; "
+        "for i in $(seq 200); do kill -0 $bridge 2>/dev/null || break; sleep 0.1; done; "
+        "kill $bridge 2>/dev/null; cat server.log rank.log; rm -rf \"$XDG_RUNTIME_DIR\"",
+        fmt::arg("dir", dir.string()), fmt::arg("cluster", PHANTORA_CLUSTER),
+        fmt::arg("scenario", scenario.string()), fmt::arg("rank", PHANTORA_RANK),
+        fmt::arg("options", options), fmt::arg("probe", (dir / "probe.py").string()),
+        fmt::arg("arg", arg), fmt::arg("then", then), fmt::arg("preload", preload));
+    return RunCommand("timeout 60 sh -c " + ShQuoted(script));
+}
+
+/// The number after \p key in \p output; -1 if none.
+long NumberAfter(const std::string& output, const std::string& key)
+{
+    const auto at = output.find(key);
+    return at == std::string::npos ? -1 : std::atol(output.c_str() + at + key.size());
+}
+
+} // namespace
+
+TEST(MultiHost, AForkedServedRanksExitStatusReachesItsLauncher)
+{
+    const CommandResult r = ServeOneProbe("3", "", "true");
+    // The rank was forked by this host's fork server, not exec'd by phantora-rank: its
+    // parent is the fork server, and the stand-in is another process.
+    const long standIn = NumberAfter(r.output, "stand-in ");
+    const long rank = NumberAfter(r.output, " rank ");
+    const long server = NumberAfter(r.output, " server ");
+    ASSERT_GT(rank, 0) << r.output;
+    ASSERT_GT(server, 0) << r.output;
+    EXPECT_NE(r.output.find(fmt::format("probe 0 pid {} ppid {}", rank, server)), std::string::npos)
+        << r.output;
+    EXPECT_NE(
+        r.output.find(fmt::format("[phantora] rank 0 (pid {}) forked as pid {}", standIn, rank)),
+        std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("phantora-rank exit 3"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(fmt::format("python3 (pid {}) exited with status 3", standIn)),
+              std::string::npos)
+        << r.output;
+}
+
+TEST(MultiHost, AForkedServedRankDiesOfItsLaunchersSigterm)
+{
+    // What torchrun's agent or srun does to stop a rank: SIGTERM to the process it
+    // started, the stand-in, which passes it to the rank and then dies of it too.
+    const CommandResult r = ServeOneProbe("sleep", "", "kill -TERM $standin");
+    const long standIn = NumberAfter(r.output, "stand-in ");
+    ASSERT_GT(NumberAfter(r.output, " rank "), 0) << r.output;
+    EXPECT_NE(r.output.find("phantora-rank exit 143"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(fmt::format("python3 (pid {}) was killed by signal 15", standIn)),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("the rank lives on"), std::string::npos) << r.output;
+}
+
+TEST(MultiHost, AForkServerThatDiesEndsItsRanksNamingIt)
+{
+    const CommandResult r = ServeOneProbe("sleep", "", "kill -KILL $server");
+    const long server = NumberAfter(r.output, " server ");
+    ASSERT_GT(server, 0) << r.output;
+    EXPECT_NE(r.output.find(
+                  fmt::format("phantora-rank: rank 0: this host's fork server (pid {}, ", server)),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("ended before rank 0 did"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("phantora-rank exit 1"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("the rank lives on"), std::string::npos) << r.output;
+}
+
+TEST(MultiHost, NoForkServerExecsTheServedRank)
+{
+    const CommandResult r = ServeOneProbe("3", "--no-fork-server", "true");
+    const long standIn = NumberAfter(r.output, "stand-in ");
+    ASSERT_GT(standIn, 0) << r.output;
+    // phantora-rank's child is the rank itself
+    EXPECT_NE(r.output.find(fmt::format("probe 0 pid {} ppid", standIn)), std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("forked as pid"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("phantora-rank exit 3"), std::string::npos) << r.output;
+}
+
+TEST(MultiHost, AForkServerWhosePreloadFailsEndsTheRankWithItsLog)
+{
+    const CommandResult r = ServeOneProbe("0", "", "true", "phantora_no_such_module");
+    EXPECT_NE(r.output.find("phantora-rank: rank 0: this host's fork server for "),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("did not start; its log "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("No module named 'phantora_no_such_module'"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("phantora-rank exit 1"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("probe 0 pid"), std::string::npos) << r.output;
+}
+
+TEST(MultiHost, AKilledForkedServedRankEndsAsAnExecdOneDoes)
+{
+    // The stand-in dies of the rank's signal: the launcher, phantora-rank and the bridge
+    // see what they see when an exec'd rank is killed.
+    const CommandResult r = ServeOneProbe("sleep", "", "kill -KILL $rank");
+    const long standIn = NumberAfter(r.output, "stand-in ");
+    ASSERT_GT(NumberAfter(r.output, " rank "), 0) << r.output;
+    EXPECT_NE(r.output.find("phantora-rank exit 137"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(fmt::format("python3 (pid {}) was killed by signal 9", standIn)),
+              std::string::npos)
+        << r.output;
+}

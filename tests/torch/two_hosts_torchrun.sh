@@ -8,14 +8,20 @@
 # use separate loopback addresses instead (127.0.0.2, 127.0.0.3).
 #
 # Checked: every step time of the served run is the one a 4-rank single-launcher run
-# (phantora-cluster --nproc 4) of the same scenario prints; a phantora-rank with a
-# key that is not the run's is refused (and logged with its address) and gives up.
+# (phantora-cluster --nproc 4) of the same scenario prints; every served rank was forked
+# by its "host"'s fork server (phantora-rank's default: the stand-ins' "[phantora] rank R
+# ... forked as pid Q by this host's fork server (pid S" lines, one server per network
+# namespace); a phantora-rank with a key that is not the run's is refused (and logged
+# with its address) and gives up.
 #
 # usage: two_hosts_torchrun.sh PHANTORA_CLUSTER PHANTORA_RANK PYTHON SOURCE_DIR
 set -uo pipefail
 
 CLUSTER=$1 RANK_BIN=$2 PYTHON=$3 SRC=$4
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/phantora-two-hosts.XXXXXX")
+# The fork servers' sockets: this run's own (they end by themselves, idle).
+export XDG_RUNTIME_DIR="$WORK/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 SMALL="--layers 2 --width 256 --heads 4 --seq 128 --batch 4 --vocab 4096 --steps 3 --mode ddp"
 NS_PREFIX="phantora-$$"
 USE_NETNS=0
@@ -130,6 +136,22 @@ diff "$WORK/single.times" "$WORK/served.times" > "$WORK/diff.log" ||
     fail "the served run's step times differ from the single launcher's: $(cat "$WORK/diff.log")"
 echo "step times of both runs:"
 sed 's/^/  /' "$WORK/served.times"
+
+# Every rank forked by its group's fork server: one server per "host" (network
+# namespace); on loopback addresses both groups share the machine's one.
+FORKED='\[phantora\] rank ([0-9]+) \(pid [0-9]+\) forked as pid [0-9]+ by this host.s fork server \(pid ([0-9]+)'
+for k in 0 1; do
+    grep -Eo "$FORKED" "$WORK/group$k.log" | sed -E "s/$FORKED/\1 \2/" | sort -n > "$WORK/forked$k"
+    [ "$(wc -l < "$WORK/forked$k")" = 2 ] || fail "group $k: not both ranks were forked by a fork server"
+    [ "$(cut -d' ' -f2 "$WORK/forked$k" | sort -u | wc -l)" = 1 ] ||
+        fail "group $k: its ranks came from more than one fork server"
+done
+[ "$(cut -d' ' -f1 "$WORK/forked0" "$WORK/forked1" | sort -n | tr '\n' ' ')" = "0 1 2 3 " ] ||
+    fail "the forked ranks are not 0 1 2 3"
+servers=$(cut -d' ' -f2 "$WORK/forked0" "$WORK/forked1" | sort -u | wc -l)
+[ "$servers" = $([ "$USE_NETNS" = 1 ] && echo 2 || echo 1) ] ||
+    fail "$servers fork servers for two groups (network namespaces: $USE_NETNS)"
+echo "every rank was forked: $(cat "$WORK/forked0" "$WORK/forked1" | tr '\n' ';')"
 
 wait "$FOREIGN"
 foreign=$?
