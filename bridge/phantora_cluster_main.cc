@@ -65,6 +65,7 @@ int main(int argc, char** argv)
     std::string listen;
     std::string keysDir;
     double heartbeatTimeout = 30.0;
+    double orderGapTimeout = 60.0;
     std::string makeKeys;
     bool forkServer = false;
     // torch._dynamo: DDP and FSDP import it (and sympy with it) at their construction; left
@@ -123,6 +124,11 @@ int main(int argc, char** argv)
     app.add_option("--heartbeat-timeout", heartbeatTimeout,
                    "with --serve: seconds of silence from a phantora-rank after which its "
                    "ranks count as lost and the run ends (default 30)")
+        ->check(CLI::PositiveNumber)
+        ->option_text("S");
+    app.add_option("--order-gap-timeout", orderGapTimeout,
+                   "seconds a rank's requests may wait for one of its requests that has not "
+                   "reached the bridge before the run ends naming it (default 60)")
         ->check(CLI::PositiveNumber)
         ->option_text("S");
     app.add_flag("--fork-server", forkServer,
@@ -228,6 +234,8 @@ int main(int argc, char** argv)
         options.remoteRanks = serve;
         options.heartbeatTimeout =
             std::chrono::milliseconds(static_cast<int64_t>(heartbeatTimeout * 1000.0));
+        options.orderGapTimeout =
+            std::chrono::milliseconds(static_cast<int64_t>(orderGapTimeout * 1000.0));
         if (!keysDir.empty())
         {
             options.curve = wire::LoadOrCreateCurveKeys(keysDir);
