@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <iterator>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -265,6 +266,11 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
     log.lastRequest = wire::RequestName(req.body);
     if (const auto* event = std::get_if<wire::HostEvent>(&req.body))
     {
+        static constexpr const char* kKinds[] = {"HostEvent Born", "HostEvent Block",
+                                                 "HostEvent Resume", "HostEvent Wake",
+                                                 "HostEvent Exit", "HostEvent BlockOutside"};
+        const auto kind = static_cast<std::size_t>(event->kind);
+        log.lastRequest = kind < std::size(kKinds) ? kKinds[kind] : "HostEvent";
         log.saidExit = log.saidExit || event->kind == wire::HostEventKind::Exit;
     }
     Deliver(it->second.first, std::move(req));

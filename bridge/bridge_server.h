@@ -43,7 +43,7 @@ struct ServerOptions
     std::chrono::milliseconds orderGapTimeout{60000};
     /// Requests held (all ranks together) waiting for a missing order number beyond
     /// which the run ends: the bridge's memory must not grow without bound meanwhile.
-    std::size_t maxHeldRequests{1000000};
+    std::size_t maxHeldRequests{2000000};
 };
 
 struct RunOutcome
