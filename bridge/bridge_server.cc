@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <iterator>
 #include <fmt/format.h>
+#include <iterator>
 #include <spdlog/spdlog.h>
 
 namespace phantora
@@ -266,9 +266,9 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
     log.lastRequest = wire::RequestName(req.body);
     if (const auto* event = std::get_if<wire::HostEvent>(&req.body))
     {
-        static constexpr const char* kKinds[] = {"HostEvent Born", "HostEvent Block",
+        static constexpr const char* kKinds[] = {"HostEvent Born",   "HostEvent Block",
                                                  "HostEvent Resume", "HostEvent Wake",
-                                                 "HostEvent Exit", "HostEvent BlockOutside"};
+                                                 "HostEvent Exit",   "HostEvent BlockOutside"};
         const auto kind = static_cast<std::size_t>(event->kind);
         log.lastRequest = kind < std::size(kKinds) ? kKinds[kind] : "HostEvent";
         log.saidExit = log.saidExit || event->kind == wire::HostEventKind::Exit;
@@ -333,7 +333,11 @@ void BridgeServer::CheckInboxes(std::chrono::steady_clock::time_point now) const
 {
     for (const auto& [rank, in] : m_inboxes)
     {
-        if (!in.early.empty() && now - in.waitingSince > m_options.orderGapTimeout)
+        // An exited rank sends nothing more, and the run no longer waits for it (its
+        // goodbye's socket lingers 2 s at most: interposer/lane_socket.h).
+        const bool exited =
+            m_engine.Ranks()[static_cast<std::size_t>(rank)].phase == RankPhase::Exited;
+        if (!exited && !in.early.empty() && now - in.waitingSince > m_options.orderGapTimeout)
         {
             throw SimulationError(DescribeGap(rank, in, now) +
                                   fmt::format(" (the bridge waits {} s at most: "

@@ -79,8 +79,8 @@ TEST(OrderGap, SigtermEndsABusyRunWithinSecondsSayingWhatItWaitedFor)
             return RunCommand(fmt::format(
                 "sh -c 'echo $$ > {}; exec {} --scenario {} --nproc 1 --order-gap-timeout 600 "
                 "-- {} flood' | tee {}",
-                pidFile.string(), PHANTORA_CLUSTER, scenario.string(),
-                PHANTORA_ORDER_GAP_PROGRAM, log.string()));
+                pidFile.string(), PHANTORA_CLUSTER, scenario.string(), PHANTORA_ORDER_GAP_PROGRAM,
+                log.string()));
         });
     bool flooding = false;
     for (int i = 0; i < 600 && !flooding; ++i)

@@ -4,6 +4,7 @@
 #include "lane_socket.h"
 
 #include <chrono>
+#include <cstdio>
 #include <gtest/gtest.h>
 #include <string>
 #include <thread>
@@ -70,6 +71,7 @@ Delivery CloseWhileTheBridgeIsBusy(int lingerMs)
         (void)bridge.recv(body, zmq::recv_flags::none);
         ++d.received;
     }
+    std::printf("linger %d ms: %d requests queued, %d received\n", lingerMs, d.sent, d.received);
     return d;
 }
 
