@@ -2,7 +2,8 @@
 // do, and breaks the rule that every request the bridge waits for arrives:
 //   skip-seq  thread 0 numbers its requests 1, 2, 4: its request 3 was lost on the way;
 //   gap       thread 1 sends order numbers 3, 4, 5 and number 2 never comes;
-//   flood     as gap, then 4 threads send later requests as fast as they can (held by
+//   flood     4 more threads say hello (numbers 2 to 5), thread 1 sends 7, 8, 9 and 6
+//             never comes, then the 4 send later requests as fast as they can (held by
 //             the bridge, which is busy receiving them) until the process is killed.
 // It never ends by itself: the bridge must end the run.
 #include "protocol/codec.h"
@@ -83,22 +84,30 @@ int main(int argc, char** argv)
     }
     else if (mode == "gap" || mode == "flood")
     {
+        // Every lane says hello before the gap: a hello is answered in order too.
         Lane second = Open(1, 1);
-        for (uint64_t order = 3; order <= 5; ++order)
+        uint64_t order = 2;
+        std::vector<Lane> flooders;
+        for (uint32_t t = 0; mode == "flood" && t < 4; ++t)
         {
-            Send(second, second.nextSeq++, order, Event());
+            flooders.push_back(Open(2 + t, order++));
         }
-        std::printf("order-gap: order number 2 left out\n");
+        const uint64_t missing = order++;
+        for (int i = 0; i < 3; ++i)
+        {
+            Send(second, second.nextSeq++, order++, Event());
+        }
+        std::printf("order-gap: order number %llu left out\n",
+                    static_cast<unsigned long long>(missing));
         std::fflush(stdout);
         if (mode == "flood")
         {
-            std::atomic<uint64_t> nextOrder{6};
+            std::atomic<uint64_t> nextOrder{order};
             std::vector<std::thread> threads;
-            for (uint32_t t = 0; t < 4; ++t)
+            for (Lane& lane : flooders)
             {
-                Lane lane = Open(2 + t, nextOrder++);
                 threads.emplace_back(
-                    [&nextOrder, lane = std::move(lane)]() mutable
+                    [&nextOrder, &lane]
                     {
                         for (;;)
                         {
