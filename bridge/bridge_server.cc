@@ -387,7 +387,7 @@ void BridgeServer::Deliver(int rank, wire::RequestEnvelope req)
         throw SimulationError(
             DescribeGap(oldestRank, *oldest, std::chrono::steady_clock::now()) +
             fmt::format(" (the bridge holds {} requests waiting for missing ones, more than "
-                        "the {} it may)",
+                        "the {} it may: --max-held-requests)",
                         m_held, m_options.maxHeldRequests));
     }
 }
