@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fmt/format.h>
+#include <iterator>
 #include <spdlog/spdlog.h>
 
 namespace phantora
@@ -249,28 +250,154 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
         throw SimulationError(fmt::format("rank {}: thread {} sent a request as thread {}",
                                           it->second.first, it->second.second, req.lane));
     }
+    LaneLog& log = m_laneLogs[it->second];
+    if (req.seq != log.lastSeq + 1)
+    {
+        // A lane numbers its requests 1, 2, 3, ... and its connection keeps them in
+        // order: a jump is a request lost between the rank and the bridge.
+        throw SimulationError(fmt::format(
+            "rank {}: thread {}'s request {} ({}, order number {}) came after its request {}: "
+            "request {} of that thread was lost on the way to the bridge",
+            it->second.first, it->second.second, req.seq, wire::RequestName(req.body), req.order,
+            log.lastSeq, log.lastSeq + 1));
+    }
+    log.lastSeq = req.seq;
+    log.lastOrder = req.order;
+    log.lastRequest = wire::RequestName(req.body);
+    if (const auto* event = std::get_if<wire::HostEvent>(&req.body))
+    {
+        static constexpr const char* kKinds[] = {"HostEvent Born",   "HostEvent Block",
+                                                 "HostEvent Resume", "HostEvent Wake",
+                                                 "HostEvent Exit",   "HostEvent BlockOutside"};
+        const auto kind = static_cast<std::size_t>(event->kind);
+        log.lastRequest = kind < std::size(kKinds) ? kKinds[kind] : "HostEvent";
+        log.saidExit = log.saidExit || event->kind == wire::HostEventKind::Exit;
+    }
     Deliver(it->second.first, std::move(req));
+}
+
+std::string BridgeServer::DescribeGap(int rank, const Inbox& in,
+                                      std::chrono::steady_clock::time_point now) const
+{
+    const double waited = std::chrono::duration<double>(now - in.waitingSince).count();
+    const auto pid = m_pidOf.find(rank);
+    std::string text = fmt::format(
+        "rank {} (pid {}) has waited {:.1f} s for its request with order number {}, which has not "
+        "reached the bridge; {} later requests of it are held (order numbers {} to {})",
+        rank, pid != m_pidOf.end() ? pid->second : 0, waited, in.next, in.early.size(),
+        in.early.begin()->first, in.early.rbegin()->first);
+    // The request's lane sent everything before it and nothing after (its connection
+    // keeps order): a lane whose last request came before the missing number.
+    std::string senders;
+    int count = 0;
+    for (auto it = m_laneLogs.lower_bound({rank, 0});
+         it != m_laneLogs.end() && it->first.first == rank; ++it)
+    {
+        const LaneLog& log = it->second;
+        if (log.lastOrder < in.next)
+        {
+            if (++count <= 8)
+            {
+                senders += fmt::format("{}thread {} (its request {}, {}, order number {}{})",
+                                       count > 1 ? "; " : "", it->first.second, log.lastSeq,
+                                       log.lastRequest, log.lastOrder,
+                                       log.saidExit ? ", then it said it exits" : "");
+            }
+        }
+    }
+    if (count > 8)
+    {
+        senders += fmt::format("; and {} more", count - 8);
+    }
+    text += count > 0 ? fmt::format("; sent by one of the threads whose last request came before "
+                                    "it: {}",
+                                    senders)
+                      : "; no thread of the rank could have sent it";
+    return text;
+}
+
+std::string BridgeServer::DescribeGaps(std::chrono::steady_clock::time_point now) const
+{
+    std::string text;
+    for (const auto& [rank, in] : m_inboxes)
+    {
+        if (!in.early.empty())
+        {
+            text += "\n  " + DescribeGap(rank, in, now);
+        }
+    }
+    return text;
+}
+
+void BridgeServer::CheckInboxes(std::chrono::steady_clock::time_point now) const
+{
+    for (const auto& [rank, in] : m_inboxes)
+    {
+        // An exited rank sends nothing more, and the run no longer waits for it (its
+        // goodbye's socket lingers 2 s at most: interposer/lane_socket.h).
+        const bool exited =
+            m_engine.Ranks()[static_cast<std::size_t>(rank)].phase == RankPhase::Exited;
+        if (!exited && !in.early.empty() && now - in.waitingSince > m_options.orderGapTimeout)
+        {
+            throw SimulationError(DescribeGap(rank, in, now) +
+                                  fmt::format(" (the bridge waits {} s at most: "
+                                              "--order-gap-timeout)",
+                                              m_options.orderGapTimeout.count() / 1000.0));
+        }
+    }
 }
 
 void BridgeServer::Deliver(int rank, wire::RequestEnvelope req)
 {
     Inbox& in = m_inboxes[rank];
-    if (req.order < in.next || !in.early.emplace(req.order, std::move(req)).second)
+    const uint64_t order = req.order;
+    const bool wasWaiting = !in.early.empty();
+    if (order < in.next || !in.early.emplace(order, std::move(req)).second)
     {
-        throw SimulationError(fmt::format("rank {} numbered two requests {}", rank, req.order));
+        throw SimulationError(fmt::format("rank {} numbered two requests {}", rank, order));
     }
+    ++m_held;
+    const uint64_t before = in.next;
     for (auto due = in.early.find(in.next); due != in.early.end(); due = in.early.find(in.next))
     {
         const wire::RequestEnvelope next = std::move(due->second);
         in.early.erase(due);
+        --m_held;
         ++in.next;
         m_engine.Handle(rank, next, m_outbox);
+    }
+    if (!in.early.empty() && (!wasWaiting || in.next != before))
+    {
+        in.waitingSince = std::chrono::steady_clock::now(); // a new number is missing
+    }
+    if (m_held > m_options.maxHeldRequests)
+    {
+        // Requests numbered after a missing one are kept, not dropped: the run cannot go
+        // on without them.  Past this many it ends, naming the rank waiting the longest.
+        const Inbox* oldest = nullptr;
+        int oldestRank = 0;
+        for (const auto& [r, i] : m_inboxes)
+        {
+            if (!i.early.empty() && (!oldest || i.waitingSince < oldest->waitingSince))
+            {
+                oldest = &i;
+                oldestRank = r;
+            }
+        }
+        throw SimulationError(
+            DescribeGap(oldestRank, *oldest, std::chrono::steady_clock::now()) +
+            fmt::format(" (the bridge holds {} requests waiting for missing ones, more than "
+                        "the {} it may: --max-held-requests)",
+                        m_held, m_options.maxHeldRequests));
     }
 }
 
 void BridgeServer::ReceiveAll()
 {
-    for (;;)
+    // Bounded: with ranks sending as fast as the bridge receives, the socket is never
+    // empty, and the loop must still come back to signals, exits and the network.
+    constexpr int kMostPerTurn = 4096;
+    for (int received = 0; received < kMostPerTurn && !g_interrupted; ++received)
     {
         zmq::message_t identity;
         if (!m_socket.recv(identity, zmq::recv_flags::dontwait))
@@ -294,6 +421,17 @@ void BridgeServer::ReceiveAll()
             m_options.remoteRanks ? zmq_msg_gets(payload.handle(), "Peer-Address") : nullptr;
         OnMessage(identity.to_string(), payload.to_string(), address ? address : "");
     }
+}
+
+void BridgeServer::Interrupted()
+{
+    // What the run waited on, before the ranks are ended: the engine's view (who holds
+    // simulated time back) on stderr, the requests that never came in the failure.
+    std::fputs(m_engine.StateReport().c_str(), stderr);
+    std::fflush(stderr);
+    const std::string gaps = DescribeGaps(std::chrono::steady_clock::now());
+    throw SimulationError(fmt::format("interrupted by signal {}{}", static_cast<int>(g_interrupted),
+                                      gaps.empty() ? "" : "; waiting for requests:" + gaps));
 }
 
 void BridgeServer::DrainGoodbyes()
@@ -365,8 +503,7 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
             }
             if (g_interrupted)
             {
-                throw SimulationError(
-                    fmt::format("interrupted by signal {}", static_cast<int>(g_interrupted)));
+                Interrupted();
             }
             for (std::size_t i = 1; i < launcherEnd; ++i)
             {
@@ -377,6 +514,11 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
             }
             AnswerZap();
             ReceiveAll();
+            if (g_interrupted)
+            {
+                Interrupted();
+            }
+            CheckInboxes(std::chrono::steady_clock::now());
             if (m_options.remoteRanks)
             {
                 if (auto lost =

@@ -36,6 +36,14 @@ struct ServerOptions
     bool remoteRanks{false};
     /// With remoteRanks: silence of a phantora-rank after which its host counts as lost.
     std::chrono::milliseconds heartbeatTimeout{30000};
+    /// How long a rank's requests may wait for one of its order numbers that has not
+    /// arrived (a request lost on the way) before the run ends naming it.  A request
+    /// is in flight only between two sockets of one process and the bridge, so a real
+    /// wait lasts as long as a backlog takes to drain: seconds on a loaded machine.
+    std::chrono::milliseconds orderGapTimeout{60000};
+    /// Requests held (all ranks together) waiting for a missing order number beyond
+    /// which the run ends: the bridge's memory must not grow without bound meanwhile.
+    std::size_t maxHeldRequests{2000000};
 };
 
 struct RunOutcome
@@ -74,6 +82,8 @@ private:
     void SendTo(const std::string& identity, const wire::ReplyEnvelope& reply);
     void Flush();
     void DrainGoodbyes();
+    /// A SIGINT or SIGTERM came: reports what the run waited on and ends it.
+    [[noreturn]] void Interrupted();
     /// Answers the ZAP requests libzmq makes for each CURVE handshake.
     void AnswerZap();
 
@@ -87,12 +97,33 @@ private:
     std::map<std::string, std::pair<int, uint32_t>> m_laneOf;     ///< zmq identity -> (rank, lane)
     std::map<std::pair<int, uint32_t>, std::string> m_identityOf; ///< (rank, lane) -> identity
     std::map<int, int> m_pidOf;                                   ///< connected rank -> pid
+    /// What arrived on one lane's connection: ZeroMQ keeps a connection's messages in
+    /// order, so a lane's numbers (seq) come in one by one and, when a rank waits for an
+    /// order number, the lane that sent it is one whose last request came before it.
+    struct LaneLog
+    {
+        uint64_t lastSeq{0};
+        uint64_t lastOrder{0};
+        const char* lastRequest{""};
+        bool saidExit{false}; ///< its thread said it ended (HostEvent Exit)
+    };
+    std::map<std::pair<int, uint32_t>, LaneLog> m_laneLogs;
     struct Inbox
     {
         uint64_t next{0};                                ///< order number due next
         std::map<uint64_t, wire::RequestEnvelope> early; ///< arrived before their turn
+        /// Since when `next` has been missing while later requests wait (early not empty).
+        std::chrono::steady_clock::time_point waitingSince;
     };
     std::map<int, Inbox> m_inboxes;
+    std::size_t m_held{0}; ///< requests in every inbox's early, together
+    /// Ends the run when a rank has waited too long for a missing order number.
+    void CheckInboxes(std::chrono::steady_clock::time_point now) const;
+    /// What rank \p rank's inbox waits for and which of its lanes could have sent it.
+    std::string DescribeGap(int rank, const Inbox& in,
+                            std::chrono::steady_clock::time_point now) const;
+    /// Every rank's inbox that waits, for a report on interruption ("" if none).
+    std::string DescribeGaps(std::chrono::steady_clock::time_point now) const;
     std::vector<OutgoingReply> m_outbox;
     uint64_t m_rejected{0};
     uint64_t m_refusedKeys{0};

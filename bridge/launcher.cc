@@ -211,6 +211,9 @@ std::array<int, 2> Pipe()
     _exit(127);
 }
 
+/// The nice value of rank processes (and of the fork server, whose ranks inherit it).
+constexpr int kRankNice = 10;
+
 /// Forks and execs \p argv with \p envp (both built before: only async-signal-safe calls
 /// in the child), in its own process group, with \p outFd and \p errFd as its standard
 /// output and error and \p inherited kept open across the exec; the child's pid.
@@ -232,6 +235,14 @@ pid_t Spawn(const std::vector<char*>& argv, const std::vector<char*>& envp, int 
             _exit(127);
         }
         setpgid(0, 0);
+        // The bridge handles every rank's requests on one thread; the ranks' threads
+        // send them as they run, some paced by real time (timed waits).  On a machine
+        // with fewer cores than busy rank threads, equal shares starve that one thread
+        // and the requests pile up faster than it handles them (48 Megatron ranks on 2
+        // cores: README).  The ranks run at a lower priority, so the bridge's thread runs
+        // whenever it has work.  Only the host's scheduling changes: simulated time
+        // counts the threads' own CPU time, not their waits for a core.
+        setpriority(PRIO_PROCESS, 0, kRankNice);
         dup2(outFd, STDOUT_FILENO);
         dup2(errFd, STDERR_FILENO);
         for (int fd : inherited)

@@ -65,6 +65,8 @@ int main(int argc, char** argv)
     std::string listen;
     std::string keysDir;
     double heartbeatTimeout = 30.0;
+    double orderGapTimeout = 60.0;
+    std::size_t maxHeldRequests = 2000000;
     std::string makeKeys;
     bool forkServer = false;
     // torch._dynamo: DDP and FSDP import it (and sympy with it) at their construction; left
@@ -125,6 +127,16 @@ int main(int argc, char** argv)
                    "ranks count as lost and the run ends (default 30)")
         ->check(CLI::PositiveNumber)
         ->option_text("S");
+    app.add_option("--order-gap-timeout", orderGapTimeout,
+                   "seconds a rank's requests may wait for one of its requests that has not "
+                   "reached the bridge before the run ends naming it (default 60)")
+        ->check(CLI::PositiveNumber)
+        ->option_text("S");
+    app.add_option("--max-held-requests", maxHeldRequests,
+                   "requests the bridge may hold, all ranks together, while they wait for "
+                   "earlier ones of their rank, before the run ends (default 2000000: a few GB)")
+        ->check(CLI::PositiveNumber)
+        ->option_text("N");
     app.add_flag("--fork-server", forkServer,
                  "fork the ranks of a `python SCRIPT` (or -m MODULE) command from one Python "
                  "process that imported the framework once: they share its memory");
@@ -229,6 +241,9 @@ int main(int argc, char** argv)
         options.remoteRanks = serve;
         options.heartbeatTimeout =
             std::chrono::milliseconds(static_cast<int64_t>(heartbeatTimeout * 1000.0));
+        options.orderGapTimeout =
+            std::chrono::milliseconds(static_cast<int64_t>(orderGapTimeout * 1000.0));
+        options.maxHeldRequests = maxHeldRequests;
         if (!keysDir.empty())
         {
             options.curve = wire::LoadOrCreateCurveKeys(keysDir);

@@ -3,6 +3,7 @@
 #include "device_memory.h"
 #include "hook_scope.h"
 #include "host_time.h"
+#include "lane_socket.h"
 #include "protocol/codec.h"
 #include "real_clock.h"
 #include "request_boundary.h"
@@ -50,8 +51,6 @@ namespace
 thread_local void* t_lane = nullptr;
 constexpr uint32_t kNoLane = UINT32_MAX;
 thread_local uint32_t t_reservedLane = kNoLane;
-/// How long a closing socket may still try to deliver what it queued.
-constexpr int kLingerMs = 2000;
 } // namespace
 
 bool RankClient::Configured()
@@ -193,7 +192,9 @@ RankClient::RankClient() : m_context(1), m_farewellContext(1)
 zmq::socket_t RankClient::Connect(zmq::context_t& context)
 {
     zmq::socket_t s(context, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, kLingerMs);
+    // A lane's last requests must reach the bridge after its thread closed it
+    // (lane_socket.h); only the goodbye's context is ever terminated.
+    s.set(zmq::sockopt::linger, &context == &m_farewellContext ? kFarewellLingerMs : kLaneLingerMs);
     if (m_launcherPid == 0)
     {
         // A DEALER's send waits for a peer; with a bridge that refuses our key (or is not
