@@ -130,13 +130,7 @@ int RecordHostTime(const std::vector<std::string>& cmd, const fs::path& raw)
     std::ofstream out(raw, std::ios::app);
     out << fmt::format("meta\thost_speed_ns\t{:.3f}\n", std::min(before, after));
     std::ifstream in(pass);
-    for (std::string line; std::getline(in, line);)
-    {
-        if (line.rfind("gap\t", 0) == 0)
-        {
-            out << line << '\n';
-        }
-    }
+    phantora::profile::AppendHostPass(in, out);
     fs::remove(pass);
     std::printf("gpu_profiler: host-time pass done (host speed %.1f ns per round before, %.1f "
                 "after)\n",

@@ -49,7 +49,7 @@ std::string ReadText(const std::filesystem::path& file)
         return bytes;
     }
     std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> z(ZSTD_createDStream(),
-                                                                  &ZSTD_freeDStream);
+                                                                 &ZSTD_freeDStream);
     std::string text;
     std::vector<char> chunk(ZSTD_DStreamOutSize());
     ZSTD_inBuffer src{bytes.data(), bytes.size(), 0};
@@ -257,6 +257,20 @@ void JoinRawParts(const std::vector<std::filesystem::path>& parts, const std::fi
     {
         out << line << '\n';
     }
+}
+
+std::size_t AppendHostPass(std::istream& in, std::ostream& out)
+{
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);)
+    {
+        if (line.rfind("gap\t", 0) == 0 || line.rfind("readback\t", 0) == 0)
+        {
+            out << line << '\n';
+            ++n;
+        }
+    }
+    return n;
 }
 
 } // namespace phantora::profile

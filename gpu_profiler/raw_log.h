@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,5 +52,9 @@ std::vector<std::filesystem::path> RawParts(const std::filesystem::path& raw);
 /// ProfileError naming a part that is malformed or unreadable.
 void JoinRawParts(const std::vector<std::filesystem::path>& parts,
                   const std::filesystem::path& raw);
+
+/// Appends to \p out what the host-time pass's log \p in holds for the profile: its gap
+/// and readback lines (its own metadata stays behind).  Returns the lines copied.
+std::size_t AppendHostPass(std::istream& in, std::ostream& out);
 
 } // namespace phantora::profile

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
 #include <unistd.h>
 
 using namespace phantora::profile;
@@ -101,7 +102,10 @@ bool IsRawLog(const std::filesystem::path& p)
 {
     const std::string name = p.filename().string();
     auto endsWith = [&](const std::string& tail)
-    { return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0; };
+    {
+        return name.size() > tail.size() &&
+               name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+    };
     return endsWith(".tsv") || endsWith(".tsv.zst");
 }
 } // namespace
@@ -209,6 +213,31 @@ TEST(RawLog, AMalformedLineIsRefusedNamingTheFileAndLine)
 
 // `gpu_profiler record -- torchrun ...`: the launcher and each worker run under the
 // recorder, each writes "<raw>.<pid>.part" if it ran GPU work, and the parts are joined.
+TEST(RawLog, TheHostTimePassKeepsItsGapAndReadbackLines)
+{
+    // gpu_profiler record appends the host-time pass's log to the recording: the bytes the
+    // program read back must come along with the gaps (they were dropped until 2026-11-26).
+    std::istringstream pass("meta\tsource\thost-time\n"
+                            "gap\t7.7\t-1\tcopy:async@libtorch_cuda.so+0x10\t900\n"
+                            "gap\t7.7\t120\tsync:stream@libtorch_cuda.so+0x20\t-1\n"
+                            "readback\t7.7\t0\t0000c841\n");
+    const std::filesystem::path raw = std::filesystem::temp_directory_path() /
+                                      ("phantora-hostpass-" + std::to_string(::getpid()) + ".tsv");
+    {
+        std::ofstream out(raw);
+        out << "meta\tsource\trecord\n";
+        EXPECT_EQ(AppendHostPass(pass, out), 3u);
+    }
+    const RawLog log = RawLog::Read(raw);
+    ASSERT_EQ(log.hostThreads.count("7.7"), 1u);
+    const auto& thread = log.hostThreads.at("7.7");
+    EXPECT_EQ(thread.labels.size(), 2u);
+    ASSERT_EQ(thread.reads.count(0), 1u);
+    EXPECT_EQ(thread.reads.at(0), std::string("\x00\x00\xc8\x41", 4)); // 25.0f
+    EXPECT_EQ(log.metadata.at("source"), "record"); // the pass's own metadata stays behind
+    std::filesystem::remove(raw);
+}
+
 TEST(RawLog, EachRecordingProcesssPartIsJoinedIntoOneLog)
 {
     const std::filesystem::path dir =
