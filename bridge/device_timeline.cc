@@ -252,17 +252,6 @@ void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs)
     Drain(s);
 }
 
-int64_t DeviceTimeline::CollectiveEndBeside(uint64_t ticket, int64_t startNs, int64_t endNs,
-                                            double rateBeside) const
-{
-    auto it = m_ticketStream.find(ticket);
-    if (it == m_ticketStream.end())
-    {
-        return endNs;
-    }
-    return m_sms.CollectiveEndBeside(it->second, startNs, endNs, rateBeside);
-}
-
 std::optional<int64_t> DeviceTimeline::StreamTail(uint64_t stream) const
 {
     auto it = m_streams.find(stream);

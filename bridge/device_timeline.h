@@ -49,12 +49,6 @@ public:
     /// The network finished collective \p ticket at \p endNs: ops queued behind it proceed.
     void CompleteCollective(uint64_t ticket, int64_t endNs);
 
-    /// When running collective \p ticket, which the network ran from \p startNs to
-    /// \p endNs, ends on this GPU given the memory-bound kernels beside it, at which it
-    /// progresses at \p rateBeside of its speed (SmSharing::CollectiveEndBeside).
-    int64_t CollectiveEndBeside(uint64_t ticket, int64_t startNs, int64_t endNs,
-                                double rateBeside) const;
-
     /// cudaEventRecord: \p record completes when the stream's earlier work has.
     void EnqueueRecord(uint64_t stream, int64_t enqueueNs, uint64_t record);
     /// cudaStreamWaitEvent: later ops on \p stream start after \p record completes.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 namespace phantora
 {
@@ -201,57 +200,6 @@ int64_t SmSharing::CollectiveStart(uint64_t stream, int64_t readyNs, uint32_t ch
         }
     }
     return t;
-}
-
-int64_t SmSharing::CollectiveEndBeside(uint64_t stream, int64_t startNs, int64_t aloneEndNs,
-                                       double rateBeside) const
-{
-    if (!Enabled() || rateBeside >= 1.0 || rateBeside <= 0.0 || aloneEndNs <= startNs)
-    {
-        return aloneEndNs;
-    }
-    std::vector<std::pair<int64_t, int64_t>> beside;
-    for (const auto& [id, recent] : m_kernels)
-    {
-        if (id == stream)
-        {
-            continue;
-        }
-        for (const Kernel& k : recent)
-        {
-            // Library ops (kFillsGpu, kPersistent) are GEMMs and attention: compute-bound.
-            const bool memoryBound = k.ctas < kPersistent && k.ctas >= m_sms;
-            if (memoryBound && k.endNs > startNs)
-            {
-                beside.emplace_back(std::max(k.startNs, startNs), k.endNs);
-            }
-        }
-    }
-    std::sort(beside.begin(), beside.end());
-    // The collective's work in ns at full speed, done at rateBeside inside those spans.
-    double remaining = static_cast<double>(aloneEndNs - startNs);
-    double t = static_cast<double>(startNs);
-    for (const auto& [from, to] : beside)
-    {
-        const double a = std::max(t, static_cast<double>(from));
-        const double b = static_cast<double>(to);
-        if (b <= a)
-        {
-            continue;
-        }
-        if (t + remaining <= a)
-        {
-            break; // done before this span starts
-        }
-        remaining -= a - t;
-        if (remaining <= (b - a) * rateBeside)
-        {
-            return static_cast<int64_t>(std::llround(a + remaining / rateBeside));
-        }
-        remaining -= (b - a) * rateBeside;
-        t = b;
-    }
-    return static_cast<int64_t>(std::llround(t + remaining));
 }
 
 int64_t SmSharing::ExtraBeside(const Held& c, const Kernel& k) const

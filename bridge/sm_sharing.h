@@ -20,14 +20,8 @@
 //     leaves room and delays nothing, and kernels that start after the collective became
 //     launchable come after it.
 //
-//  3. A collective beside a memory-bound kernel gets little of the HBM bandwidth: the
-//     kernel's thousands of outstanding loads from every SM crowd out NCCL's few channels,
-//     and the kernel yields only a small share of the bandwidth (it ran x1.08-x1.14 beside
-//     an all-reduce) while the collective, which reads and writes HBM for every byte it
-//     moves, slows by x2.2-x2.6 (2 x H100, bench/interference/README.md).
-//     CollectiveEndBeside() stretches the collective over the time such kernels run.
-//
-// A kernel's duration is fixed when it is placed, from the
+// Memory-bandwidth sharing (the collective's HBM traffic against a memory-bound kernel)
+// is not modelled here.  A kernel's duration is fixed when it is placed, from the
 // collectives known then (their network end when known, else their start plus the NCCL
 // tuning model's estimate).  A collective often becomes known later than kernels that run
 // beside it: the program enqueued them first, or the collective waited in its stream
@@ -77,13 +71,6 @@ public:
     /// Returns, per stream whose placed work moved, where its last kernel ended and where
     /// it ends now.
     std::map<uint64_t, std::pair<int64_t, int64_t>> Reflow(uint64_t ticket, uint64_t stream);
-
-    /// When a collective on \p stream that the network ran from \p startNs to \p aloneEndNs
-    /// ends on this GPU, if it progresses at \p rateBeside (0..1] of its speed while a
-    /// memory-bound kernel (one that fills the GPU with CTAs, not a library op) runs on
-    /// another stream, and at full speed otherwise.
-    int64_t CollectiveEndBeside(uint64_t stream, int64_t startNs, int64_t aloneEndNs,
-                                double rateBeside) const;
 
     /// When a collective of \p channels CTAs, launchable at \p readyNs on \p stream, gets
     /// its SMs: after the kernels on other streams that run at that instant and leave

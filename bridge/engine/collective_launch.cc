@@ -203,18 +203,6 @@ nccl::Plan CollectiveLaunch::PlanFor(wire::CollectiveOp op, const Communicator& 
                           m_nccl.For(comm));
 }
 
-double CollectiveLaunch::RateBesideMemoryBound(double hbmBytes, int64_t aloneNs) const
-{
-    const double hbmBytesPerSecond = m_scenario.gpu.hbmBitsPerSecond / 8.0;
-    if (!m_scenario.gpu.commInterference || hbmBytesPerSecond <= 0 || hbmBytes <= 0 ||
-        aloneNs <= 0)
-    {
-        return 1.0;
-    }
-    const double needs = hbmBytes / (static_cast<double>(aloneNs) * 1e-9);
-    return std::min(1.0, kHbmShareYielded * hbmBytesPerSecond / needs);
-}
-
 void CollectiveLaunch::StartMatched(const MatchedCollective& c)
 {
     const auto n = static_cast<uint32_t>(c.comm->ranks.size());
@@ -238,37 +226,13 @@ void CollectiveLaunch::StartMatched(const MatchedCollective& c)
             m_ticketOrder.erase(it);
         }
     }
-    nccl::Plan plan = PlanFor(c.op, *c.comm, c.bytes);
-    // HBM bytes each member moves (by communicator index), for the slowdown beside
-    // memory-bound kernels; NVLS reduces in the switch and is left out.
-    std::vector<double> hbmBytes(n, 0.0);
-    if (plan.algorithm.rfind("nvls", 0) != 0)
-    {
-        for (const nccl::Transfer& t : plan.transfers)
-        {
-            hbmBytes[(t.src + static_cast<uint32_t>(c.root)) % n] +=
-                kHbmBytesPerLinkByte * static_cast<double>(t.bytes);
-            hbmBytes[(t.dst + static_cast<uint32_t>(c.root)) % n] +=
-                kHbmBytesPerLinkByte * static_cast<double>(t.bytes);
-        }
-    }
     m_network.StartCollective(
-        c.startNs, std::move(plan), std::move(gpus),
-        [this, members = std::move(members), hbmBytes = std::move(hbmBytes),
-         startNs = c.startNs](int64_t endNs)
+        c.startNs, PlanFor(c.op, *c.comm, c.bytes), std::move(gpus),
+        [this, members = std::move(members)](int64_t endNs)
         {
-            // The ring moves in lock step: the collective ends where its slowest member does.
-            int64_t end = endNs;
-            for (std::size_t i = 0; i < members.size(); ++i)
-            {
-                const auto& [rank, ticket] = members[i];
-                end = std::max(end, m_timelines[static_cast<std::size_t>(rank)].CollectiveEndBeside(
-                                        ticket, startNs, endNs,
-                                        RateBesideMemoryBound(hbmBytes[i], endNs - startNs)));
-            }
             for (const auto& [rank, ticket] : members)
             {
-                m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(ticket, end);
+                m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(ticket, endNs);
             }
         },
         order, fmt::format("{} {} B on {} ranks", CollectiveName(c.op), c.bytes, n));

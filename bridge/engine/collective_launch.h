@@ -81,18 +81,6 @@ public:
 
 private:
     void StartMatched(const MatchedCollective& c);
-    /// The share of its speed a collective that moves \p hbmBytes through this GPU's HBM
-    /// in \p aloneNs keeps beside a memory-bound kernel: what the kernel yields of the HBM
-    /// bandwidth over what the collective needs (at most 1).
-    double RateBesideMemoryBound(double hbmBytes, int64_t aloneNs) const;
-    /// The share of the HBM bandwidth a memory-bound kernel yields to a collective beside
-    /// it: such kernels (fp32 adds of 64 and 256 MiB) ran x1.08-x1.14 beside all-reduces
-    /// on 2 x H100 (bench/interference/README.md), about a tenth of their bandwidth.
-    static constexpr double kHbmShareYielded = 0.1;
-    /// HBM bytes per byte a ring collective sends or receives on a link: each step reads
-    /// the chunk it sends and writes the chunk it receives, and a reduction reads that
-    /// again, about 3 HBM bytes per step's byte sent and byte received together.
-    static constexpr double kHbmBytesPerLinkByte = 1.5;
     /// Runs one matched send/recv pair on the network.
     void StartTransfer(const P2PMatcher::Transfer& t, std::function<void(int64_t)> done);
     /// A communicator of \p nRanks on the scenario's nodes, as the tuning model sees it.
