@@ -192,6 +192,16 @@ public:
         ++t_internal;
         IdleThreadWatch::Enter(); // a parked thread says it resumes before anything else
     }
+    /// For a wait that blocks for the bridge with no deadline: \p stillBlocked says whether
+    /// the thread was parked, in which case it says no Resume
+    /// (IdleThreadWatch::EnterStillBlocked).
+    explicit Internal(bool* stillBlocked)
+    {
+        SimClock::Get().Charge();
+        SimClock::Get().Expose();
+        ++t_internal;
+        *stillBlocked = IdleThreadWatch::EnterStillBlocked();
+    }
     ~Internal()
     {
         IdleThreadWatch::Leave();
@@ -304,6 +314,21 @@ bool TimePasses()
 }
 
 /// A condition-variable wait: \p wait blocks for real (given the real deadline, if any).
+///
+/// A timed wait that times out with no wake, on a thread other than the rank's first, says
+/// no Resume: the thread stays parked (idle_thread_watch.h), blocked for the bridge, until
+/// it next enters the interposer.  If that is the next such wait (a watchdog's or an
+/// interpreter's timed wait in a loop: nothing the bridge sees happened between the
+/// two), it says no Block either, and the run of timeouts costs the bridge nothing; any
+/// other call says Resume first, and the thread resumes where simulated time is then, as a
+/// parked one does.  What changes for the bridge: the thread no longer runs (holding
+/// simulated time at its clock) between two timeouts, during which it sent nothing, and
+/// it is lifted to committed time once, at its next call, rather than at each timeout.
+/// A wake it takes up is stamped no earlier than committed time at the Wake, which is
+/// no earlier than any lift it skipped, so its clock after a wake is unchanged.  Each
+/// timeout cost a Block and a Resume, paced by real time: 15 NCCL watchdogs (100 ms waits)
+/// and a few interpreter threads (5 ms waits) per Megatron rank outran the bridge's one
+/// thread at 48 ranks (README).
 template <class Wait>
 int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wait)
 {
@@ -315,7 +340,8 @@ int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wa
     int64_t deadline = wire::kNoTime;
     timespec realAbs{};
     {
-        Internal in;
+        bool stillBlocked = false;
+        Internal in(&stillBlocked);
         if (abs)
         {
             const int64_t d = SimRemainingNs(clock, *abs);
@@ -329,33 +355,57 @@ int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wa
         }
         std::lock_guard lock(Reg().mutex);
         ++Reg().conds[cond].waiters;
-        Tell(*client, wire::HostEventKind::Block, deadline);
+        if (stillBlocked && deadline != wire::kNoTime)
+        {
+            // not expected (parked threads are never the first): block with the deadline
+            Tell(*client, wire::HostEventKind::Resume);
+            stillBlocked = false;
+        }
+        if (!stillBlocked)
+        {
+            Tell(*client, wire::HostEventKind::Block, deadline);
+        }
         IdleThreadWatch::Enter(); // held through the wait: the bridge knows it blocks
     }
     const int rc = wait(abs ? &realAbs : nullptr);
-    Internal in;
-    std::lock_guard lock(Reg().mutex);
-    CondState& c = Reg().conds[cond];
-    int64_t stamp = wire::kNoTime;
-    if (!c.wakes.empty())
+    bool park = false;
     {
-        stamp = c.wakes.front();
-        c.wakes.pop_front();
-        SimClock::Get().AdvanceTo(stamp);
+        Internal in;
+        std::lock_guard lock(Reg().mutex);
+        CondState& c = Reg().conds[cond];
+        int64_t stamp = wire::kNoTime;
+        if (!c.wakes.empty())
+        {
+            stamp = c.wakes.front();
+            c.wakes.pop_front();
+            SimClock::Get().AdvanceTo(stamp);
+        }
+        else
+        {
+            if (c.waiters > 0)
+            {
+                --c.waiters;
+            }
+        }
+        if (c.waiters == 0 && c.wakes.empty())
+        {
+            Reg().conds.erase(cond);
+        }
+        park = abs && rc == ETIMEDOUT && stamp == wire::kNoTime && deadline == wire::kNoTime &&
+               IdleThreadWatch::Watched();
+        if (!park)
+        {
+            Tell(*client, wire::HostEventKind::Resume, stamp);
+        }
+    }
+    if (park)
+    {
+        IdleThreadWatch::LeaveParked(); // blocked for the bridge until its next call
     }
     else
     {
-        if (c.waiters > 0)
-        {
-            --c.waiters;
-        }
+        IdleThreadWatch::Leave();
     }
-    if (c.waiters == 0 && c.wakes.empty())
-    {
-        Reg().conds.erase(cond);
-    }
-    Tell(*client, wire::HostEventKind::Resume, stamp);
-    IdleThreadWatch::Leave();
     return rc;
 }
 
