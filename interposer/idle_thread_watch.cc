@@ -219,6 +219,11 @@ bool IdleThreadWatch::EnterSlow(bool sayResume)
     return parked;
 }
 
+bool IdleThreadWatch::Parked()
+{
+    return t_self && t_self->mode.load(std::memory_order_acquire) == Thread::kParked;
+}
+
 bool IdleThreadWatch::EnterStillBlocked()
 {
     if (!t_self)

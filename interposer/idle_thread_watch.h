@@ -81,6 +81,8 @@ public:
     static void LeaveParked();
     /// Whether the calling thread is watched (a lane other than the rank's first).
     static bool Watched() { return t_self != nullptr; }
+    /// Whether the calling thread is parked: the bridge believes it blocks.
+    static bool Parked();
 
     /// Enter() ... Leave() as a scope.
     class Busy

@@ -409,12 +409,26 @@ int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wa
     return rc;
 }
 
+/// Whether \p cond has a waiter the interposer knows of.
+bool HasWaiters(pthread_cond_t* cond)
+{
+    std::lock_guard lock(Reg().mutex);
+    auto it = Reg().conds.find(cond);
+    return it != Reg().conds.end() && it->second.waiters > 0;
+}
+
 /// Wakes up to \p most waiters of \p cond at the caller's clock.
 void GiveWakes(pthread_cond_t* cond, uint32_t most)
 {
     RankClient* client = Tracked();
     if (!client)
     {
+        return;
+    }
+    if (IdleThreadWatch::Parked() && !HasWaiters(cond))
+    {
+        // Wakes nobody: a parked thread (an idle loop between two timed waits, gloo's
+        // notify_all before each epoll_wait) stays parked rather than saying Resume.
         return;
     }
     Internal in;
@@ -458,12 +472,24 @@ template <class Sleep> auto SleepFor(int64_t ns, Sleep sleep)
     return rc;
 }
 
+/// RankClient::SentOnThisLane() after the thread's last timed I/O wait that timed out:
+/// the same at its next one means it told the bridge nothing in between.
+thread_local uint64_t t_idleIoMark = UINT64_MAX;
+
 /// A thread waiting for file descriptors (an I/O thread in poll or epoll_wait: a
 /// store server, an event loop) is blocked in the host like one in a condition
 /// variable: what wakes it comes from outside the simulation, so it resumes where
 /// simulated time is if that is later than its clock.  \p timeoutNs < 0: none.
 /// The rank's first thread keeps its clock and holds time back while it waits, as
 /// it always did.
+///
+/// A timed wait that follows one that timed out, with nothing entered in between (gloo's
+/// event loop: epoll_wait for 10 ms, over and over, 2 or 3 per Megatron rank), blocks
+/// with no deadline: its timer fires wherever simulated time is, as a timed
+/// condition-variable wait's does, instead of at its clock plus the timeout; if it times
+/// out the thread stays parked (no Resume), and its next such wait sends nothing
+/// (CondWait says why that is safe).  The first timeout of a run costs the bridge a Block
+/// and a Resume as before, the repeat a Block, the rest nothing.
 template <class Wait, class TimedOut> int IoWait(int64_t timeoutNs, Wait wait, TimedOut timedOut)
 {
     RankClient* client = Tracked();
@@ -473,27 +499,47 @@ template <class Wait, class TimedOut> int IoWait(int64_t timeoutNs, Wait wait, T
     }
     int64_t deadline = wire::kNoTime;
     {
-        Internal in;
-        if (timeoutNs >= 0)
+        bool stillBlocked = false;
+        Internal in(&stillBlocked);
+        const bool repeat = timeoutNs >= 0 && IdleThreadWatch::Watched() &&
+                            RankClient::SentOnThisLane() == t_idleIoMark;
+        if (timeoutNs >= 0 && !repeat && !stillBlocked)
         {
             deadline = SimClock::Get().Now() + timeoutNs;
         }
         std::lock_guard lock(Reg().mutex);
-        Tell(*client, wire::HostEventKind::Block, deadline);
+        if (!stillBlocked)
+        {
+            Tell(*client, wire::HostEventKind::Block, deadline);
+        }
         IdleThreadWatch::Enter(); // held through the wait: the bridge knows it blocks
     }
     const int rc = wait();
     // The caller reads errno after a -1 (an event loop retries on EINTR and fails on
     // anything else): the bookkeeping below makes system calls of its own.
     const int waitErrno = errno;
+    const bool timedOutNow = timeoutNs >= 0 && timedOut(rc, waitErrno);
+    bool park = false;
     {
         Internal in;
-        if (timedOut(rc, waitErrno) && deadline != wire::kNoTime)
+        if (timedOutNow && deadline != wire::kNoTime)
         {
             SimClock::Get().AdvanceTo(deadline);
         }
-        std::lock_guard lock(Reg().mutex);
-        Tell(*client, wire::HostEventKind::Resume);
+        park = timedOutNow && deadline == wire::kNoTime && IdleThreadWatch::Watched();
+        if (!park)
+        {
+            std::lock_guard lock(Reg().mutex);
+            Tell(*client, wire::HostEventKind::Resume);
+        }
+        t_idleIoMark = timedOutNow ? RankClient::SentOnThisLane() : UINT64_MAX;
+    }
+    if (park)
+    {
+        IdleThreadWatch::LeaveParked(); // blocked for the bridge until its next call
+    }
+    else
+    {
         IdleThreadWatch::Leave();
     }
     errno = waitErrno;
