@@ -481,16 +481,15 @@ void BridgeServer::ReportRequests(std::chrono::steady_clock::time_point started)
     }
     const auto& h = m_hostEvents;
     const uint64_t hostEvents = h[0] + h[1] + h[2] + h[3] + h[4] + h[5];
-    spdlog::info("bridge: {} requests from {} ranks in {:.1f} s ({:.1f} per rank per second); {} "
-                 "host events ({} Block, {} Resume, {} Wake, {} Born, {} Exit, {} BlockOutside); "
-                 "most from one thread: {}",
-                 m_requests, m_pidOf.size(), seconds,
-                 static_cast<double>(m_requests) / static_cast<double>(ranks) /
-                     std::max(seconds, 1e-9),
-                 hostEvents, h[1], h[2], h[3], h[0], h[4], h[5],
-                 busiest ? fmt::format("{} (rank {} thread {})", most, busiest->first,
-                                       busiest->second)
-                         : std::string("none"));
+    spdlog::info(
+        "bridge: {} requests from {} ranks in {:.1f} s ({:.1f} per rank per second); {} "
+        "host events ({} Block, {} Resume, {} Wake, {} Born, {} Exit, {} BlockOutside); "
+        "most from one thread: {}",
+        m_requests, m_pidOf.size(), seconds,
+        static_cast<double>(m_requests) / static_cast<double>(ranks) / std::max(seconds, 1e-9),
+        hostEvents, h[1], h[2], h[3], h[0], h[4], h[5],
+        busiest ? fmt::format("{} (rank {} thread {})", most, busiest->first, busiest->second)
+                : std::string("none"));
 }
 
 RunOutcome BridgeServer::Run(Launcher& launcher)

@@ -22,6 +22,10 @@
 //     where simulated time is (the bridge moves the thread to the committed time).
 //     Periodic timers (a watchdog's 100 ms wait, an interpreter lock's 5 ms wait)
 //     thus neither run ahead of the ranks nor pace the simulation to real time.
+//     Such a timeout with no wake leaves the thread blocked for the bridge (parked, as
+//     idle_thread_watch.h does) until its next call, and a next timed wait with nothing
+//     told in between sends nothing: an idle loop costs the bridge a few requests in all,
+//     not two per timeout (CondWait, IoWait).
 // Locks alone carry no time: a thread that finds its work already queued runs on
 // its own clock.  Programs whose threads hand work over by waiting (as PyTorch's
 // autograd engine and DDP's reducer do) therefore get the same simulated timeline

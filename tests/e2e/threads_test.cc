@@ -105,8 +105,9 @@ TEST(Threads, IdleTimedWaitsCostTheBridgeBoundedRequests)
         ASSERT_NE(at, std::string::npos) << output;
         int waiter = 0;
         int loop = 0;
-        ASSERT_EQ(std::sscanf(output.c_str() + at, "rank %*d idle waiter timed out %d times, idle "
-                                                   "loop %d times",
+        ASSERT_EQ(std::sscanf(output.c_str() + at,
+                              "rank %*d idle waiter timed out %d times, idle "
+                              "loop %d times",
                               &waiter, &loop),
                   2)
             << output;
