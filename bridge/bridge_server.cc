@@ -2,6 +2,7 @@
 
 #include "protocol/codec.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -264,8 +265,13 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
     log.lastSeq = req.seq;
     log.lastOrder = req.order;
     log.lastRequest = wire::RequestName(req.body);
+    ++m_requests;
     if (const auto* event = std::get_if<wire::HostEvent>(&req.body))
     {
+        if (static_cast<std::size_t>(event->kind) < m_hostEvents.size())
+        {
+            ++m_hostEvents[static_cast<std::size_t>(event->kind)];
+        }
         static constexpr const char* kKinds[] = {"HostEvent Born",   "HostEvent Block",
                                                  "HostEvent Resume", "HostEvent Wake",
                                                  "HostEvent Exit",   "HostEvent BlockOutside"};
@@ -458,6 +464,34 @@ void BridgeServer::DrainGoodbyes()
     }
 }
 
+void BridgeServer::ReportRequests(std::chrono::steady_clock::time_point started) const
+{
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const std::size_t ranks = std::max<std::size_t>(1, m_pidOf.size());
+    const std::pair<int, uint32_t>* busiest = nullptr;
+    uint64_t most = 0;
+    for (const auto& [key, log] : m_laneLogs)
+    {
+        if (log.lastSeq > most) // a lane numbers its requests 1, 2, 3, ...
+        {
+            most = log.lastSeq;
+            busiest = &key;
+        }
+    }
+    const auto& h = m_hostEvents;
+    const uint64_t hostEvents = h[0] + h[1] + h[2] + h[3] + h[4] + h[5];
+    spdlog::info(
+        "bridge: {} requests from {} ranks in {:.1f} s ({:.1f} per rank per second); {} "
+        "host events ({} Block, {} Resume, {} Wake, {} Born, {} Exit, {} BlockOutside); "
+        "most from one thread: {}",
+        m_requests, m_pidOf.size(), seconds,
+        static_cast<double>(m_requests) / static_cast<double>(ranks) / std::max(seconds, 1e-9),
+        hostEvents, h[1], h[2], h[3], h[0], h[4], h[5],
+        busiest ? fmt::format("{} (rank {} thread {})", most, busiest->first, busiest->second)
+                : std::string("none"));
+}
+
 RunOutcome BridgeServer::Run(Launcher& launcher)
 {
     std::signal(SIGINT, OnSignal);
@@ -586,6 +620,7 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
         outcome.failure = e.what();
         launcher.TerminateAll();
     }
+    ReportRequests(started);
     TellRemotes(outcome);
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);

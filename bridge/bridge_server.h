@@ -10,6 +10,7 @@
 #include "protocol/curve_keys.h"
 #include "remote_supervisors.h"
 
+#include <array>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -124,6 +125,13 @@ private:
                             std::chrono::steady_clock::time_point now) const;
     /// Every rank's inbox that waits, for a report on interruption ("" if none).
     std::string DescribeGaps(std::chrono::steady_clock::time_point now) const;
+    /// Requests received from ranks' lanes (after their hello), and the host events among
+    /// them by wire::HostEventKind: the request rate the bridge's one thread must keep up with.
+    uint64_t m_requests{0};
+    std::array<uint64_t, 6> m_hostEvents{};
+    /// One line on stderr at the end of a run: how many requests came, how fast per rank,
+    /// of which kinds, and the thread that sent the most.
+    void ReportRequests(std::chrono::steady_clock::time_point started) const;
     std::vector<OutgoingReply> m_outbox;
     uint64_t m_rejected{0};
     uint64_t m_refusedKeys{0};

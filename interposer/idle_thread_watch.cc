@@ -181,13 +181,14 @@ void IdleThreadWatch::Unwatch()
     }
 }
 
-void IdleThreadWatch::EnterSlow()
+bool IdleThreadWatch::EnterSlow(bool sayResume)
 {
     Thread& t = *t_self;
     if (t.depth++ > 0)
     {
-        return;
+        return false;
     }
+    bool parked = false;
     for (;;)
     {
         int mode = Thread::kFree;
@@ -202,15 +203,52 @@ void IdleThreadWatch::EnterSlow()
         }
         if (mode == Thread::kParked)
         {
+            parked = true;
             t.mode.store(Thread::kBusy, std::memory_order_relaxed);
-            if (RankClient* client = RankClient::IfConnected())
+            if (sayResume)
             {
-                client->Post(wire::HostEvent{wire::HostEventKind::Resume, 0, wire::kNoTime});
+                if (RankClient* client = RankClient::IfConnected())
+                {
+                    client->Post(wire::HostEvent{wire::HostEventKind::Resume, 0, wire::kNoTime});
+                }
             }
         }
         break;
     }
     t.entries.fetch_add(1, std::memory_order_release);
+    return parked;
+}
+
+bool IdleThreadWatch::Parked()
+{
+    return t_self && t_self->mode.load(std::memory_order_acquire) == Thread::kParked;
+}
+
+bool IdleThreadWatch::EnterStillBlocked()
+{
+    if (!t_self)
+    {
+        return false;
+    }
+    if (t_self->depth > 0)
+    {
+        (void)EnterSlow(); // nested: the outermost entry already said Resume if needed
+        return false;
+    }
+    return EnterSlow(false);
+}
+
+void IdleThreadWatch::LeaveParked()
+{
+    Thread& t = *t_self;
+    if (--t.depth > 0)
+    {
+        Fatal("IdleThreadWatch::LeaveParked: not the outermost entry");
+    }
+    t.clockNs.store(SimClock::Get().Now(), std::memory_order_relaxed);
+    t.entries.fetch_add(1, std::memory_order_release);
+    // Only this thread leaves kParked (the watch moves Free -> Parking -> Parked only).
+    t.mode.store(Thread::kParked, std::memory_order_release);
 }
 
 void IdleThreadWatch::LeaveSlow()

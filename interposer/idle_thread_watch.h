@@ -56,7 +56,7 @@ public:
     {
         if (t_self)
         {
-            EnterSlow();
+            (void)EnterSlow();
         }
     }
     /// The calling thread leaves what Enter entered.
@@ -67,6 +67,22 @@ public:
             LeaveSlow();
         }
     }
+
+    /// As Enter(), for a thread about to block again in a wait with no deadline for the
+    /// bridge (thread_handoff.cc's timed condition-variable waits on a thread that is not
+    /// the rank's first).  Returns true if the bridge still believes it blocks (it is
+    /// parked, by the watch or by LeaveParked): then it says no Resume, and the caller
+    /// sends no Block either.  Otherwise (false) it says Resume first if it must, as Enter().
+    static bool EnterStillBlocked();
+    /// Leaves the outermost entry, leaving the thread parked without a message: the bridge
+    /// was told it blocks (a timed wait's Block) and is not told it resumes.  For a timed
+    /// wait that timed out with no wake: the thread's next entry says Resume, or, if that
+    /// entry is the next such wait, nothing at all.
+    static void LeaveParked();
+    /// Whether the calling thread is watched (a lane other than the rank's first).
+    static bool Watched() { return t_self != nullptr; }
+    /// Whether the calling thread is parked: the bridge believes it blocks.
+    static bool Parked();
 
     /// Enter() ... Leave() as a scope.
     class Busy
@@ -81,7 +97,8 @@ public:
     struct Thread;
 
 private:
-    static void EnterSlow();
+    /// Returns whether the thread was parked; says Resume for it if \p sayResume.
+    static bool EnterSlow(bool sayResume = true);
     static void LeaveSlow();
 
     static thread_local Thread* t_self;

@@ -22,6 +22,10 @@
 //     where simulated time is (the bridge moves the thread to the committed time).
 //     Periodic timers (a watchdog's 100 ms wait, an interpreter lock's 5 ms wait)
 //     thus neither run ahead of the ranks nor pace the simulation to real time.
+//     Such a timeout with no wake leaves the thread blocked for the bridge (parked, as
+//     idle_thread_watch.h does) until its next call, and a next timed wait with nothing
+//     told in between sends nothing: an idle loop costs the bridge a few requests in all,
+//     not two per timeout (CondWait, IoWait).
 // Locks alone carry no time: a thread that finds its work already queued runs on
 // its own clock.  Programs whose threads hand work over by waiting (as PyTorch's
 // autograd engine and DDP's reducer do) therefore get the same simulated timeline
@@ -192,6 +196,16 @@ public:
         ++t_internal;
         IdleThreadWatch::Enter(); // a parked thread says it resumes before anything else
     }
+    /// For a wait that blocks for the bridge with no deadline: \p stillBlocked says whether
+    /// the thread was parked, in which case it says no Resume
+    /// (IdleThreadWatch::EnterStillBlocked).
+    explicit Internal(bool* stillBlocked)
+    {
+        SimClock::Get().Charge();
+        SimClock::Get().Expose();
+        ++t_internal;
+        *stillBlocked = IdleThreadWatch::EnterStillBlocked();
+    }
     ~Internal()
     {
         IdleThreadWatch::Leave();
@@ -304,6 +318,21 @@ bool TimePasses()
 }
 
 /// A condition-variable wait: \p wait blocks for real (given the real deadline, if any).
+///
+/// A timed wait that times out with no wake, on a thread other than the rank's first, says
+/// no Resume: the thread stays parked (idle_thread_watch.h), blocked for the bridge, until
+/// it next enters the interposer.  If that is the next such wait (a watchdog's or an
+/// interpreter's timed wait in a loop: nothing the bridge sees happened between the
+/// two), it says no Block either, and the run of timeouts costs the bridge nothing; any
+/// other call says Resume first, and the thread resumes where simulated time is then, as a
+/// parked one does.  What changes for the bridge: the thread no longer runs (holding
+/// simulated time at its clock) between two timeouts, during which it sent nothing, and
+/// it is lifted to committed time once, at its next call, rather than at each timeout.
+/// A wake it takes up is stamped no earlier than committed time at the Wake, which is
+/// no earlier than any lift it skipped, so its clock after a wake is unchanged.  Each
+/// timeout cost a Block and a Resume, paced by real time: 15 NCCL watchdogs (100 ms waits)
+/// and a few interpreter threads (5 ms waits) per Megatron rank outran the bridge's one
+/// thread at 48 ranks (README).
 template <class Wait>
 int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wait)
 {
@@ -315,7 +344,8 @@ int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wa
     int64_t deadline = wire::kNoTime;
     timespec realAbs{};
     {
-        Internal in;
+        bool stillBlocked = false;
+        Internal in(&stillBlocked);
         if (abs)
         {
             const int64_t d = SimRemainingNs(clock, *abs);
@@ -329,34 +359,66 @@ int CondWait(pthread_cond_t* cond, const timespec* abs, clockid_t clock, Wait wa
         }
         std::lock_guard lock(Reg().mutex);
         ++Reg().conds[cond].waiters;
-        Tell(*client, wire::HostEventKind::Block, deadline);
+        if (stillBlocked && deadline != wire::kNoTime)
+        {
+            // not expected (parked threads are never the first): block with the deadline
+            Tell(*client, wire::HostEventKind::Resume);
+            stillBlocked = false;
+        }
+        if (!stillBlocked)
+        {
+            Tell(*client, wire::HostEventKind::Block, deadline);
+        }
         IdleThreadWatch::Enter(); // held through the wait: the bridge knows it blocks
     }
     const int rc = wait(abs ? &realAbs : nullptr);
-    Internal in;
-    std::lock_guard lock(Reg().mutex);
-    CondState& c = Reg().conds[cond];
-    int64_t stamp = wire::kNoTime;
-    if (!c.wakes.empty())
+    bool park = false;
     {
-        stamp = c.wakes.front();
-        c.wakes.pop_front();
-        SimClock::Get().AdvanceTo(stamp);
+        Internal in;
+        std::lock_guard lock(Reg().mutex);
+        CondState& c = Reg().conds[cond];
+        int64_t stamp = wire::kNoTime;
+        if (!c.wakes.empty())
+        {
+            stamp = c.wakes.front();
+            c.wakes.pop_front();
+            SimClock::Get().AdvanceTo(stamp);
+        }
+        else
+        {
+            if (c.waiters > 0)
+            {
+                --c.waiters;
+            }
+        }
+        if (c.waiters == 0 && c.wakes.empty())
+        {
+            Reg().conds.erase(cond);
+        }
+        park = abs && rc == ETIMEDOUT && stamp == wire::kNoTime && deadline == wire::kNoTime &&
+               IdleThreadWatch::Watched();
+        if (!park)
+        {
+            Tell(*client, wire::HostEventKind::Resume, stamp);
+        }
+    }
+    if (park)
+    {
+        IdleThreadWatch::LeaveParked(); // blocked for the bridge until its next call
     }
     else
     {
-        if (c.waiters > 0)
-        {
-            --c.waiters;
-        }
+        IdleThreadWatch::Leave();
     }
-    if (c.waiters == 0 && c.wakes.empty())
-    {
-        Reg().conds.erase(cond);
-    }
-    Tell(*client, wire::HostEventKind::Resume, stamp);
-    IdleThreadWatch::Leave();
     return rc;
+}
+
+/// Whether \p cond has a waiter the interposer knows of.
+bool HasWaiters(pthread_cond_t* cond)
+{
+    std::lock_guard lock(Reg().mutex);
+    auto it = Reg().conds.find(cond);
+    return it != Reg().conds.end() && it->second.waiters > 0;
 }
 
 /// Wakes up to \p most waiters of \p cond at the caller's clock.
@@ -365,6 +427,12 @@ void GiveWakes(pthread_cond_t* cond, uint32_t most)
     RankClient* client = Tracked();
     if (!client)
     {
+        return;
+    }
+    if (IdleThreadWatch::Parked() && !HasWaiters(cond))
+    {
+        // Wakes nobody: a parked thread (an idle loop between two timed waits, gloo's
+        // notify_all before each epoll_wait) stays parked rather than saying Resume.
         return;
     }
     Internal in;
@@ -408,12 +476,24 @@ template <class Sleep> auto SleepFor(int64_t ns, Sleep sleep)
     return rc;
 }
 
+/// RankClient::SentOnThisLane() after the thread's last timed I/O wait that timed out:
+/// the same at its next one means it told the bridge nothing in between.
+thread_local uint64_t t_idleIoMark = UINT64_MAX;
+
 /// A thread waiting for file descriptors (an I/O thread in poll or epoll_wait: a
 /// store server, an event loop) is blocked in the host like one in a condition
 /// variable: what wakes it comes from outside the simulation, so it resumes where
 /// simulated time is if that is later than its clock.  \p timeoutNs < 0: none.
 /// The rank's first thread keeps its clock and holds time back while it waits, as
 /// it always did.
+///
+/// A timed wait that follows one that timed out, with nothing entered in between (gloo's
+/// event loop: epoll_wait for 10 ms, over and over, 2 or 3 per Megatron rank), blocks
+/// with no deadline: its timer fires wherever simulated time is, as a timed
+/// condition-variable wait's does, instead of at its clock plus the timeout; if it times
+/// out the thread stays parked (no Resume), and its next such wait sends nothing
+/// (CondWait says why that is safe).  The first timeout of a run costs the bridge a Block
+/// and a Resume as before, the repeat a Block, the rest nothing.
 template <class Wait, class TimedOut> int IoWait(int64_t timeoutNs, Wait wait, TimedOut timedOut)
 {
     RankClient* client = Tracked();
@@ -423,27 +503,47 @@ template <class Wait, class TimedOut> int IoWait(int64_t timeoutNs, Wait wait, T
     }
     int64_t deadline = wire::kNoTime;
     {
-        Internal in;
-        if (timeoutNs >= 0)
+        bool stillBlocked = false;
+        Internal in(&stillBlocked);
+        const bool repeat = timeoutNs >= 0 && IdleThreadWatch::Watched() &&
+                            RankClient::SentOnThisLane() == t_idleIoMark;
+        if (timeoutNs >= 0 && !repeat && !stillBlocked)
         {
             deadline = SimClock::Get().Now() + timeoutNs;
         }
         std::lock_guard lock(Reg().mutex);
-        Tell(*client, wire::HostEventKind::Block, deadline);
+        if (!stillBlocked)
+        {
+            Tell(*client, wire::HostEventKind::Block, deadline);
+        }
         IdleThreadWatch::Enter(); // held through the wait: the bridge knows it blocks
     }
     const int rc = wait();
     // The caller reads errno after a -1 (an event loop retries on EINTR and fails on
     // anything else): the bookkeeping below makes system calls of its own.
     const int waitErrno = errno;
+    const bool timedOutNow = timeoutNs >= 0 && timedOut(rc, waitErrno);
+    bool park = false;
     {
         Internal in;
-        if (timedOut(rc, waitErrno) && deadline != wire::kNoTime)
+        if (timedOutNow && deadline != wire::kNoTime)
         {
             SimClock::Get().AdvanceTo(deadline);
         }
-        std::lock_guard lock(Reg().mutex);
-        Tell(*client, wire::HostEventKind::Resume);
+        park = timedOutNow && deadline == wire::kNoTime && IdleThreadWatch::Watched();
+        if (!park)
+        {
+            std::lock_guard lock(Reg().mutex);
+            Tell(*client, wire::HostEventKind::Resume);
+        }
+        t_idleIoMark = timedOutNow ? RankClient::SentOnThisLane() : UINT64_MAX;
+    }
+    if (park)
+    {
+        IdleThreadWatch::LeaveParked(); // blocked for the bridge until its next call
+    }
+    else
+    {
         IdleThreadWatch::Leave();
     }
     errno = waitErrno;

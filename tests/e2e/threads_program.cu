@@ -13,6 +13,11 @@
 // threaded run must reproduce.  "eintr": a thread's poll, epoll_wait and select,
 // interrupted by a signal, return -1 with errno EINTR (an event loop such as gloo's
 // retries on EINTR and aborts on anything else), as they do without the interposer.
+// "idle": the "single" work, with the main thread also spending 300 ms of real time in
+// sleeps (which cost it no simulated time) while two idle threads wait in loops: one in
+// timed condition-variable waits of 1 ms (a watchdog with no work), one in epoll_wait
+// of 1 ms after a notify_all that wakes nobody (gloo's event loop); each counts its
+// timeouts.
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -168,6 +173,50 @@ void Io(int fd)
     }
 }
 
+/// A watchdog with no work: 1 ms timed waits until told to stop.  Returns how many it
+/// waited (nobody notifies: each ends by timing out; wait_for's cv_status compares the
+/// thread's simulated clock, which an idle thread's timeouts do not move, so it is not
+/// counted).
+int IdleWaiter(Shared* s)
+{
+    int timeouts = 0;
+    std::condition_variable never;
+    std::unique_lock lock(s->m);
+    while (!s->stop)
+    {
+        never.wait_for(lock, std::chrono::milliseconds(1));
+        ++timeouts;
+    }
+    return timeouts;
+}
+
+/// gloo's event loop with nothing to do: wakes whoever waits for a loop tick (nobody),
+/// then epoll_wait for 1 ms on a pipe nobody writes.  Returns its timeouts.
+int IdleLoop(std::atomic<bool>* stop)
+{
+    int fds[2] = {-1, -1};
+    Check(pipe(fds) == 0, "pipe");
+    const int ep = epoll_create1(0);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    Check(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fds[0], &ev) == 0, "epoll");
+    std::condition_variable tick;
+    int timeouts = 0;
+    while (!*stop)
+    {
+        tick.notify_all();
+        epoll_event out{};
+        if (epoll_wait(ep, &out, 1, 1) == 0)
+        {
+            ++timeouts;
+        }
+    }
+    close(ep);
+    close(fds[0]);
+    close(fds[1]);
+    return timeouts;
+}
+
 void OnSignal(int) {}
 
 /// Interrupts each of a thread's I/O waits (5 s timeouts on a pipe nobody writes) with
@@ -249,7 +298,8 @@ int main(int argc, char** argv)
     {
         return InterruptedWaits(std::atoi(std::getenv("RANK")));
     }
-    const bool threaded = argc < 2 || std::strcmp(argv[1], "single") != 0;
+    const bool idle = argc >= 2 && std::strcmp(argv[1], "idle") == 0;
+    const bool threaded = !idle && (argc < 2 || std::strcmp(argv[1], "single") != 0);
     const int rank = std::atoi(std::getenv("RANK"));
     const int world = std::atoi(std::getenv("WORLD_SIZE"));
     const int device = std::atoi(std::getenv("LOCAL_RANK"));
@@ -270,6 +320,16 @@ int main(int argc, char** argv)
     std::thread io;
     std::thread watchdog;
     int pipeFds[2] = {-1, -1};
+    int waiterTimeouts = 0;
+    int loopTimeouts = 0;
+    std::atomic<bool> stopLoop{false};
+    std::thread idleWaiter;
+    std::thread idleLoop;
+    if (idle)
+    {
+        idleWaiter = std::thread([&] { waiterTimeouts = IdleWaiter(&shared); });
+        idleLoop = std::thread([&] { loopTimeouts = IdleLoop(&stopLoop); });
+    }
     if (threaded)
     {
         Check(pipe(pipeFds) == 0, "pipe");
@@ -296,10 +356,27 @@ int main(int argc, char** argv)
         {
             Backward(step);
         }
+        if (idle)
+        {
+            usleep(75000); // the main thread's sleeps cost it no simulated time
+        }
         Check(cudaStreamSynchronize(g_stream) == cudaSuccess, "sync");
         std::printf("rank %d step %d time %.3f us\n", rank, step, NowUs() - t0);
     }
     std::fflush(stdout);
+    if (idle)
+    {
+        {
+            std::lock_guard lock(shared.m);
+            shared.stop = true;
+        }
+        stopLoop = true;
+        idleWaiter.join();
+        idleLoop.join();
+        std::printf("rank %d idle waiter timed out %d times, idle loop %d times\n", rank,
+                    waiterTimeouts, loopTimeouts);
+        std::fflush(stdout);
+    }
     if (threaded)
     {
         {

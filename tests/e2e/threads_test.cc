@@ -5,6 +5,8 @@
 #include "run_helpers.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -42,7 +44,8 @@ thread_bwd = "300us"
                        kRanks);
 }
 
-std::map<std::pair<int, int>, int64_t> RunMode(const char* mode, const char* env = "")
+std::map<std::pair<int, int>, int64_t> RunMode(const char* mode, const char* env = "",
+                                               std::string* output = nullptr)
 {
     const auto scenario = WriteFile("threads.toml", Scenario());
     const CommandResult r =
@@ -61,6 +64,10 @@ std::map<std::pair<int, int>, int64_t> RunMode(const char* mode, const char* env
     }
     auto steps = StepTimesNs(r.output);
     EXPECT_EQ(steps.size(), static_cast<std::size_t>(kRanks * kSteps)) << r.output;
+    if (output)
+    {
+        *output = r.output;
+    }
     return steps;
 }
 
@@ -79,6 +86,45 @@ TEST(Threads, HandOffsGiveTheSingleThreadTimesEveryTime)
     EXPECT_EQ(RunMode("threads"), single);
     EXPECT_EQ(RunMode("threads", "PHANTORA_JITTER_US=300"), single);
     EXPECT_EQ(RunMode("threads", "PHANTORA_JITTER_US=300"), single);
+}
+
+// Threads idle in timed waits that keep timing out (a watchdog's condition-variable wait,
+// an event loop's epoll_wait after a notify that wakes nobody) cost the bridge a bounded
+// number of requests however often they time out, while the main thread works, and the
+// main thread's step times stay those of the same work alone.  Each timeout used to cost
+// a Block and a Resume, paced by real time: at 48 Megatron ranks the bridge's one thread
+// could not keep up (README).
+TEST(Threads, IdleTimedWaitsCostTheBridgeBoundedRequests)
+{
+    const auto single = RunMode("single");
+    std::string output;
+    EXPECT_EQ(RunMode("idle", "", &output), single);
+    for (int rank = 0; rank < kRanks; ++rank)
+    {
+        const auto at = output.find(fmt::format("rank {} idle waiter timed out ", rank));
+        ASSERT_NE(at, std::string::npos) << output;
+        int waiter = 0;
+        int loop = 0;
+        ASSERT_EQ(std::sscanf(output.c_str() + at,
+                              "rank %*d idle waiter timed out %d times, idle "
+                              "loop %d times",
+                              &waiter, &loop),
+                  2)
+            << output;
+        // 300 ms of the main thread's sleeps: the 1 ms waits time out many times over
+        EXPECT_GT(waiter, 50) << output;
+        EXPECT_GT(loop, 50) << output;
+    }
+    // "bridge: N requests ...; H host events (B Block, ...": the idle threads' timeouts
+    // would be 2 each (hundreds per rank); what is left is each thread's start, first
+    // timeouts, wake and end.
+    const auto at = output.find(" host events (");
+    ASSERT_NE(at, std::string::npos) << output;
+    const auto start = output.rfind("; ", at);
+    ASSERT_NE(start, std::string::npos) << output;
+    const long hostEvents = std::atol(output.c_str() + start + 2);
+    std::printf("host events with idle threads: %ld\n", hostEvents);
+    EXPECT_LT(hostEvents, 30 * kRanks) << output.substr(start, 200);
 }
 
 // A thread blocked in poll, epoll_wait or select that a signal interrupts returns -1 with
