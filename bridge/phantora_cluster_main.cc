@@ -1,11 +1,12 @@
 // phantora-cluster: one process that owns the ns-3 simulation of the cluster, the
 // bridge the ranks talk to, and the launcher that starts the ranks.
 #include "bridge_server.h"
+#include "cli_checks.h"
 #include "engine/simulation_engine.h"
 #include "launcher.h"
+#include "program_name.h"
 #include "progress_line.h"
 #include "python_command.h"
-#include "program_name.h"
 #include "run_report.h"
 #include "scenario_loader.h"
 
@@ -78,7 +79,7 @@ int main(int argc, char** argv)
         ->check(CLI::ExistingFile)
         ->option_text("FILE");
     app.add_option("--nproc", nproc, "ranks to start (default: every GPU of the scenario)")
-        ->check(CLI::PositiveNumber)
+        ->check(PositiveNumber())
         ->option_text("N");
     app.add_option("--report", reportFile, "write a JSON report of the run to FILE")
         ->option_text("FILE");
@@ -96,18 +97,18 @@ int main(int argc, char** argv)
                    "progress line on stderr: auto (when a terminal; default), always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->option_text("MODE");
-    app.add_option("--progress-interval", progressInterval, "seconds between progress lines (default 2)")
-        ->check(CLI::PositiveNumber)
+    app.add_option("--progress-interval", progressInterval,
+                   "seconds between progress lines (default 2)")
+        ->check(PositiveNumber())
         ->option_text("S");
-    app.add_option("--sync", sync,
-                   "optimistic (default: replays checkpoints) or conservative")
+    app.add_option("--sync", sync, "optimistic (default: replays checkpoints) or conservative")
         ->check(CLI::IsMember({"optimistic", "conservative"}))
         ->option_text("MODE");
     app.add_option("--bind", bindAddress, "address the bridge listens on (default 127.0.0.1)")
         ->option_text("ADDR");
     app.add_option("--connect-timeout", connectTimeout,
                    "seconds a rank may take to make its first CUDA call (default 120)")
-        ->check(CLI::PositiveNumber)
+        ->check(PositiveNumber())
         ->option_text("S");
     app.add_flag("--serve", serve,
                  "run the bridge and network only; the ranks are started elsewhere by "
@@ -125,17 +126,17 @@ int main(int argc, char** argv)
     app.add_option("--heartbeat-timeout", heartbeatTimeout,
                    "with --serve: seconds of silence from a phantora-rank after which its "
                    "ranks count as lost and the run ends (default 30)")
-        ->check(CLI::PositiveNumber)
+        ->check(PositiveNumber())
         ->option_text("S");
     app.add_option("--order-gap-timeout", orderGapTimeout,
                    "seconds a rank's requests may wait for one of its requests that has not "
                    "reached the bridge before the run ends naming it (default 60)")
-        ->check(CLI::PositiveNumber)
+        ->check(PositiveNumber())
         ->option_text("S");
     app.add_option("--max-held-requests", maxHeldRequests,
                    "requests the bridge may hold, all ranks together, while they wait for "
                    "earlier ones of their rank, before the run ends (default 2000000: a few GB)")
-        ->check(CLI::PositiveNumber)
+        ->check(PositiveNumber())
         ->option_text("N");
     app.add_flag("--fork-server", forkServer,
                  "fork the ranks of a `python SCRIPT` (or -m MODULE) command from one Python "
@@ -229,9 +230,8 @@ int main(int argc, char** argv)
                                 sync == "optimistic" ? SyncMode::Optimistic
                                                      : SyncMode::Conservative);
         engine.PreferProfileProgram(profile::ProgramName(command));
-        engine.SetHostTime(
-            HostTimeProfile::Prepare(engine.Kernels().Profile(), command, nproc, scenario.cpu,
-                                     scenario.workload.readback));
+        engine.SetHostTime(HostTimeProfile::Prepare(engine.Kernels().Profile(), command, nproc,
+                                                    scenario.cpu, scenario.workload.readback));
         ServerOptions options;
         options.bindAddress = bindAddress;
         // Remote ranks cannot be handed a token; CURVE keys authenticate them instead.
@@ -311,8 +311,8 @@ int main(int argc, char** argv)
         Launcher launcher;
         const bool showProgress =
             progress == "always" || (progress == "auto" && ProgressLine::IsTerminal(stderr));
-        ProgressLine line(stderr, std::chrono::milliseconds(
-                                      static_cast<int64_t>(progressInterval * 1000.0)));
+        ProgressLine line(
+            stderr, std::chrono::milliseconds(static_cast<int64_t>(progressInterval * 1000.0)));
         if (showProgress)
         {
             launcher.OnLine([&line](int rank, const std::string& l) { line.OnRankLine(rank, l); });

@@ -14,6 +14,7 @@
 // Rank identity is the launcher's: RANK/WORLD_SIZE/LOCAL_RANK (torchrun, PyTorchJob)
 // are used as they are; under srun, SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID fill
 // in those that are unset.
+#include "cli_checks.h"
 #include "command_watch.h"
 
 #include <CLI/CLI.hpp>
@@ -126,7 +127,7 @@ int main(int argc, char** argv)
     app.add_option("--bridge-timeout", bridgeTimeout,
                    "seconds without an answer from the bridge before CMD is stopped (default "
                    "60, or PHANTORA_BRIDGE_TIMEOUT)")
-        ->check(CLI::PositiveNumber)
+        ->check(phantora::PositiveNumber())
         ->option_text("S");
     app.add_flag("--no-fork-server", noForkServer,
                  "exec each rank's interpreter as it is; by default a `python SCRIPT` (or -m "

@@ -224,6 +224,24 @@ TEST(CudaExampleFailures, BadScenarioIsRefusedBeforeAnyRankStarts)
     EXPECT_NE(r.output.find("gpu.model"), std::string::npos) << r.output;
 }
 
+TEST(CudaExampleFailures, ANumberFlagOutOfRangeSaysWhatWasExpected)
+{
+    // phantora-cluster's and phantora-rank's number flags name the flag, what they expect
+    // and what they got (not the range of a double), before anything starts.
+    const CommandResult cluster =
+        RunCommand(fmt::format("{} --nproc 0 -- /bin/true", PHANTORA_CLUSTER));
+    EXPECT_NE(cluster.exitCode, 0);
+    EXPECT_NE(cluster.output.find("--nproc: expected a number greater than 0, got \"0\""),
+              std::string::npos)
+        << cluster.output;
+    const CommandResult rank = RunCommand(fmt::format(
+        "{} --connect tcp://127.0.0.1:1 --bridge-timeout soon -- /bin/true", PHANTORA_RANK));
+    EXPECT_NE(rank.exitCode, 0);
+    EXPECT_NE(rank.output.find("--bridge-timeout: expected a number greater than 0, got \"soon\""),
+              std::string::npos)
+        << rank.output;
+}
+
 TEST(CudaExampleFailures, AnUnimplementedCallEndsTheRankWithItsName)
 {
     const auto scenario = WriteFile("s.toml", Scenario(1, 400));
