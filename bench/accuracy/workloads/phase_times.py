@@ -1,0 +1,108 @@
+"""gpt_ref.py's step cut into phases, on a real GPU or under phantora-cluster alike.
+
+    torchrun --standalone --nproc_per_node N bench/accuracy/workloads/phase_times.py --mode ddp
+
+The model, the data and the step are gpt_ref.py's (imported from it, so they cannot
+drift); only the timing differs: CUDA events after the forward (the loss), after
+backward, after the optimizer and after zero_grad, and the host's clock at the same
+points.  Each rank prints one PHASES line with the median of every phase over the timed
+steps: GPU time per phase (event to event), and how far the host's issue of each phase
+ran ahead of the GPU (host clock at the event's record minus the step's start, against
+the GPU's).  Comparing a real and a simulated run phase by phase says where a step's
+difference lies: the forward has no communication, DDP's backward overlaps its
+all-reduces, the optimizer waits for the last of them.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpt_ref import GPT  # noqa: E402
+
+PHASES = ("forward", "backward", "optimizer", "zero_grad")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--mode", choices=["ddp", "fsdp", "single"], default="ddp")
+    p.add_argument("--layers", type=int, default=12)
+    p.add_argument("--dim", type=int, default=1024)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--vocab", type=int, default=32000)
+    p.add_argument("--seq", type=int, default=1024)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=5)
+    a = p.parse_args()
+
+    distributed = a.mode != "single"
+    if distributed:
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+    else:
+        rank = 0
+    local = int(os.environ.get("LOCAL_RANK", 0))
+    torch.cuda.set_device(local)
+    torch.manual_seed(0)
+    model = GPT(a.vocab, a.dim, a.heads, a.layers, a.seq).cuda()
+    if a.mode == "ddp":
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[local])
+    elif a.mode == "fsdp":
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        for blk in model.blocks:
+            fully_shard(blk, mp_policy=mp)
+        fully_shard(model, mp_policy=mp)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    x = torch.randint(0, a.vocab, (a.batch, a.seq), device="cuda")
+    y = torch.randint(0, a.vocab, (a.batch, a.seq), device="cuda")
+
+    gpu = {k: [] for k in ("step",) + PHASES}
+    lead = {k: [] for k in PHASES}
+    for step in range(a.warmup + a.steps):
+        torch.cuda.synchronize()
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(len(PHASES) + 1)]
+        host = []
+        t0 = time.perf_counter()
+        events[0].record()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=(a.mode != "fsdp")):
+            logits = model(x)
+            loss = F.cross_entropy(logits.view(-1, a.vocab).float(), y.view(-1))
+        events[1].record()
+        host.append(time.perf_counter() - t0)
+        loss.backward()
+        events[2].record()
+        host.append(time.perf_counter() - t0)
+        opt.step()
+        events[3].record()
+        host.append(time.perf_counter() - t0)
+        opt.zero_grad(set_to_none=True)
+        events[4].record()
+        host.append(time.perf_counter() - t0)
+        torch.cuda.synchronize()
+        if step < a.warmup:
+            continue
+        gpu["step"].append(events[0].elapsed_time(events[-1]))
+        for i, name in enumerate(PHASES):
+            gpu[name].append(events[i].elapsed_time(events[i + 1]))
+            # Positive: the GPU reached this point after the host had issued it.
+            lead[name].append(events[0].elapsed_time(events[i + 1]) - host[i] * 1e3)
+    out = {"rank": rank, "mode": a.mode, "steps": a.steps}
+    out.update({f"{k}_ms": round(statistics.median(v), 4) for k, v in gpu.items()})
+    out.update({f"{k}_gpu_behind_host_ms": round(statistics.median(v), 4) for k, v in lead.items()})
+    print("PHASES " + json.dumps(out), flush=True)
+    if distributed:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+#!/bin/bash
+# Host-bound one-GPU cells of issues 15 and 16 (Megatron dense, DeepSpeed ZeRO-1 and
+# ZeRO-2), each recorded for host time and run for real in turns on one lease: record,
+# real, record, real, ... REPS times.  The GPU machine's CPUs change speed within minutes
+# (../bench/accuracy/README.md, "The GPU machine's own CPUs move the real FSDP2 step"),
+# so a recording made minutes before or after the real runs stands for another host; taken
+# in turns, the recordings' median gaps and the real runs' median step come from the same
+# stretch of time.  Every recording runs exactly the command the real run and the
+# simulation run (same steps and warm-up), so the simulation finds "runs with the same
+# arguments".  Kernels are not recorded (--host-time-only): the committed profile has
+# these programs' kernels.
+# Run from the repository root with build-devbin/ (profiles/device_env.sh), the
+# megatron-core wheel in .whl-megatron/ and DeepSpeed's in .whl-ds/.  Writes under $OUT:
+#   <cell>_host<r>.tsv   raw host-time logs (gpu_profiler import them)
+#   <cell>.log           the recorder's and the real runs' output, in order
+#   <cell>.tgz           the cell's log and raw logs (the .tsv files are removed once archived)
+# REPS (3), ONLY (cells; default "megatron_dense deepspeed_zero1 deepspeed_zero2").
+set -u
+. "$(dirname "$0")/device_env.sh"
+OUT=${OUT:-/tmp/interleaved-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+python3 -m pip install --disable-pip-version-check -q --no-deps --no-index \
+  --find-links .whl-megatron --find-links .whl-ds megatron-core==0.16.1 packaging==25.0 \
+  deepspeed hjson pydantic pydantic_core annotated_types typing_inspection > "$OUT/pip.log" 2>&1 \
+  || { echo "pip install failed"; tail -5 "$OUT/pip.log"; }
+DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+T="torchrun --standalone --nproc_per_node 1"
+declare -A CMD=(
+  [megatron_dense]="$T examples/megatron/train_gpt.py --steps 20 --warmup 5"
+  [deepspeed_zero1]="$T examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero1.json --steps 12 --warmup 4"
+  [deepspeed_zero2]="$T examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero2.json --steps 12 --warmup 4"
+)
+for cell in ${ONLY:-megatron_dense deepspeed_zero1 deepspeed_zero2}; do
+  cmd=${CMD[$cell]}
+  {
+    echo "# $cmd"
+    for r in $(seq "${REPS:-3}"); do
+      echo "== record $r $(date -u +%T)"
+      timeout 200 $G record --host-time-only --raw "$OUT/${cell}_host$r.tsv" -- $cmd </dev/null 2>&1 \
+        | grep -E "^step|mean step|median step|rank 0: |Error|FAILED" | tail -30
+      echo "== real $r $(date -u +%T)"
+      timeout 150 $cmd </dev/null 2>&1 | grep -E "^step|mean step|median step|rank 0: |Error|FAILED" | tail -30
+    done
+  } > "$OUT/$cell.log" 2>&1
+  echo "#### $cell"; cat "$OUT/$cell.log"
+  for f in "$OUT/${cell}"_host*.tsv; do printf 'meta\tnvidia_driver\t%s\n' "$DRIVER" >> "$f"; done
+  # One archive a cell: a call brings back a few files only.
+  (cd "$OUT" && tar -czf "$cell.tgz" "$cell".log "$cell"_host*.tsv && rm -f "$cell"_host*.tsv)
+done
+ls -la "$OUT"
