@@ -1,6 +1,6 @@
 #!/bin/bash
-# Host-bound one-GPU cells of issues 15 and 16 (Megatron dense, DeepSpeed ZeRO-1 and
-# ZeRO-2), each recorded for host time and run for real in turns on one lease: record,
+# Host-bound cells of issues 15 and 16 (Megatron dense, DeepSpeed ZeRO-1 and ZeRO-2 on one
+# GPU) and of issue 12 (gpt_ref.py's FSDP2 on two), each recorded for host time and run for real in turns on one lease: record,
 # real, record, real, ... REPS times.  The GPU machine's CPUs change speed within minutes
 # (../bench/accuracy/README.md, "The GPU machine's own CPUs move the real FSDP2 step"),
 # so a recording made minutes before or after the real runs stands for another host; taken
@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")/device_env.sh"
 OUT=${OUT:-/tmp/interleaved-out}
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 python3 -m pip install --disable-pip-version-check -q --no-deps --no-index \
   --find-links .whl-megatron --find-links .whl-ds megatron-core==0.16.1 packaging==25.0 \
   deepspeed hjson pydantic pydantic_core annotated_types typing_inspection > "$OUT/pip.log" 2>&1 \
@@ -30,6 +30,9 @@ declare -A CMD=(
   [megatron_dense]="$T examples/megatron/train_gpt.py --steps 20 --warmup 5"
   [deepspeed_zero1]="$T examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero1.json --steps 12 --warmup 4"
   [deepspeed_zero2]="$T examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero2.json --steps 12 --warmup 4"
+  # gpt_ref's FSDP2 cell on 2 GPUs (host-bound; bench/accuracy's gpt_ref_h100 suite): the
+  # host time of 2 real ranks, as profiles/record_multirank_on_device.sh records it
+  [gpt_ref_fsdp_x2]="torchrun --standalone --nproc_per_node 2 bench/accuracy/workloads/gpt_ref.py --layers 12 --dim 1024 --heads 16 --batch 8 --mode fsdp --steps 20 --warmup 5"
 )
 for cell in ${ONLY:-megatron_dense deepspeed_zero1 deepspeed_zero2}; do
   cmd=${CMD[$cell]}
@@ -38,9 +41,9 @@ for cell in ${ONLY:-megatron_dense deepspeed_zero1 deepspeed_zero2}; do
     for r in $(seq "${REPS:-3}"); do
       echo "== record $r $(date -u +%T)"
       timeout 200 $G record --host-time-only --raw "$OUT/${cell}_host$r.tsv" -- $cmd </dev/null 2>&1 \
-        | grep -E "^step|mean step|median step|rank 0: |Error|FAILED" | tail -30
+        | grep -E "^step|mean step|median step|rank 0: |^RESULT|Error|FAILED" | tail -30
       echo "== real $r $(date -u +%T)"
-      timeout 150 $cmd </dev/null 2>&1 | grep -E "^step|mean step|median step|rank 0: |Error|FAILED" | tail -30
+      timeout 150 $cmd </dev/null 2>&1 | grep -E "^step|mean step|median step|rank 0: |^RESULT|Error|FAILED" | tail -30
     done
   } > "$OUT/$cell.log" 2>&1
   echo "#### $cell"; cat "$OUT/$cell.log"

@@ -62,35 +62,16 @@ fs::path RecordedProfile(const std::string& command)
 
 std::string Scenario(const fs::path& profile, const std::string& hostTime)
 {
-    return fmt::format(R"(
-[gpu]
-model = "H200"
-memory = "80GiB"
-hbm_bandwidth = "4.8TB/s"
-pcie_bandwidth = "55GB/s"
-launch_latency = "4us"
-[cpu]
-time_scale = 1.0
-host_time = "{}"
-[topology]
-kind = "switch"
-gpus = 1
-link_bandwidth = "400Gbps"
-link_latency = "1us"
-[kernels]
-default = "1s"
-profile = "{}"
-)",
-                       hostTime, profile.string());
+    return HostTimeScenario(profile, hostTime, "1s");
 }
 
 std::map<std::pair<int, int>, int64_t> Simulate(const fs::path& scenario, const std::string& env,
                                                 nlohmann::json* report = nullptr)
 {
     const fs::path reportFile = ScratchDir() / "report.json";
-    const CommandResult r = RunCommand(fmt::format(
-        "{} {} --scenario {} --nproc 1 --report {} -- {} {}", env, PHANTORA_CLUSTER,
-        scenario.string(), reportFile.string(), PHANTORA_HOST_TIME_PROGRAM, kSteps));
+    const CommandResult r = RunCommand(
+        fmt::format("{} {} --scenario {} --nproc 1 --report {} -- {} {}", env, PHANTORA_CLUSTER,
+                    scenario.string(), reportFile.string(), PHANTORA_HOST_TIME_PROGRAM, kSteps));
     EXPECT_EQ(r.exitCode, 0) << r.output;
     if (report)
     {
@@ -131,8 +112,7 @@ TEST(HostTime, MeasuredHostTimeFollowsTheProgramsRealCpuWork)
     // (up to 2 ms three times a step) shows in the steps, which differ from each other.
     const std::string command = fmt::format("{} {}", PHANTORA_HOST_TIME_PROGRAM, kSteps);
     const fs::path profile = RecordedProfile(command);
-    const auto steps =
-        Simulate(WriteFile("measured.toml", Scenario(profile, "measured")), "");
+    const auto steps = Simulate(WriteFile("measured.toml", Scenario(profile, "measured")), "");
     ASSERT_EQ(steps.size(), static_cast<std::size_t>(kSteps));
     std::set<int64_t> distinct;
     for (int step = 1; step < kSteps; ++step)

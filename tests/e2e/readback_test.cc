@@ -75,28 +75,9 @@ fs::path RecordedProfile(const std::string& command)
 
 std::string Scenario(const fs::path& profile, const std::string& readback)
 {
-    return fmt::format(R"(
-[gpu]
-model = "H200"
-memory = "80GiB"
-hbm_bandwidth = "4.8TB/s"
-pcie_bandwidth = "55GB/s"
-launch_latency = "4us"
-[cpu]
-time_scale = 1.0
-host_time = "recorded"
-[topology]
-kind = "switch"
-gpus = 1
-link_bandwidth = "400Gbps"
-link_latency = "1us"
-[kernels]
-default = "10us"
-profile = "{}"
-{}
-)",
-                       profile.string(),
-                       readback.empty() ? "" : "[workload]\nreadback = \"" + readback + "\"");
+    return HostTimeScenario(profile, "recorded", "10us",
+                            readback.empty() ? ""
+                                             : "[workload]\nreadback = \"" + readback + "\"\n");
 }
 
 struct Step

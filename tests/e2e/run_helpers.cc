@@ -79,7 +79,8 @@ std::string ProfileOnlyScenario(const std::string& model, const std::filesystem:
 {
     return R"(
 [gpu]
-model = ")" + model +
+model = ")" +
+           model +
            R"("
 memory = "80GiB"
 hbm_bandwidth = "3.35TB/s"
@@ -93,8 +94,36 @@ link_bandwidth = "400Gbps"
 link_latency = "1us"
 [kernels]
 default = "1s"
-profile = ")" + profile.string() +
-           "\"\n";
+profile = ")" +
+           profile.string() + "\"\n";
+}
+
+std::string HostTimeScenario(const std::filesystem::path& profile, const std::string& hostTime,
+                             const std::string& kernelDefault, const std::string& extra)
+{
+    return R"(
+[gpu]
+model = "H200"
+memory = "80GiB"
+hbm_bandwidth = "4.8TB/s"
+pcie_bandwidth = "55GB/s"
+launch_latency = "4us"
+[cpu]
+time_scale = 1.0
+host_time = ")" +
+           hostTime +
+           R"("
+[topology]
+kind = "switch"
+gpus = 1
+link_bandwidth = "400Gbps"
+link_latency = "1us"
+[kernels]
+default = ")" +
+           kernelDefault +
+           R"("
+profile = ")" +
+           profile.string() + "\"\n" + extra;
 }
 
 std::map<std::pair<int, int>, int64_t> StepTimesNs(const std::string& output)

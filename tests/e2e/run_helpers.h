@@ -33,6 +33,12 @@ std::string SwitchScenario(int gpus, const std::string& extra = "");
 /// 1 s `[kernels] default` that no measured op can be mistaken for.
 std::string ProfileOnlyScenario(const std::string& model, const std::filesystem::path& profile);
 
+/// One H200 whose host time comes from \p profile: `[cpu] host_time = "<hostTime>"` at
+/// `time_scale` 1, `[kernels] default = "<kernelDefault>"`, and \p extra (more TOML tables)
+/// appended.
+std::string HostTimeScenario(const std::filesystem::path& profile, const std::string& hostTime,
+                             const std::string& kernelDefault, const std::string& extra = "");
+
 /// "[rank R] rank R step S time X us" lines: (rank, step) -> nanoseconds.
 std::map<std::pair<int, int>, int64_t> StepTimesNs(const std::string& output);
 
