@@ -6,8 +6,11 @@
 //          [--python PY]                    simulation missed
 //   import --db F RAW...                     merge raw logs into a profile database
 //   label-runs --db F RAW...                 name the programs of runs merged before
+//   forget-host-time --db F [RUN...]         remove runs' host time (a re-recorded
+//          [--like PATTERN]... [--dry-run]   program's older recordings)
 //   info --db F                              what a profile holds
 //   kernel-params FILE [--kernel TEXT]       the parameter layouts a binary's kernels have
+#include "forget_host_time.h"
 #include "host_speed.h"
 #include "kernel_params.h"
 #include "profile_reader.h"
@@ -271,7 +274,18 @@ void Import(const fs::path& db, const std::vector<fs::path>& raws)
             }
         }
         const std::string run = raw.filename().string();
-        if (NameRun(w, raw, log))
+        const auto program = NameRun(w, raw, log);
+        // A run whose host time was forgotten keeps it forgotten when its raw log comes
+        // again (the profile's rebuild, profiles/README.md); its kernels still merge.
+        const auto row = program ? w.FindRun(run) : std::nullopt;
+        const bool forgotten = row && !row->hostTimeForgotten.empty();
+        if (forgotten && !log.hostThreads.empty())
+        {
+            std::printf("%s: its host time was forgotten at %s (gpu_profiler forget-host-time): "
+                        "kernel samples only\n",
+                        raw.c_str(), row->hostTimeForgotten.c_str());
+        }
+        else if (program)
         {
             if (auto speed = log.metadata.find("host_speed_ns"); speed != log.metadata.end())
             {
@@ -293,13 +307,34 @@ void Import(const fs::path& db, const std::vector<fs::path>& raws)
         size_t gaps = 0;
         for (const auto& [thread, seq] : log.hostThreads)
         {
-            gaps += seq.labels.size();
+            gaps += forgotten ? 0 : seq.labels.size();
         }
         std::printf("%s: %zu ops, %zu samples, %zu host-time gaps in %zu threads merged into %s\n",
-                    raw.c_str(), log.samples.size(), samples, gaps, log.hostThreads.size(),
-                    db.c_str());
+                    raw.c_str(), log.samples.size(), samples, gaps,
+                    forgotten ? 0 : log.hostThreads.size(), db.c_str());
     }
     w.Commit();
+}
+
+int ForgetHostTimeOf(const fs::path& db, const std::vector<std::string>& runs,
+                     const std::vector<std::string>& likes, bool dryRun)
+{
+    if (runs.empty() && likes.empty())
+    {
+        std::fprintf(stderr, "gpu_profiler forget-host-time: name runs, --like patterns or both\n");
+        return 2;
+    }
+    const ForgetHostTimeResult r = ForgetHostTime(db, runs, likes, dryRun);
+    for (const auto& run : r.runs)
+    {
+        std::printf("%s: %s %lld host gaps and %lld read-back values (kernel samples kept)\n",
+                    run.run.c_str(), dryRun ? "would remove" : "removed",
+                    static_cast<long long>(run.gaps), static_cast<long long>(run.readbacks));
+    }
+    std::printf("%s%lld boundary labels no gap uses any more%s\n",
+                dryRun ? "would drop " : "dropped ", static_cast<long long>(r.labelsDropped),
+                dryRun ? " (dry run: the profile is unchanged)" : "");
+    return 0;
 }
 
 int Info(const fs::path& db)
@@ -419,6 +454,24 @@ int main(int argc, char** argv)
     auto* info = app.add_subcommand("info", "print a profile's metadata and size");
     info->add_option("--db", db, "profile database")->required()->check(CLI::ExistingFile);
 
+    std::vector<std::string> forgetRuns, forgetLikes;
+    bool dryRun = false;
+    auto* forget = app.add_subcommand(
+        "forget-host-time",
+        "remove runs' host time (gaps, read-back values, host speed) from a profile, keeping "
+        "their kernel samples: a program's older host-time recordings once it is re-recorded");
+    // No ExistingFile check: ForgetHostTime's own error names the file as the others do.
+    forget->add_option("--db", db, "profile database")->required();
+    forget->add_option("run", forgetRuns,
+                       "runs as the runs table names them (the raw log's file name, e.g. "
+                       "megatron_dense.tsv.zst)");
+    forget
+        ->add_option("--like", forgetLikes,
+                     "also every run holding host time whose name matches this SQL LIKE "
+                     "pattern ('%' any text, '_' one character); repeatable")
+        ->allow_extra_args(false);
+    forget->add_flag("--dry-run", dryRun, "say what would be removed, change nothing");
+
     fs::path binary;
     std::string kernelFilter;
     auto* params = app.add_subcommand(
@@ -440,6 +493,10 @@ int main(int argc, char** argv)
         if (*info)
         {
             return Info(db);
+        }
+        if (*forget)
+        {
+            return ForgetHostTimeOf(db, forgetRuns, forgetLikes, dryRun);
         }
         if (*params)
         {

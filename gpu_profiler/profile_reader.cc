@@ -45,10 +45,9 @@ void ProfileReader::Load(const std::filesystem::path& file)
     auto version = metadata.find("schema_version");
     if (version == metadata.end() || version->second != std::to_string(kSchemaVersion))
     {
-        throw ProfileError(
-            fmt::format("profile {}: metadata.schema_version is {}, expected {}", file.string(),
-                        version == metadata.end() ? "missing" : "\"" + version->second + "\"",
-                        kSchemaVersion));
+        throw ProfileError(fmt::format(
+            "profile {}: metadata.schema_version is {}, expected {}", file.string(),
+            version == metadata.end() ? "missing" : "\"" + version->second + "\"", kSchemaVersion));
     }
     if (!m_files.empty() && metadata["gpu_model"] != GpuModel())
     {
@@ -226,14 +225,16 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
         }
     }
     {
-        bool hasSpeed = false;
+        bool hasSpeed = false, hasForgotten = false;
         SqliteStatement cols(db, "SELECT name FROM pragma_table_info('runs')");
         while (cols.Step())
         {
             hasSpeed = hasSpeed || cols.Text(0) == "host_speed_ns";
+            hasForgotten = hasForgotten || cols.Text(0) == "host_time_forgotten";
         }
-        SqliteStatement runs(db, hasSpeed ? "SELECT run, program, command, host_speed_ns FROM runs"
-                                          : "SELECT run, program, command, NULL FROM runs");
+        SqliteStatement runs(db, fmt::format("SELECT run, program, command, {}, {} FROM runs",
+                                             hasSpeed ? "host_speed_ns" : "NULL",
+                                             hasForgotten ? "host_time_forgotten" : "NULL"));
         while (runs.Step())
         {
             if (m_runs.count(runs.Text(0)))
@@ -249,6 +250,10 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
             if (!runs.IsNull(3))
             {
                 r.hostSpeedNs = runs.Real(3);
+            }
+            if (!runs.IsNull(4))
+            {
+                r.hostTimeForgotten = runs.Text(4);
             }
         }
     }

@@ -51,6 +51,8 @@ public:
         std::string command;
         std::optional<double> hostSpeedNs; ///< the recording host's (host_speed.h)
         bool hostGaps{false};              ///< it recorded host time (HostSequences)
+        /// When `gpu_profiler forget-host-time` removed its host time ("" if never).
+        std::string hostTimeForgotten;
         int ranks{1}; ///< processes its launcher started (LaunchedRanks of the command)
     };
     /// Every run the runs table names.

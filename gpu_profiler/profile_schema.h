@@ -7,8 +7,9 @@
 namespace phantora::profile
 {
 
-// Version 1 files written before the runs table, samples.args, runs.host_speed_ns or the
-// host-time tables existed still read (without them); a writer adds what is missing.
+// Version 1 files written before the runs table, samples.args, runs.host_speed_ns,
+// runs.host_time_forgotten or the host-time tables existed still read (without them); a
+// writer adds what is missing.
 inline constexpr int kSchemaVersion = 1;
 
 /// The ops table's columns and constraints.  Files written before cuDNN ops existed
@@ -53,7 +54,8 @@ CREATE TABLE IF NOT EXISTS runs(
     run     TEXT PRIMARY KEY NOT NULL,
     program TEXT NOT NULL,
     command TEXT NOT NULL,
-    host_speed_ns REAL);
+    host_speed_ns REAL,
+    host_time_forgotten TEXT);
 CREATE TABLE IF NOT EXISTS host_labels(
     id   INTEGER PRIMARY KEY,
     text TEXT NOT NULL UNIQUE);

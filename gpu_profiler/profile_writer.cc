@@ -49,6 +49,10 @@ ProfileWriter::ProfileWriter(const std::filesystem::path& file) : m_db(file, fal
     {
         m_db.Exec("ALTER TABLE runs ADD COLUMN host_speed_ns REAL");
     }
+    if (!hasColumn("runs", "host_time_forgotten"))
+    {
+        m_db.Exec("ALTER TABLE runs ADD COLUMN host_time_forgotten TEXT");
+    }
     m_db.Exec("BEGIN IMMEDIATE");
     m_open = true;
     SetMetadata("schema_version", std::to_string(kSchemaVersion));
@@ -200,9 +204,8 @@ void ProfileWriter::SetHostGaps(const std::string& run,
     SqliteStatement label(m_db, "INSERT INTO host_labels(text) VALUES(?1)"
                                 " ON CONFLICT(text) DO UPDATE SET text = excluded.text"
                                 " RETURNING id");
-    SqliteStatement gap(
-        m_db, "INSERT INTO host_gaps(run, thread, seq, label, gap_ns, call_ns)"
-              " VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+    SqliteStatement gap(m_db, "INSERT INTO host_gaps(run, thread, seq, label, gap_ns, call_ns)"
+                              " VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
     std::map<std::string, int64_t> ids;
     for (const auto& [thread, seq] : threads)
     {
@@ -251,6 +254,66 @@ void ProfileWriter::SetHostGaps(const std::string& run,
             read.Step();
         }
     }
+}
+
+std::map<std::string, std::pair<int64_t, int64_t>> ProfileWriter::RunsWithHostTime()
+{
+    std::map<std::string, std::pair<int64_t, int64_t>> runs;
+    {
+        SqliteStatement q(m_db, "SELECT run, count(*) FROM host_gaps GROUP BY run");
+        while (q.Step())
+        {
+            runs[q.Text(0)].first = q.Int(1);
+        }
+    }
+    SqliteStatement q(m_db, "SELECT run, count(*) FROM host_readbacks GROUP BY run");
+    while (q.Step())
+    {
+        runs[q.Text(0)].second = q.Int(1);
+    }
+    return runs;
+}
+
+std::optional<ProfileWriter::RunRow> ProfileWriter::FindRun(const std::string& run)
+{
+    SqliteStatement q(m_db, "SELECT program, host_time_forgotten FROM runs WHERE run = ?1");
+    q.Bind(1, run);
+    if (!q.Step())
+    {
+        return std::nullopt;
+    }
+    return RunRow{q.Text(0), q.IsNull(1) ? std::string() : q.Text(1)};
+}
+
+std::pair<int64_t, int64_t> ProfileWriter::ForgetHostTime(const std::string& run)
+{
+    std::pair<int64_t, int64_t> removed;
+    {
+        SqliteStatement del(m_db, "DELETE FROM host_gaps WHERE run = ?1");
+        del.Bind(1, run);
+        del.Step();
+        removed.first = sqlite3_changes(m_db.Get());
+    }
+    {
+        SqliteStatement del(m_db, "DELETE FROM host_readbacks WHERE run = ?1");
+        del.Bind(1, run);
+        del.Step();
+        removed.second = sqlite3_changes(m_db.Get());
+    }
+    // The host speed was measured around the host-time pass just removed: left in place it
+    // would still set the scale of the program's remaining recordings (the median of all).
+    SqliteStatement mark(m_db, "UPDATE runs SET host_speed_ns = NULL,"
+                               " host_time_forgotten = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+                               " WHERE run = ?1");
+    mark.Bind(1, run);
+    mark.Step();
+    return removed;
+}
+
+int64_t ProfileWriter::DropUnusedHostLabels()
+{
+    m_db.Exec("DELETE FROM host_labels WHERE id NOT IN (SELECT DISTINCT label FROM host_gaps)");
+    return sqlite3_changes(m_db.Get());
 }
 
 void ProfileWriter::Commit()

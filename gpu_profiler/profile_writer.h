@@ -39,6 +39,22 @@ public:
     /// \p run's host-time sequences (host_gap_table.h), replacing any it had.
     void SetHostGaps(const std::string& run,
                      const std::map<std::string, host_time::Sequence>& threads);
+    /// Every run that holds host time -> its host gaps and read-back values.
+    std::map<std::string, std::pair<int64_t, int64_t>> RunsWithHostTime();
+    struct RunRow
+    {
+        std::string program;
+        std::string hostTimeForgotten; ///< when ForgetHostTime removed its host time, or ""
+    };
+    /// \p run's row of the runs table, if it has one.
+    std::optional<RunRow> FindRun(const std::string& run);
+    /// Removes \p run's host gaps and read-back values and its host speed (the host-time
+    /// pass's), marking the run as forgotten (runs.host_time_forgotten), so a re-import of
+    /// its raw log leaves them out; its kernel samples and its runs row stay.  Returns the
+    /// gaps and read-back values removed.
+    std::pair<int64_t, int64_t> ForgetHostTime(const std::string& run);
+    /// Removes the boundary labels no host gap refers to any more; returns how many.
+    int64_t DropUnusedHostLabels();
     /// Makes everything added so far visible to readers at once.
     void Commit();
 
