@@ -18,7 +18,11 @@ of those cells and the scenario that simulates them):
              matrix-gpt_ref.tsv, real/H200x4-gpt_ref.json (1, 2 and 4 H200s with NVLink),
              scenarios/h200x4-nvlink-profiled.toml;
   gpt_ref_h100  the same cells on 4 H100s, real/H100x4-gpt_ref-2026-11-26T1029.json,
-             scenarios/h100x4-nvlink-profiled.toml.
+             scenarios/h100x4-nvlink-profiled.toml;
+  frameworks_h100  Megatron-core, DeepSpeed ZeRO-1 / ZeRO-2 and TorchTitan's debug model on
+             one H100: matrix-frameworks_h100.tsv gives each cell's whole command and metric,
+             real/H100-frameworks-2026-11-26.json (collect_frameworks.py from the device logs),
+             scenarios/h100-profile.toml.
 
 For every cell (size, mode, GPUs) with real data it runs the same command under
 phantora-cluster on this machine (no GPU) and prints, suite by suite,
