@@ -18,7 +18,11 @@ of those cells and the scenario that simulates them):
              matrix-gpt_ref.tsv, real/H200x4-gpt_ref.json (1, 2 and 4 H200s with NVLink),
              scenarios/h200x4-nvlink-profiled.toml;
   gpt_ref_h100  the same cells on 4 H100s, real/H100x4-gpt_ref-2026-11-26T1029.json,
-             scenarios/h100x4-nvlink-profiled.toml.
+             scenarios/h100x4-nvlink-profiled.toml;
+  frameworks_h100  Megatron-core, DeepSpeed ZeRO-1 / ZeRO-2 and TorchTitan's debug model on
+             one H100: matrix-frameworks_h100.tsv gives each cell's whole command and metric,
+             real/H100-frameworks-2026-11-26.json (collect_frameworks.py from the device logs),
+             scenarios/h100-profile.toml.
 
 For every cell (size, mode, GPUs) with real data it runs the same command under
 phantora-cluster on this machine (no GPU) and prints, suite by suite,
@@ -67,6 +71,70 @@ def parse_train_gpt(stdout):
         return None
     return {"step_ms": float(m.group(1)), "peak_allocated_bytes": int(m.group(2)),
             "peak_reserved_bytes": int(m.group(3))}
+
+
+MEGATRON_RE = re.compile(r"rank 0: mean step [0-9.]+ ms, .*peak memory allocated (\d+) bytes .*reserved (\d+) "
+                         r"bytes .*; median step ([0-9.]+) ms")
+DEEPSPEED_MEAN_RE = re.compile(r"mean step over steps \d+-\d+: ([0-9.]+) ms")
+DEEPSPEED_PEAK_RE = re.compile(r"step \d+: [0-9.]+ ms, .*peak memory ([0-9.]+) GiB")
+STEP_RE = re.compile(r"^(?:\[rank 0\] )?step (\d+): ([0-9.]+) ms", re.M)
+TITAN_STEP_RE = re.compile(r"step:\s*(\d+)\s.*?memory:\s*([0-9.]+)GiB.*?tps:\s*([0-9,]+)")
+TITAN_TOKENS_RE = re.compile(r"local batch size (\d+), .*sequence length (\d+)")
+TITAN_FIRST_STEP = 5  # TorchTitan counts steps from 1; 1-4 are its warm-up in the comparison
+
+
+def step_times(stdout):
+    """{step: ms} from the `step N: X ms` lines of the Megatron and DeepSpeed examples."""
+    return {int(m.group(1)): float(m.group(2)) for m in STEP_RE.finditer(stdout)}
+
+
+def titan_steps(stdout):
+    """TorchTitan's log as {step: (ms, peak GiB)}: a step's time is the tokens of one step
+    (local batch size x sequence length, from the trainer's start-up line) over its tps."""
+    tokens = TITAN_TOKENS_RE.search(stdout)
+    if not tokens:
+        return {}
+    per_step = int(tokens.group(1)) * int(tokens.group(2))
+    out = {}
+    for m in TITAN_STEP_RE.finditer(stdout):
+        tps = int(m.group(3).replace(",", ""))
+        if tps > 0:
+            out[int(m.group(1))] = (1e3 * per_step / tps, float(m.group(2)))
+    return out
+
+
+def parse_megatron(stdout):
+    """examples/megatron/train_gpt.py's rank-0 summary: its median step and peak memory."""
+    m = MEGATRON_RE.search(stdout)
+    if not m:
+        return None
+    return {"step_ms": float(m.group(3)), "peak_allocated_bytes": int(m.group(1)),
+            "peak_reserved_bytes": int(m.group(2))}
+
+
+def parse_deepspeed(stdout):
+    """examples/deepspeed/train_gpt.py: `mean step over steps A-B: X ms`, and the last step
+    line's `peak memory X GiB` (max_memory_allocated, printed to 0.01 GiB) in bytes."""
+    m = DEEPSPEED_MEAN_RE.search(stdout)
+    peaks = DEEPSPEED_PEAK_RE.findall(stdout)
+    if not m or not peaks:
+        return None
+    return {"step_ms": float(m.group(1)), "peak_allocated_bytes": round(float(peaks[-1]) * 2**30)}
+
+
+def parse_titan(stdout, first_step=TITAN_FIRST_STEP):
+    """TorchTitan's `tps:` lines: the median step time over steps first_step.. and the last
+    step's `memory:` (TorchTitan's peak reserved, printed to 0.01 GiB) in bytes."""
+    steps = titan_steps(stdout)
+    window = [ms for step, (ms, _) in sorted(steps.items()) if step >= first_step]
+    if not window:
+        return None
+    return {"step_ms": round(statistics.median(window), 6),
+            "peak_allocated_bytes": round(steps[max(steps)][1] * 2**30)}
+
+
+# The frameworks suite's matrix names one of these per cell (its 4th column).
+METRICS = {"megatron_median": parse_megatron, "deepspeed_mean": parse_deepspeed, "titan_tps": parse_titan}
 
 
 def gpt_ref_numbers(r):
@@ -124,9 +192,31 @@ class Suite:
     parse: object      # stdout -> {"step_ms", "peak_allocated_bytes", "peak_reserved_bytes"} or None
     steps_words: str   # how the script counts --steps / --warmup, for the header ({s}, {w})
     real_range: str    # what the real range column spans
+    # A suite whose matrix rows hold whole commands (script "" and commands_in_matrix): a
+    # row is `size mode gpus METRIC ARGS...`, run as `python ARGS...` from the repository
+    # root, its output read by METRICS[METRIC]; --steps / --warmup do not apply (the rows
+    # carry the real runs' own).
+    commands_in_matrix: bool = False
+    env: dict = dataclasses.field(default_factory=dict)  # added to the simulation's environment
 
     def describe_steps(self, steps, warmup):
         return self.steps_words.format(s=steps, w=warmup)
+
+    def label(self):
+        """What runs, for the headers: the script, or where the commands are."""
+        return rel(self.script) if self.script else f"the commands of {rel(self.matrix)}"
+
+    def program(self, cell, steps, warmup):
+        """The arguments after `python` for \\p cell, and the parser of its output."""
+        if not self.commands_in_matrix:
+            return ([self.script, *cell["flags"], "--mode", cell["mode"], "--steps", str(steps),
+                     "--warmup", str(warmup)], self.parse)
+        metric, *args = cell["flags"] or [""]
+        if metric not in METRICS or not args:
+            raise ValueError(f"{self.matrix}: cell {key(cell)}: expected 'size mode gpus METRIC "
+                             f"ARGS...' with METRIC one of {', '.join(METRICS)}, got "
+                             f"'{' '.join(cell['flags'])}'")
+        return args, METRICS[metric]
 
 
 def mean_step_suite(name, script, matrix, real, scenario):
@@ -134,6 +224,14 @@ def mean_step_suite(name, script, matrix, real, scenario):
     return Suite(name, os.path.join(ROOT, "examples", "torch", script), os.path.join(HERE, matrix),
                  os.path.join(HERE, "real", real), os.path.join(ROOT, "scenarios", scenario),
                  parse_train_gpt, "{s} steps, warm-up {w}", "the repetitions' mean steps")
+
+
+def commands_suite(name, matrix, real, scenario, env=None):
+    """A suite whose matrix rows give each cell's whole command and metric (frameworks)."""
+    return Suite(name, "", os.path.join(HERE, matrix), os.path.join(HERE, "real", real),
+                 os.path.join(ROOT, "scenarios", scenario), None,
+                 "each cell's steps as its matrix row gives them (the real runs' own)",
+                 "the runs' own figures", commands_in_matrix=True, env=dict(env or {}))
 
 
 def gpt_ref_suite(name, real, scenario):
@@ -157,6 +255,11 @@ SUITES = {
     # 4 host-time recordings and the real runs (profiles/README.md).
     "gpt_ref_h100": gpt_ref_suite("gpt_ref_h100", "H100x4-gpt_ref-2026-11-26T1029.json",
                                   "h100x4-nvlink-profiled.toml"),
+    # Megatron-core, DeepSpeed ZeRO-1 / ZeRO-2 and TorchTitan's debug model on one H100, each
+    # with its own metric (matrix-frameworks_h100.tsv; issues 15 and 16).
+    "frameworks_h100": commands_suite("frameworks_h100", "matrix-frameworks_h100.tsv",
+                                      "H100-frameworks-2026-11-26.json", "h100-profile.toml",
+                                      env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}),
 }
 SUITES_DEFAULT_SCRIPTS = {name: s.script for name, s in SUITES.items()}
 DEFAULT_SUITE = "train_gpt"  # what results files without a suite key hold (saved before suites)
@@ -219,25 +322,26 @@ def check_build(build):
             raise RuntimeError(f"{path} does not exist: build the tree first (./ns3 build) or pass --build")
 
 
-def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None):
-    """`phantora-cluster --scenario S --nproc N -- <build's venv python> SCRIPT ARGS...`;
-    the finished process, stdout and stderr together."""
+def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, env=None):
+    """`phantora-cluster --scenario S --nproc N -- <build's venv python> SCRIPT ARGS...`
+    (\\p env added to this process's environment); the finished process, stdout and stderr
+    together."""
     cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
            "--nproc", str(nproc), "--", os.path.join(build, "venv", "bin", "python"), script, *args]
     if verbose:
-        print("+", " ".join(cmd), file=sys.stderr, flush=True)
+        print("+", " ".join(f"{k}={v}" for k, v in (env or {}).items()), " ".join(cmd), file=sys.stderr,
+              flush=True)
     try:
         return subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=timeout)
+                              timeout=timeout, env=dict(os.environ, **(env or {})))
     except subprocess.TimeoutExpired as e:
         raise SimulationFailed(f"{' '.join(cmd)}: no result after {timeout} s (--sim-timeout)") from e
 
 
 def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None):
-    p = run_simulated(build, scenario, cell["gpus"], suite.script,
-                      [*cell["flags"], "--mode", cell["mode"], "--steps", str(steps),
-                       "--warmup", str(warmup)], verbose, timeout)
-    result = suite.parse(p.stdout)
+    (program, *args), parse = suite.program(cell, steps, warmup)
+    p = run_simulated(build, scenario, cell["gpus"], program, args, verbose, timeout, suite.env)
+    result = parse(p.stdout)
     if p.returncode != 0 or result is None:
         # phantora-cluster's own verdict where it gave one (else the last lines), each line cut
         # short: the interposer's call stacks run to pages
@@ -406,6 +510,9 @@ def apply_overrides(suites, selected, values, field, option):
                                  f"({', '.join(selected)}); write {option} SUITE={value} "
                                  f"or pick one suite with --cells")
             name = selected[0]
+        if field == "script" and suites[name].commands_in_matrix:
+            raise ValueError(f"{option} {value}: suite '{name}' takes its commands from its matrix "
+                             f"({rel(suites[name].matrix)}); give another with --matrix")
         setattr(suites[name], field, os.path.abspath(path))
 
 
@@ -483,7 +590,7 @@ def run_suite(args, suite, matrix, real, tmp):
         sim[key(c)] = s
     return {"scenario": scenario_name, "time_scale": time_scale, "steps": args.steps,
             "warmup": args.warmup, "reps": args.sim_reps, "real": rel(suite.real),
-            "script": rel(suite.script), "cells": sim}
+            "script": rel(suite.script) if suite.script else None, "cells": sim}
 
 
 def print_saved_header(path, saved, suite):
@@ -572,7 +679,7 @@ def main():
         for i, (name, matrix) in enumerate(chosen.items()):
             suite = suites[name]
             if len(chosen) > 1:
-                print(("\n" if i else "") + f"== {name}: {rel(suite.script)} "
+                print(("\n" if i else "") + f"== {name}: {suite.label()} "
                       f"({rel(suite.matrix)}), real range: {suite.real_range} ==")
             real = reals.get(name) or load_real(suite.real)
             print_real_header(suite.real, real)

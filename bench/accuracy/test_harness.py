@@ -17,6 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import accuracy  # noqa: E402
+import collect_frameworks  # noqa: E402
 import collect_real  # noqa: E402
 
 RESULT = {"tag": "t", "mode": "fsdp", "world": 4, "layers": 12, "d": 1024, "heads": 16, "vocab": 32000,
@@ -119,8 +120,85 @@ class CommittedData(unittest.TestCase):
 
     def test_suite_files_exist(self):
         for suite in accuracy.SUITES.values():
-            for path in (suite.script, suite.matrix, suite.real, suite.scenario):
+            for path in ([suite.script] if suite.script else []) + [suite.matrix, suite.real, suite.scenario]:
                 self.assertTrue(os.path.isfile(path), path)
+            if suite.commands_in_matrix:  # each row's script and the files its flags name
+                for c in accuracy.read_matrix(suite.matrix):
+                    args, _ = suite.program(c, 8, 3)
+                    for a in args:
+                        if a.endswith((".py", ".json", ".toml")):
+                            self.assertTrue(os.path.isfile(os.path.join(accuracy.ROOT, a)), a)
+
+
+MEGATRON_OUT = ("[rank 0] step 19: 232.716 ms, 8,800 tokens/s, MFU 0.5 %\n"
+                "[rank 0] rank 0: mean step 45.034 ms, 45,476 tokens/s, MFU 2.5 %, peak memory allocated "
+                "3897929728 bytes (3717.4 MiB), reserved 4234149888 bytes (4038.0 MiB); median step 31.651 ms\n")
+DEEPSPEED_OUT = ("[rank 0] step 10: 31.1 ms, 131,771 tokens/s, MFU 9.7 %, loss 10.549, peak memory 3.56 GiB\n"
+                 "[rank 0] step 11: 30.4 ms, 134,903 tokens/s, MFU 9.9 %, loss 10.536, peak memory 3.57 GiB\n"
+                 "[rank 0] mean step over steps 4-11: 30.2 ms, 135,430 tokens/s\n")
+
+
+def titan_out(tps_by_step):
+    head = ("[rank 0] [titan] 2026-11-26 08:56:06,398 - root - INFO - Trainer is initialized with local batch "
+            "size 8, global batch size 8, gradient accumulation steps 1, sequence length 2048, total steps 12\n")
+    return head + "".join(
+        f"[rank 0] [titan] 2026-11-26 08:56:07,091 - root - INFO - step: {s:2d}  loss:  8.10773  grad_norm:  "
+        f"0.1441  memory:  1.98GiB(2.50%)  tps: {t:,}  tflops: 41.48  mfu: 4.19%\n" for s, t in tps_by_step)
+
+
+class FrameworksSuite(unittest.TestCase):
+    def test_each_metric_reads_its_line(self):
+        m = accuracy.parse_megatron(MEGATRON_OUT)
+        self.assertEqual((m["step_ms"], m["peak_allocated_bytes"]), (31.651, 3897929728))  # the median, not the mean
+        d = accuracy.parse_deepspeed(DEEPSPEED_OUT)
+        self.assertEqual((d["step_ms"], d["peak_allocated_bytes"]), (30.2, round(3.57 * 2**30)))
+        # steps 1-4 left out; 16384 tokens / tps; the median of steps 5-8
+        t = accuracy.parse_titan(titan_out([(1, 34650), (4, 594243), (5, 524288), (6, 262144), (7, 524288),
+                                            (8, 1048576)]))
+        self.assertEqual(t["step_ms"], 31.25)
+        self.assertEqual(t["peak_allocated_bytes"], round(1.98 * 2**30))
+        for parse in accuracy.METRICS.values():
+            self.assertIsNone(parse("[rank 0] Traceback ...\n"))
+        self.assertIsNone(accuracy.parse_titan(titan_out([(1, 34650), (4, 594243)])))
+
+    def test_rows_are_whole_commands(self):
+        suite = accuracy.SUITES["frameworks_h100"]
+        cells = {accuracy.key(c): c for c in accuracy.read_matrix(suite.matrix)}
+        self.assertEqual(sorted(cells), ["deepspeed/zero1/1", "deepspeed/zero2/1", "megatron/dense/1",
+                                         "torchtitan/debug/1"])
+        args, parse = suite.program(cells["torchtitan/debug/1"], 8, 3)  # --steps / --warmup do not apply
+        self.assertEqual(args[:2], ["-m", "torchtitan.train"])
+        self.assertNotIn("--warmup", args)
+        self.assertIs(parse, accuracy.parse_titan)
+        self.assertIs(suite.program(cells["megatron/dense/1"], 8, 3)[1], accuracy.parse_megatron)
+        with self.assertRaisesRegex(ValueError, "cell x/y/1: expected 'size mode gpus METRIC ARGS...'"):
+            suite.program({"size": "x", "mode": "y", "gpus": 1, "flags": ["mean", "a.py"]}, 8, 3)
+
+    def test_real_data_is_the_converter_output_of_the_logs(self):
+        committed = accuracy.load_real(accuracy.SUITES["frameworks_h100"].real)
+        self.assertEqual(collect_frameworks.collect(), committed)
+        cells = {accuracy.key(c): c for c in committed["cells"]}
+        # the pooled medians of the real runs' windows (the brief's check figures)
+        self.assertEqual(cells["megatron/dense/1"]["step_ms"], 31.615)
+        self.assertEqual(cells["deepspeed/zero1/1"]["step_ms"], 29.7)
+        self.assertEqual(cells["deepspeed/zero2/1"]["step_ms"], 21.3)
+        self.assertAlmostEqual(cells["torchtitan/debug/1"]["step_ms"], 30.836, places=3)
+        self.assertEqual([len(r["steps_ms"]) for r in cells["megatron/dense/1"]["runs"]], [15, 15, 15])
+        self.assertEqual([r["run"] for r in cells["deepspeed/zero1/1"]["runs"]], ["real 1", "real 2", "real 3"])
+
+    def test_recorder_blocks_are_left_out(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "x.log")
+            with open(log, "w") as f:
+                f.write("# cmd\n== record 1 19:00\nstep 4: 99.0 ms\n== real 1 19:01\nstep 4: 20.0 ms\n"
+                        "== record 2 19:02\nstep 4: 98.0 ms\n== real 2 19:03\nstep 4: 22.0 ms\n")
+            runs = collect_frameworks.plain_runs(log)
+            self.assertEqual([label for label, _ in runs], ["real 1", "real 2"])
+            self.assertEqual([accuracy.step_times(t) for _, t in runs], [{4: 20.0}, {4: 22.0}])
+            with open(log, "w") as f:
+                f.write("== record 1\nstep 4: 99.0 ms\n")
+            with self.assertRaisesRegex(ValueError, "x.log: no plain runs"):
+                collect_frameworks.plain_runs(log)
 
 
 class SavedResults(unittest.TestCase):
@@ -181,6 +259,8 @@ class UserErrors(unittest.TestCase):
         self.assertFails(["--scenario", "x.toml"],
                          f"{len(accuracy.SUITES)} suites run ({', '.join(accuracy.SUITES)})")
         self.assertFails(["--scenario", "gpt=x.toml"], "unknown suite 'gpt'")
+        self.assertFails(["--cells", "frameworks_h100", "--script", "x.py"],
+                         "suite 'frameworks_h100' takes its commands from its matrix")
         self.assertFails(["--build", "/nonexistent", "--cells", "gpt_ref/single"],
                          "/nonexistent/bridge/phantora-cluster does not exist")
 
