@@ -30,6 +30,12 @@ from gpt_ref import GPT  # noqa: E402
 PHASES = ("forward", "backward", "optimizer", "zero_grad")
 
 
+def _recorded():
+    e = torch.cuda.Event(enable_timing=True)
+    e.record()
+    return e
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--mode", choices=["ddp", "fsdp", "single"], default="ddp")
@@ -41,6 +47,9 @@ def main():
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--layer-events", action="store_true",
+                   help="also a CUDA event as each block's backward ends (a full backward hook), "
+                        "printing the backward cut at the blocks")
     a = p.parse_args()
 
     distributed = a.mode != "single"
@@ -66,6 +75,12 @@ def main():
     x = torch.randint(0, a.vocab, (a.batch, a.seq), device="cuda")
     y = torch.randint(0, a.vocab, (a.batch, a.seq), device="cuda")
 
+    blocks = model.module.blocks if a.mode == "ddp" else model.blocks
+    layer_events = []  # this step's events, one as each block's backward ends (last block first)
+    if a.layer_events:
+        for blk in blocks:
+            blk.register_full_backward_hook(lambda *_: layer_events.append(_recorded()))
+    segments = []  # per step: backward cut at the blocks' ends
     gpu = {k: [] for k in ("step",) + PHASES}
     lead = {k: [] for k in PHASES}
     for step in range(a.warmup + a.steps):
@@ -79,6 +94,7 @@ def main():
             loss = F.cross_entropy(logits.view(-1, a.vocab).float(), y.view(-1))
         events[1].record()
         host.append(time.perf_counter() - t0)
+        layer_events.clear()
         loss.backward()
         events[2].record()
         host.append(time.perf_counter() - t0)
@@ -91,6 +107,9 @@ def main():
         torch.cuda.synchronize()
         if step < a.warmup:
             continue
+        if layer_events:
+            cuts = [events[1]] + layer_events + [events[2]]
+            segments.append([cuts[i].elapsed_time(cuts[i + 1]) for i in range(len(cuts) - 1)])
         gpu["step"].append(events[0].elapsed_time(events[-1]))
         for i, name in enumerate(PHASES):
             gpu[name].append(events[i].elapsed_time(events[i + 1]))
@@ -99,6 +118,9 @@ def main():
     out = {"rank": rank, "mode": a.mode, "steps": a.steps}
     out.update({f"{k}_ms": round(statistics.median(v), 4) for k, v in gpu.items()})
     out.update({f"{k}_gpu_behind_host_ms": round(statistics.median(v), 4) for k, v in lead.items()})
+    if segments:
+        # [loss and head .. last block's end, each block's backward, first block's end .. end]
+        out["backward_segments_ms"] = [round(statistics.median(col), 4) for col in zip(*segments)]
     print("PHASES " + json.dumps(out), flush=True)
     if distributed:
         dist.destroy_process_group()
