@@ -20,11 +20,12 @@
 // timeouts.
 // "timer": the "single" work, with the main thread also spending 300 ms of real time in
 // sleeps while a helper thread waits in a loop with 20 ms timeouts that expire in real
-// time (sem_timedwait, as CPython's threading.Event.wait under tqdm's monitor thread, and
-// poll on a pipe nobody writes), and after each timeout hands a token to whoever waits for
-// it (CPython's GIL: a condition variable); after each sleep the main thread waits for the
-// next token in 5 ms timed waits (CPython's take_gil).  Its step times must stay those of
-// "single": a timeout that expires in real time moves no simulated clock.
+// time (sem_timedwait, as CPython's threading.Event.wait under tqdm's monitor thread, poll
+// on a pipe nobody writes, a condition variable nobody notifies), and after each timeout hands a
+// token to whoever waits for it (CPython's GIL: a condition variable); after each sleep the main
+// thread waits for the next token in 5 ms timed waits (CPython's take_gil).  Its step times must
+// stay those of "single": a timeout that expires in real time moves no simulated clock.
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -234,12 +235,15 @@ struct Ticks
     std::atomic<bool> stop{false};
 };
 
-/// The "timer" helper: 20 ms timed waits that nothing ends but their timeout, alternately
-/// sem_timedwait (deadline from CLOCK_REALTIME, as CPython computes it) and poll on a pipe
-/// nobody writes; after each timeout a token to whoever waits.  Returns the timeouts of
-/// each kind.
-std::pair<int, int> TimerLoop(Ticks* t)
+/// The "timer" helper: 20 ms timed waits that nothing ends but their timeout, in turn
+/// sem_timedwait (deadline from CLOCK_REALTIME, as CPython computes it), poll on a pipe
+/// nobody writes, and a condition variable nobody notifies; after each timeout a token to
+/// whoever waits.  Returns the timeouts of each kind.
+std::array<int, 3> TimerLoop(Ticks* t)
 {
+    std::mutex neverMutex;
+    std::condition_variable neverCv;
+    int cvTimeouts = 0;
     sem_t never;
     Check(sem_init(&never, 0, 0) == 0, "sem_init");
     int fds[2] = {-1, -1};
@@ -249,7 +253,7 @@ std::pair<int, int> TimerLoop(Ticks* t)
     for (int i = 0; !t->stop; ++i)
     {
         bool timedOut = false;
-        if (i % 2 == 0)
+        if (i % 3 == 0)
         {
             timespec abs{};
             clock_gettime(CLOCK_REALTIME, &abs);
@@ -262,11 +266,20 @@ std::pair<int, int> TimerLoop(Ticks* t)
             timedOut = sem_timedwait(&never, &abs) == -1 && errno == ETIMEDOUT;
             semTimeouts += timedOut ? 1 : 0;
         }
-        else
+        else if (i % 3 == 1)
         {
             pollfd p{fds[0], POLLIN, 0};
             timedOut = poll(&p, 1, 20) == 0;
             pollTimeouts += timedOut ? 1 : 0;
+        }
+        else
+        {
+            // wait_for's cv_status compares the simulated clock, which the timeout does not
+            // move: nobody notifies, so each return is a timeout.
+            std::unique_lock lock(neverMutex);
+            neverCv.wait_for(lock, std::chrono::milliseconds(20));
+            timedOut = true;
+            ++cvTimeouts;
         }
         if (timedOut)
         {
@@ -280,7 +293,7 @@ std::pair<int, int> TimerLoop(Ticks* t)
     close(fds[0]);
     close(fds[1]);
     sem_destroy(&never);
-    return {semTimeouts, pollTimeouts};
+    return {semTimeouts, pollTimeouts, cvTimeouts};
 }
 
 void OnSignal(int) {}
@@ -398,7 +411,7 @@ int main(int argc, char** argv)
         idleLoop = std::thread([&] { loopTimeouts = IdleLoop(&stopLoop); });
     }
     Ticks ticks;
-    std::pair<int, int> timerTimeouts{0, 0};
+    std::array<int, 3> timerTimeouts{};
     std::thread timerThread;
     if (timer)
     {
@@ -465,8 +478,9 @@ int main(int argc, char** argv)
     {
         ticks.stop = true;
         timerThread.join();
-        std::printf("rank %d timer timed out %d times in sem_timedwait, %d times in poll\n", rank,
-                    timerTimeouts.first, timerTimeouts.second);
+        std::printf("rank %d timer timed out %d times in sem_timedwait, %d times in poll, %d "
+                    "times in a condition variable\n",
+                    rank, timerTimeouts[0], timerTimeouts[1], timerTimeouts[2]);
         std::fflush(stdout);
     }
     if (threaded)
