@@ -227,11 +227,6 @@ wire::Hello RankClient::MakeHello() const
     return hello;
 }
 
-uint64_t RankClient::SentOnThisLane()
-{
-    return t_lane ? static_cast<Lane*>(t_lane)->nextSeq - 1 : 0;
-}
-
 RankClient::Lane& RankClient::ThisLane()
 {
     if (t_lane)

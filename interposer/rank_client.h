@@ -79,9 +79,6 @@ public:
     static void AdoptLane(uint32_t lane);
     /// True on the thread that connected the rank (lane 0).
     static bool IsFirstLane();
-    /// Requests the calling thread's lane has numbered so far (0 if it has none yet):
-    /// unchanged between two moments, the bridge heard nothing new of the thread.
-    static uint64_t SentOnThisLane();
     /// The calling thread's lane id (it becomes a lane if it was not one).
     uint32_t ThisLaneId() { return ThisLane().id; }
     /// The calling thread ends: its socket is closed.

@@ -17,9 +17,12 @@
 //     clock for up to a second of real time (a store's reply), then lets it go: the
 //     thread waits for another rank (an NCCL id in the TCPStore, set by a rank that may
 //     itself wait for simulated time to pass), and resumes where simulated time is;
-//   - a timed condition-variable wait that times out: on the first thread, the clock
-//     stays (and holds simulated time meanwhile); on another thread, the timer fires
-//     where simulated time is (the bridge moves the thread to the committed time).
+//   - a timed condition-variable, I/O (poll, epoll, select) or semaphore wait that times
+//     out: on the first thread, the clock stays (and holds simulated time meanwhile); on
+//     another thread, the timer fires where simulated time is (the bridge moves the
+//     thread to the committed time), never at its clock plus the timeout: whether the
+//     wait timed out or was woken first is decided by real time, so that clock would
+//     make simulated time depend on the host's speed (IoWait says how it did).
 //     Periodic timers (a watchdog's 100 ms wait, an interpreter lock's 5 ms wait)
 //     thus neither run ahead of the ranks nor pace the simulation to real time.
 //     Such a timeout with no wake leaves the thread blocked for the bridge (parked, as
@@ -476,24 +479,28 @@ template <class Sleep> auto SleepFor(int64_t ns, Sleep sleep)
     return rc;
 }
 
-/// RankClient::SentOnThisLane() after the thread's last timed I/O wait that timed out:
-/// the same at its next one means it told the bridge nothing in between.
-thread_local uint64_t t_idleIoMark = UINT64_MAX;
-
 /// A thread waiting for file descriptors (an I/O thread in poll or epoll_wait: a
-/// store server, an event loop) is blocked in the host like one in a condition
-/// variable: what wakes it comes from outside the simulation, so it resumes where
-/// simulated time is if that is later than its clock.  \p timeoutNs < 0: none.
-/// The rank's first thread keeps its clock and holds time back while it waits, as
+/// store server, an event loop) or in a semaphore with a deadline is blocked in the host
+/// like one in a condition variable: what wakes it comes from outside the simulation, so
+/// it resumes where simulated time is if that is later than its clock.  \p timeoutNs < 0:
+/// none.  The rank's first thread keeps its clock and holds time back while it waits, as
 /// it always did.
 ///
-/// A timed wait that follows one that timed out, with nothing entered in between (gloo's
-/// event loop: epoll_wait for 10 ms, over and over, 2 or 3 per Megatron rank), blocks
-/// with no deadline: its timer fires wherever simulated time is, as a timed
-/// condition-variable wait's does, instead of at its clock plus the timeout; if it times
-/// out the thread stays parked (no Resume), and its next such wait sends nothing
-/// (CondWait says why that is safe).  The first timeout of a run costs the bridge a Block
-/// and a Resume as before, the repeat a Block, the rest nothing.
+/// A timeout fires wherever simulated time is, as a timed condition-variable wait's does
+/// (CondWait): the wait blocks with no deadline, and a timeout neither moves the thread's
+/// clock by the time asked for nor holds simulated time back until then.  Whether such a
+/// wait ends by a wake or by its timeout is decided by real time (the host's speed), so a
+/// clock moved by the timeout made simulated time depend on it: TorchTitan's tqdm monitor
+/// thread (threading.Event.wait(10) in sem_clockwait) moved its clock 10 s at each 10 s of
+/// real time, and took the GIL from the main thread at that clock, which the main
+/// thread's GIL wait then took up: Llama3-8B's step 2 took 9.1 s of simulated time on one
+/// run and 1.1 s on another (examples/torchtitan/README.md).  A wait on no descriptors
+/// can only time out: it is a sleep (SleepFor).
+///
+/// A timeout with no wake leaves the thread parked (no Resume), and its next such wait
+/// with nothing entered in between (gloo's event loop: epoll_wait for 10 ms, over and
+/// over, 2 or 3 per Megatron rank) sends nothing (CondWait says why that is safe): a run
+/// of timeouts costs the bridge one Block in all.
 template <class Wait, class TimedOut> int IoWait(int64_t timeoutNs, Wait wait, TimedOut timedOut)
 {
     RankClient* client = Tracked();
@@ -501,20 +508,13 @@ template <class Wait, class TimedOut> int IoWait(int64_t timeoutNs, Wait wait, T
     {
         return wait();
     }
-    int64_t deadline = wire::kNoTime;
     {
         bool stillBlocked = false;
         Internal in(&stillBlocked);
-        const bool repeat = timeoutNs >= 0 && IdleThreadWatch::Watched() &&
-                            RankClient::SentOnThisLane() == t_idleIoMark;
-        if (timeoutNs >= 0 && !repeat && !stillBlocked)
-        {
-            deadline = SimClock::Get().Now() + timeoutNs;
-        }
         std::lock_guard lock(Reg().mutex);
         if (!stillBlocked)
         {
-            Tell(*client, wire::HostEventKind::Block, deadline);
+            Tell(*client, wire::HostEventKind::Block);
         }
         IdleThreadWatch::Enter(); // held through the wait: the bridge knows it blocks
     }
@@ -522,21 +522,14 @@ template <class Wait, class TimedOut> int IoWait(int64_t timeoutNs, Wait wait, T
     // The caller reads errno after a -1 (an event loop retries on EINTR and fails on
     // anything else): the bookkeeping below makes system calls of its own.
     const int waitErrno = errno;
-    const bool timedOutNow = timeoutNs >= 0 && timedOut(rc, waitErrno);
-    bool park = false;
+    const bool park = timeoutNs >= 0 && timedOut(rc, waitErrno) && IdleThreadWatch::Watched();
     {
         Internal in;
-        if (timedOutNow && deadline != wire::kNoTime)
-        {
-            SimClock::Get().AdvanceTo(deadline);
-        }
-        park = timedOutNow && deadline == wire::kNoTime && IdleThreadWatch::Watched();
         if (!park)
         {
             std::lock_guard lock(Reg().mutex);
             Tell(*client, wire::HostEventKind::Resume);
         }
-        t_idleIoMark = timedOutNow ? RankClient::SentOnThisLane() : UINT64_MAX;
     }
     if (park)
     {
@@ -876,6 +869,10 @@ extern "C"
         {
             return FirstThreadSocketPoll(*client, fds, n, timeoutMs);
         }
+        if (n == 0 && timeoutMs > 0)
+        {
+            return SleepFor(MsTimeout(timeoutMs), [&] { return real_poll()(fds, n, timeoutMs); });
+        }
         return IoWait(MsTimeout(timeoutMs), [&] { return real_poll()(fds, n, timeoutMs); });
     }
 
@@ -884,6 +881,11 @@ extern "C"
         if (timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0)
         {
             return real_ppoll()(fds, n, timeout, mask);
+        }
+        if (n == 0 && timeout)
+        {
+            return SleepFor(timeout->tv_sec * 1000000000LL + timeout->tv_nsec,
+                            [&] { return real_ppoll()(fds, n, timeout, mask); });
         }
         return IoWait(timeout ? timeout->tv_sec * 1000000000LL + timeout->tv_nsec : -1,
                       [&] { return real_ppoll()(fds, n, timeout, mask); });
@@ -914,6 +916,12 @@ extern "C"
         if (timeout && timeout->tv_sec == 0 && timeout->tv_usec == 0)
         {
             return real_select()(n, r, w, e, timeout);
+        }
+        if (n == 0 && timeout)
+        {
+            // select(0, ..., &t): a sleep (what Python 2's time.sleep did)
+            return SleepFor(timeout->tv_sec * 1000000000LL + timeout->tv_usec * 1000LL,
+                            [&] { return real_select()(n, r, w, e, timeout); });
         }
         return IoWait(timeout ? timeout->tv_sec * 1000000000LL + timeout->tv_usec * 1000LL : -1,
                       [&] { return real_select()(n, r, w, e, timeout); });

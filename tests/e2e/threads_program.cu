@@ -18,6 +18,14 @@
 // timed condition-variable waits of 1 ms (a watchdog with no work), one in epoll_wait
 // of 1 ms after a notify_all that wakes nobody (gloo's event loop); each counts its
 // timeouts.
+// "timer": the "single" work, with the main thread also spending 300 ms of real time in
+// sleeps while a helper thread waits in a loop with 20 ms timeouts that expire in real
+// time (sem_timedwait, as CPython's threading.Event.wait under tqdm's monitor thread, poll
+// on a pipe nobody writes, a condition variable nobody notifies), and after each timeout hands a
+// token to whoever waits for it (CPython's GIL: a condition variable); after each sleep the main
+// thread waits for the next token in 5 ms timed waits (CPython's take_gil).  Its step times must
+// stay those of "single": a timeout that expires in real time moves no simulated clock.
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -32,6 +40,7 @@
 #include <nccl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <string>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -217,6 +226,76 @@ int IdleLoop(std::atomic<bool>* stop)
     return timeouts;
 }
 
+/// What the "timer" helper hands over after each timeout (see the top).
+struct Ticks
+{
+    std::mutex m;
+    std::condition_variable cv;
+    int count{0};
+    std::atomic<bool> stop{false};
+};
+
+/// The "timer" helper: 20 ms timed waits that nothing ends but their timeout, in turn
+/// sem_timedwait (deadline from CLOCK_REALTIME, as CPython computes it), poll on a pipe
+/// nobody writes, and a condition variable nobody notifies; after each timeout a token to
+/// whoever waits.  Returns the timeouts of each kind.
+std::array<int, 3> TimerLoop(Ticks* t)
+{
+    std::mutex neverMutex;
+    std::condition_variable neverCv;
+    int cvTimeouts = 0;
+    sem_t never;
+    Check(sem_init(&never, 0, 0) == 0, "sem_init");
+    int fds[2] = {-1, -1};
+    Check(pipe(fds) == 0, "pipe");
+    int semTimeouts = 0;
+    int pollTimeouts = 0;
+    for (int i = 0; !t->stop; ++i)
+    {
+        bool timedOut = false;
+        if (i % 3 == 0)
+        {
+            timespec abs{};
+            clock_gettime(CLOCK_REALTIME, &abs);
+            abs.tv_nsec += 20000000;
+            if (abs.tv_nsec >= 1000000000)
+            {
+                abs.tv_nsec -= 1000000000;
+                ++abs.tv_sec;
+            }
+            timedOut = sem_timedwait(&never, &abs) == -1 && errno == ETIMEDOUT;
+            semTimeouts += timedOut ? 1 : 0;
+        }
+        else if (i % 3 == 1)
+        {
+            pollfd p{fds[0], POLLIN, 0};
+            timedOut = poll(&p, 1, 20) == 0;
+            pollTimeouts += timedOut ? 1 : 0;
+        }
+        else
+        {
+            // wait_for's cv_status compares the simulated clock, which the timeout does not
+            // move: nobody notifies, so each return is a timeout.
+            std::unique_lock lock(neverMutex);
+            neverCv.wait_for(lock, std::chrono::milliseconds(20));
+            timedOut = true;
+            ++cvTimeouts;
+        }
+        if (timedOut)
+        {
+            {
+                std::lock_guard lock(t->m);
+                ++t->count;
+            }
+            t->cv.notify_all();
+        }
+    }
+    close(fds[0]);
+    close(fds[1]);
+    sem_destroy(&never);
+    return {semTimeouts, pollTimeouts, cvTimeouts};
+}
+
 void OnSignal(int) {}
 
 /// Interrupts each of a thread's I/O waits (5 s timeouts on a pipe nobody writes) with
@@ -299,7 +378,8 @@ int main(int argc, char** argv)
         return InterruptedWaits(std::atoi(std::getenv("RANK")));
     }
     const bool idle = argc >= 2 && std::strcmp(argv[1], "idle") == 0;
-    const bool threaded = !idle && (argc < 2 || std::strcmp(argv[1], "single") != 0);
+    const bool timer = argc >= 2 && std::strcmp(argv[1], "timer") == 0;
+    const bool threaded = !idle && !timer && (argc < 2 || std::strcmp(argv[1], "single") != 0);
     const int rank = std::atoi(std::getenv("RANK"));
     const int world = std::atoi(std::getenv("WORLD_SIZE"));
     const int device = std::atoi(std::getenv("LOCAL_RANK"));
@@ -329,6 +409,13 @@ int main(int argc, char** argv)
     {
         idleWaiter = std::thread([&] { waiterTimeouts = IdleWaiter(&shared); });
         idleLoop = std::thread([&] { loopTimeouts = IdleLoop(&stopLoop); });
+    }
+    Ticks ticks;
+    std::array<int, 3> timerTimeouts{};
+    std::thread timerThread;
+    if (timer)
+    {
+        timerThread = std::thread([&] { timerTimeouts = TimerLoop(&ticks); });
     }
     if (threaded)
     {
@@ -360,6 +447,16 @@ int main(int argc, char** argv)
         {
             usleep(75000); // the main thread's sleeps cost it no simulated time
         }
+        if (timer)
+        {
+            usleep(75000); // as in "idle": the helper's timeouts expire meanwhile
+            std::unique_lock lock(ticks.m);
+            const int seen = ticks.count;
+            while (ticks.count == seen)
+            {
+                ticks.cv.wait_for(lock, std::chrono::milliseconds(5));
+            }
+        }
         Check(cudaStreamSynchronize(g_stream) == cudaSuccess, "sync");
         std::printf("rank %d step %d time %.3f us\n", rank, step, NowUs() - t0);
     }
@@ -375,6 +472,15 @@ int main(int argc, char** argv)
         idleLoop.join();
         std::printf("rank %d idle waiter timed out %d times, idle loop %d times\n", rank,
                     waiterTimeouts, loopTimeouts);
+        std::fflush(stdout);
+    }
+    if (timer)
+    {
+        ticks.stop = true;
+        timerThread.join();
+        std::printf("rank %d timer timed out %d times in sem_timedwait, %d times in poll, %d "
+                    "times in a condition variable\n",
+                    rank, timerTimeouts[0], timerTimeouts[1], timerTimeouts[2]);
         std::fflush(stdout);
     }
     if (threaded)

@@ -279,6 +279,30 @@ TEST(Torch, ARankWaitingInTheStoreForAnotherRanksKeyDoesNotHoldItsCollectiveBack
     EXPECT_NE(r.output.find("[rank 1] done"), std::string::npos) << r.output;
 }
 
+// A helper thread's threading.Event.wait(0.2) timing out over and over (tqdm's monitor
+// thread) while the main thread runs Python: each timeout expires in real time, and the
+// GIL hands the helper's clock to the main thread.  The timeout used to move the helper's
+// clock by 0.2 s, so the main thread's simulated time went on at the pace of real time
+// (TorchTitan's Llama3-8B on 8 ranks: a step of 9.1 s instead of 1.18 s).  With CPU work free
+// the main thread's loop now takes no simulated time.
+TEST(Torch, AHelperThreadsTimedWaitsDoNotPaceTheMainThreadToRealTime)
+{
+    const std::string script =
+        std::string(PHANTORA_SOURCE_DIR) + "/tests/torch/monitor_thread_timeouts.py";
+    const CommandResult r = RunCommand(
+        fmt::format("timeout 240 {} --scenario {} --nproc 1 -- {} {} 2>&1", PHANTORA_CLUSTER,
+                    WriteFile("cpu_free.toml",
+                              fmt::format("extends = \"{}\"\n[cpu]\ntime_scale = 0\n", kScenario))
+                        .string(),
+                    PHANTORA_TORCH_PYTHON, script));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto values = KeyValues(r.output, 0);
+    ASSERT_TRUE(values.count("timeouts") && values.count("elapsed_ms")) << r.output;
+    EXPECT_GE(std::stoi(values.at("timeouts")), 5) << r.output;
+    // before: at least 5 x 200 ms
+    EXPECT_LT(std::stod(values.at("elapsed_ms")), 50.0) << r.output;
+}
+
 // Pipeline parallelism's shape exchange: an object pickled, its size and bytes sent over
 // NCCL send/recv, the sizes summed and the slice's end added on the receiver by kernels.  The
 // receiver used to read a size of 0 and the run ended on the send/recv size mismatch.
