@@ -3,8 +3,9 @@ figure traces to a file:
 
     python3 bench/accuracy/collect_frameworks.py > bench/accuracy/real/H100-frameworks-2026-11-26.json
 
-Megatron dense, DeepSpeed ZeRO-1 and ZeRO-2: profiles/raw/H100/interleaved-2026-11-26T1900/
-(profiles/record_host_interleaved_on_device.sh: `== record r` blocks are recorder runs, left
+Megatron dense, DeepSpeed ZeRO-1 and ZeRO-2: profiles/raw/H100/interleaved-2026-11-26T1900/,
+and for Megatron and ZeRO-1 also interleaved-2026-11-26T1942/ (a second lease; the runs of
+both pooled) (profiles/record_host_interleaved_on_device.sh: `== record r` blocks are recorder runs, left
 out; `== real r` blocks are plain runs, used).  TorchTitan debug:
 profiles/raw/H100/record_frameworks_titan_real_steps.log (two plain runs, `== rep r` blocks).
 
@@ -29,15 +30,18 @@ import accuracy  # noqa: E402
 
 RAW = os.path.join(accuracy.ROOT, "profiles", "raw", "H100")
 INTERLEAVED = os.path.join(RAW, "interleaved-2026-11-26T1900")
+INTERLEAVED_2 = os.path.join(RAW, "interleaved-2026-11-26T1942")  # a second lease, two turns
 BLOCK_RE = re.compile(r"^== (record|real|rep) (\d+)\b.*$", re.M)
 
 # (size, mode, metric, log, first step, last step or None: to the end) per cell; the matrix
 # row of the cell gives the command (checked against the log's own header).
 CELLS = [
-    ("megatron", "dense", "megatron_median", os.path.join(INTERLEAVED, "megatron_dense.log"), 5, 19),
-    ("deepspeed", "zero1", "deepspeed_mean", os.path.join(INTERLEAVED, "deepspeed_zero1.log"), 4, 11),
-    ("deepspeed", "zero2", "deepspeed_mean", os.path.join(INTERLEAVED, "deepspeed_zero2.log"), 4, 11),
-    ("torchtitan", "debug", "titan_tps", os.path.join(RAW, "record_frameworks_titan_real_steps.log"),
+    ("megatron", "dense", "megatron_median",
+     [os.path.join(d, "megatron_dense.log") for d in (INTERLEAVED, INTERLEAVED_2)], 5, 19),
+    ("deepspeed", "zero1", "deepspeed_mean",
+     [os.path.join(d, "deepspeed_zero1.log") for d in (INTERLEAVED, INTERLEAVED_2)], 4, 11),
+    ("deepspeed", "zero2", "deepspeed_mean", [os.path.join(INTERLEAVED, "deepspeed_zero2.log")], 4, 11),
+    ("torchtitan", "debug", "titan_tps", [os.path.join(RAW, "record_frameworks_titan_real_steps.log")],
      accuracy.TITAN_FIRST_STEP, None),
 ]
 
@@ -68,10 +72,11 @@ def window_steps(metric, text, first, last):
     return {s: ms for s, ms in steps.items() if s >= first and (last is None or s <= last)}
 
 
-def collect_cell(size, mode, metric, path, first, last):
+def collect_cell(size, mode, metric, paths, first, last):
+    """The cell's real figures from the plain runs of every log in \p paths (one per lease)."""
     parse = accuracy.METRICS[metric]
     runs, pooled = [], []
-    for label, text in plain_runs(path):
+    for path, label, text in [(p, label, text) for p in paths for label, text in plain_runs(p)]:
         where = f"{accuracy.rel(path)} ({label})"
         own = parse(text)
         steps = window_steps(metric, text, first, last)
@@ -81,7 +86,7 @@ def collect_cell(size, mode, metric, path, first, last):
         if expected is not None and len(steps) != expected:
             raise ValueError(f"{where}: {len(steps)} steps in {first}-{last}, expected {expected}")
         pooled += steps.values()
-        runs.append({"run": label, "step_ms": own["step_ms"], "peak_allocated_bytes": own["peak_allocated_bytes"],
+        runs.append({"run": f"{os.path.basename(os.path.dirname(path))} {label}", "step_ms": own["step_ms"], "peak_allocated_bytes": own["peak_allocated_bytes"],
                      "steps_ms": {str(s): round(ms, 6) for s, ms in sorted(steps.items())}})
     peaks = sorted({r["peak_allocated_bytes"] for r in runs})
     return {"size": size, "mode": mode, "gpus": 1, "metric": metric,
@@ -89,33 +94,36 @@ def collect_cell(size, mode, metric, path, first, last):
             "step_ms": round(statistics.median(pooled), 6),
             "step_ms_min": min(r["step_ms"] for r in runs), "step_ms_max": max(r["step_ms"] for r in runs),
             "peak_allocated_bytes": peaks[len(peaks) // 2] if len(peaks) % 2 else peaks[len(peaks) // 2 - 1],
-            "log": accuracy.rel(path), "runs": runs}
+            "log": "; ".join(accuracy.rel(p) for p in paths), "runs": runs}
 
 
 def collect():
     matrix = {accuracy.key(c): c for c in accuracy.read_matrix(accuracy.SUITES["frameworks_h100"].matrix)}
     cells = []
-    for size, mode, metric, path, first, last in CELLS:
-        cell = collect_cell(size, mode, metric, path, first, last)
+    for size, mode, metric, paths, first, last in CELLS:
+        cell = collect_cell(size, mode, metric, paths, first, last)
         row = matrix.get(accuracy.key(cell))
         if row is None or row["flags"][0] != metric:
             raise ValueError(f"cell {accuracy.key(cell)} ({metric}) is not a row of matrix-frameworks_h100.tsv")
         cell["command"] = "torchrun --standalone --nproc_per_node 1 " + " ".join(row["flags"][1:])
-        with open(path) as f:
-            head = f.read(4000)
-        if cell["command"] not in head:
-            raise ValueError(f"{accuracy.rel(path)}: its header does not show the matrix's command "
-                             f"'{cell['command']}'")
+        for path in paths:
+            with open(path) as f:
+                head = f.read(4000)
+            if cell["command"] not in head:
+                raise ValueError(f"{accuracy.rel(path)}: its header does not show the matrix's command "
+                                 f"'{cell['command']}'")
         cells.append(cell)
     env = {
-        "date_utc": "2026-11-26T19:00Z (Megatron, DeepSpeed); 2026-11-26T08:55Z (TorchTitan)",
-        "device": "one NVIDIA H100 80GB HBM3 (two leases)",
+        "date_utc": "2026-11-26T19:00Z and T19:42Z (Megatron, DeepSpeed ZeRO-1), T19:08Z (ZeRO-2), "
+                    "T08:55Z (TorchTitan)",
+        "device": "one NVIDIA H100 80GB HBM3 (four leases)",
         "query": "NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB, 1980 MHz, 2619 MHz, 700.00 W "
                  "(the TorchTitan lease's profiles/raw/H100/record_frameworks_env.txt)",
         "torch": "2.11.0+cu130 cuda 13.0 nccl 2.28.9; megatron-core 0.16.1, deepspeed 0.19.8, torchtitan 0.2.2",
-        "reps": "3 real runs a cell (Megatron, DeepSpeed; in turns with recordings), 2 (TorchTitan)",
+        "reps": "5 real runs (Megatron, ZeRO-1: 3 and 2 on two leases), 3 (ZeRO-2), each in turns with "
+                "a host-time recording; 2 (TorchTitan)",
         "source": "bench/accuracy/collect_frameworks.py from profiles/raw/H100/interleaved-2026-11-26T1900/"
-                  "*.log (profiles/record_host_interleaved_on_device.sh) and "
+                  "*.log and interleaved-2026-11-26T1942/*.log (profiles/record_host_interleaved_on_device.sh) and "
                   "profiles/raw/H100/record_frameworks_titan_real_steps.log "
                   "(profiles/record_frameworks_on_device.sh ONLY=titan_debug STEPS=12 REPS=2)",
     }
