@@ -10,7 +10,8 @@
 # arguments".  Kernels are not recorded (--host-time-only): the committed profile has
 # these programs' kernels.
 # Run from the repository root with build-devbin/ (profiles/device_env.sh), the
-# megatron-core wheel in .whl-megatron/ and DeepSpeed's in .whl-ds/.  Writes under $OUT:
+# megatron-core wheel in .whl-megatron/, DeepSpeed's in .whl-ds/ (or both frameworks and TorchTitan
+# in .whl-device/, as for record_frameworks_on_device.sh).  Writes under $OUT:
 #   <cell>_host<r>.tsv   raw host-time logs (gpu_profiler import them)
 #   <cell>.log           the recorder's and the real runs' output, in order
 #   <cell>.tgz           the cell's log and raw logs (the .tsv files are removed once archived)
@@ -20,16 +21,28 @@ set -u
 OUT=${OUT:-/tmp/interleaved-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-python3 -m pip install --disable-pip-version-check -q --no-deps --no-index \
-  --find-links .whl-megatron --find-links .whl-ds megatron-core==0.16.1 packaging==25.0 \
-  deepspeed hjson pydantic pydantic_core annotated_types typing_inspection > "$OUT/pip.log" 2>&1 \
-  || { echo "pip install failed"; tail -5 "$OUT/pip.log"; }
+if [ -d .whl-device ]; then # TorchTitan and its requirements (DeepSpeed's too), as for
+  # record_frameworks_on_device.sh
+  python3 -m pip install --disable-pip-version-check -q --no-deps --no-index .whl-device/*.whl \
+    > "$OUT/pip.log" 2>&1 || { echo "pip install failed"; tail -5 "$OUT/pip.log"; }
+  [ -d build/torchtitan-assets ] || python3 examples/torchtitan/make_assets.py build/torchtitan-assets \
+    > "$OUT/assets.log" 2>&1
+  export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
+fi
+if [ -d .whl-megatron ] || [ -d .whl-ds ]; then
+  python3 -m pip install --disable-pip-version-check -q --no-deps --no-index \
+    --find-links .whl-megatron --find-links .whl-ds megatron-core==0.16.1 packaging==25.0 \
+    deepspeed hjson pydantic pydantic_core annotated_types typing_inspection >> "$OUT/pip.log" 2>&1 \
+    || { echo "pip install failed"; tail -5 "$OUT/pip.log"; }
+fi
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 T="torchrun --standalone --nproc_per_node 1"
 declare -A CMD=(
   [megatron_dense]="$T examples/megatron/train_gpt.py --steps 20 --warmup 5"
   [deepspeed_zero1]="$T examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero1.json --steps 12 --warmup 4"
   [deepspeed_zero2]="$T examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero2.json --steps 12 --warmup 4"
+  # TorchTitan's debug model (its wheels in .whl-device/, as record_frameworks_on_device.sh)
+  [titan_debug]="$T -m torchtitan.train --job.config_file examples/torchtitan/llama3_debug.toml --training.steps 12"
   # gpt_ref's FSDP2 cell on 2 GPUs (host-bound; bench/accuracy's gpt_ref_h100 suite): the
   # host time of 2 real ranks, as profiles/record_multirank_on_device.sh records it
   [gpt_ref_fsdp_x2]="torchrun --standalone --nproc_per_node 2 bench/accuracy/workloads/gpt_ref.py --layers 12 --dim 1024 --heads 16 --batch 8 --mode fsdp --steps 20 --warmup 5"
@@ -41,9 +54,9 @@ for cell in ${ONLY:-megatron_dense deepspeed_zero1 deepspeed_zero2}; do
     for r in $(seq "${REPS:-3}"); do
       echo "== record $r $(date -u +%T)"
       timeout 200 $G record --host-time-only --raw "$OUT/${cell}_host$r.tsv" -- $cmd </dev/null 2>&1 \
-        | grep -E "^step|mean step|median step|rank 0: |^RESULT|Error|FAILED" | tail -30
+        | grep -E "^step|mean step|median step|rank 0: |^RESULT| tps: |local batch size|Error|FAILED" | tail -30
       echo "== real $r $(date -u +%T)"
-      timeout 150 $cmd </dev/null 2>&1 | grep -E "^step|mean step|median step|rank 0: |^RESULT|Error|FAILED" | tail -30
+      timeout 150 $cmd </dev/null 2>&1 | grep -E "^step|mean step|median step|rank 0: |^RESULT| tps: |local batch size|Error|FAILED" | tail -30
     done
   } > "$OUT/$cell.log" 2>&1
   echo "#### $cell"; cat "$OUT/$cell.log"

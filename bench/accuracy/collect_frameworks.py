@@ -4,8 +4,9 @@ figure traces to a file:
     python3 bench/accuracy/collect_frameworks.py > bench/accuracy/real/H100-frameworks-2026-11-26.json
 
 Megatron dense, DeepSpeed ZeRO-1 and ZeRO-2: profiles/raw/H100/interleaved-2026-11-26T1900/,
-and for Megatron and ZeRO-1 also interleaved-2026-11-26T1942/ (a second lease; the runs of
-both pooled) (profiles/record_host_interleaved_on_device.sh: `== record r` blocks are recorder runs, left
+and for Megatron and ZeRO-1 also interleaved-2026-11-26T1942/, for ZeRO-2 and TorchTitan
+interleaved-2026-11-26T2001/ (other leases; the runs of all pooled)
+(profiles/record_host_interleaved_on_device.sh: `== record r` blocks are recorder runs, left
 out; `== real r` blocks are plain runs, used).  TorchTitan debug:
 profiles/raw/H100/record_frameworks_titan_real_steps.log (two plain runs, `== rep r` blocks).
 
@@ -31,6 +32,7 @@ import accuracy  # noqa: E402
 RAW = os.path.join(accuracy.ROOT, "profiles", "raw", "H100")
 INTERLEAVED = os.path.join(RAW, "interleaved-2026-11-26T1900")
 INTERLEAVED_2 = os.path.join(RAW, "interleaved-2026-11-26T1942")  # a second lease, two turns
+INTERLEAVED_3 = os.path.join(RAW, "interleaved-2026-11-26T2001")  # a third, two turns
 BLOCK_RE = re.compile(r"^== (record|real|rep) (\d+)\b.*$", re.M)
 
 # (size, mode, metric, log, first step, last step or None: to the end) per cell; the matrix
@@ -40,8 +42,10 @@ CELLS = [
      [os.path.join(d, "megatron_dense.log") for d in (INTERLEAVED, INTERLEAVED_2)], 5, 19),
     ("deepspeed", "zero1", "deepspeed_mean",
      [os.path.join(d, "deepspeed_zero1.log") for d in (INTERLEAVED, INTERLEAVED_2)], 4, 11),
-    ("deepspeed", "zero2", "deepspeed_mean", [os.path.join(INTERLEAVED, "deepspeed_zero2.log")], 4, 11),
-    ("torchtitan", "debug", "titan_tps", [os.path.join(RAW, "record_frameworks_titan_real_steps.log")],
+    ("deepspeed", "zero2", "deepspeed_mean",
+     [os.path.join(d, "deepspeed_zero2.log") for d in (INTERLEAVED, INTERLEAVED_3)], 4, 11),
+    ("torchtitan", "debug", "titan_tps",
+     [os.path.join(RAW, "record_frameworks_titan_real_steps.log"), os.path.join(INTERLEAVED_3, "titan_debug.log")],
      accuracy.TITAN_FIRST_STEP, None),
 ]
 
@@ -76,7 +80,19 @@ def collect_cell(size, mode, metric, paths, first, last):
     """The cell's real figures from the plain runs of every log in \p paths (one per lease)."""
     parse = accuracy.METRICS[metric]
     runs, pooled = [], []
+    # TorchTitan's step time needs the trainer's start-up line (tokens a step), which the
+    # interleaved script's first logs filtered out: the same command's other log lends it.
+    lent = ""
+    if metric == "titan_tps":
+        for p in paths:
+            with open(p) as f:
+                m = re.search(r"^.*" + accuracy.TITAN_TOKENS_RE.pattern + r".*$", f.read(), re.M)
+            if m:
+                lent = m.group(0) + "\n"
+                break
     for path, label, text in [(p, label, text) for p in paths for label, text in plain_runs(p)]:
+        if lent and not accuracy.TITAN_TOKENS_RE.search(text):
+            text = lent + text
         where = f"{accuracy.rel(path)} ({label})"
         own = parse(text)
         steps = window_steps(metric, text, first, last)
@@ -114,16 +130,17 @@ def collect():
                                  f"'{cell['command']}'")
         cells.append(cell)
     env = {
-        "date_utc": "2026-11-26T19:00Z and T19:42Z (Megatron, DeepSpeed ZeRO-1), T19:08Z (ZeRO-2), "
-                    "T08:55Z (TorchTitan)",
-        "device": "one NVIDIA H100 80GB HBM3 (four leases)",
+        "date_utc": "2026-11-26T19:00Z and T19:42Z (Megatron, DeepSpeed ZeRO-1), T19:08Z and T20:01Z "
+                    "(ZeRO-2), T08:55Z and T20:01Z (TorchTitan)",
+        "device": "one NVIDIA H100 80GB HBM3 (five leases)",
         "query": "NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB, 1980 MHz, 2619 MHz, 700.00 W "
                  "(the TorchTitan lease's profiles/raw/H100/record_frameworks_env.txt)",
         "torch": "2.11.0+cu130 cuda 13.0 nccl 2.28.9; megatron-core 0.16.1, deepspeed 0.19.8, torchtitan 0.2.2",
-        "reps": "5 real runs (Megatron, ZeRO-1: 3 and 2 on two leases), 3 (ZeRO-2), each in turns with "
-                "a host-time recording; 2 (TorchTitan)",
+        "reps": "5 real runs a cell (Megatron, ZeRO-1, ZeRO-2: 3 and 2 on two leases, each in turns "
+                "with a host-time recording); 4 (TorchTitan: 2 after a recording, 2 in turns with recordings)",
         "source": "bench/accuracy/collect_frameworks.py from profiles/raw/H100/interleaved-2026-11-26T1900/"
-                  "*.log and interleaved-2026-11-26T1942/*.log (profiles/record_host_interleaved_on_device.sh) and "
+                  "*.log, interleaved-2026-11-26T1942/*.log and interleaved-2026-11-26T2001/*.log "
+                  "(profiles/record_host_interleaved_on_device.sh) and "
                   "profiles/raw/H100/record_frameworks_titan_real_steps.log "
                   "(profiles/record_frameworks_on_device.sh ONLY=titan_debug STEPS=12 REPS=2)",
     }
