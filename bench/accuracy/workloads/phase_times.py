@@ -49,7 +49,8 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--layer-events", action="store_true",
                    help="also a CUDA event as each block's backward ends (a full backward hook), "
-                        "printing the backward cut at the blocks")
+                        "printing the backward cut at the blocks and how far the GPU was behind "
+                        "the host at each block's end")
     a = p.parse_args()
 
     distributed = a.mode != "single"
@@ -79,8 +80,10 @@ def main():
     layer_events = []  # this step's events, one as each block's backward ends (last block first)
     if a.layer_events:
         for blk in blocks:
-            blk.register_full_backward_hook(lambda *_: layer_events.append(_recorded()))
+            blk.register_full_backward_hook(
+                lambda *_: layer_events.append((_recorded(), time.perf_counter())))
     segments = []  # per step: backward cut at the blocks' ends
+    leads = []  # per step: how far the GPU was behind the host at each block's end (ms)
     gpu = {k: [] for k in ("step",) + PHASES}
     lead = {k: [] for k in PHASES}
     for step in range(a.warmup + a.steps):
@@ -108,8 +111,11 @@ def main():
         if step < a.warmup:
             continue
         if layer_events:
-            cuts = [events[1]] + layer_events + [events[2]]
+            cuts = [events[1]] + [e for e, _ in layer_events] + [events[2]]
             segments.append([cuts[i].elapsed_time(cuts[i + 1]) for i in range(len(cuts) - 1)])
+            # Near 0: the GPU reached the block's end as soon as the host issued it (the
+            # host, not the GPU, set the pace there).
+            leads.append([events[0].elapsed_time(e) - (t - t0) * 1e3 for e, t in layer_events])
         gpu["step"].append(events[0].elapsed_time(events[-1]))
         for i, name in enumerate(PHASES):
             gpu[name].append(events[i].elapsed_time(events[i + 1]))
@@ -121,6 +127,8 @@ def main():
     if segments:
         # [loss and head .. last block's end, each block's backward, first block's end .. end]
         out["backward_segments_ms"] = [round(statistics.median(col), 4) for col in zip(*segments)]
+        out["block_gpu_behind_host_ms"] = [round(statistics.median(col), 4) for col in zip(*leads)]
+        out["block_gpu_behind_host_min_ms"] = [round(min(col), 4) for col in zip(*leads)]
     print("PHASES " + json.dumps(out), flush=True)
     if distributed:
         dist.destroy_process_group()
