@@ -76,15 +76,16 @@ def window_steps(metric, text, first, last):
     return {s: ms for s, ms in steps.items() if s >= first and (last is None or s <= last)}
 
 
-def collect_cell(size, mode, metric, paths, first, last):
-    """The cell's real figures from the plain runs of every log in \p paths (one per lease)."""
+def collect_cell(size, mode, metric, paths, first, last, lend_from=None):
+    """The cell's real figures from the plain runs of every log in \p paths (one per lease);
+    \p lend_from (default \p paths): the logs to find TorchTitan's tokens line in."""
     parse = accuracy.METRICS[metric]
     runs, pooled = [], []
     # TorchTitan's step time needs the trainer's start-up line (tokens a step), which the
     # interleaved script's first logs filtered out: the same command's other log lends it.
     lent = ""
     if metric == "titan_tps":
-        for p in paths:
+        for p in lend_from or paths:
             with open(p) as f:
                 m = re.search(r"^.*" + accuracy.TITAN_TOKENS_RE.pattern + r".*$", f.read(), re.M)
             if m:

@@ -1,0 +1,109 @@
+"""The frameworks_h100 cells lease by lease: each lease's host-time recordings alone against
+that lease's real runs, so that what one lease's turns say can be told from what the pooled
+profile says.
+
+    python3 bench/accuracy/per_lease.py --build build [--cells megatron/dense/1 ...]
+
+For every (cell, lease) below: a copy of profiles/H100.sqlite in a scratch folder, every
+host-time recording of the cell's program forgotten (`gpu_profiler forget-host-time`) and
+that lease's imported (`gpu_profiler import`), a scenario extending the suite's with that
+copy as its profile, the cell's command simulated (accuracy.py), and the real figure of that
+lease's plain runs (collect_frameworks.py: the median of their steps pooled).  Recordings
+are made by profiles/record_host_interleaved_on_device.sh; a new lease adds a line to LEASES.
+"""
+
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+import accuracy  # noqa: E402
+import collect_frameworks  # noqa: E402
+
+RAW = collect_frameworks.RAW
+
+# cell -> (the runs holding its program's host time that a lease's recordings replace, as
+# `forget-host-time --like` patterns; [(lease, its real-run log, its raw logs' glob)])
+LEASES = {
+    "megatron/dense/1": (["megatron_dense%"], [
+        ("19:00", "interleaved-2026-11-26T1900/megatron_dense.log", "megatron_dense_host*-2026-11-26T1900.tsv.zst"),
+        ("19:42", "interleaved-2026-11-26T1942/megatron_dense.log", "megatron_dense_host*-2026-11-26T1942.tsv.zst"),
+    ]),
+    "deepspeed/zero1/1": (["deepspeed_zero1%"], [
+        ("19:00", "interleaved-2026-11-26T1900/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-26T1900.tsv.zst"),
+        ("19:42", "interleaved-2026-11-26T1942/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-26T1942.tsv.zst"),
+    ]),
+    "deepspeed/zero2/1": (["deepspeed_zero2%"], [
+        ("19:08", "interleaved-2026-11-26T1900/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-26T1908.tsv.zst"),
+        ("20:01", "interleaved-2026-11-26T2001/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-26T2001.tsv.zst"),
+    ]),
+    "torchtitan/debug/1": (["torchtitan_llama3_debug%", "titan_debug%"], [
+        ("08:55", "record_frameworks_titan_real_steps.log", "torchtitan_llama3_debug-2026-11-26.tsv.zst"),
+        ("20:01", "interleaved-2026-11-26T2001/titan_debug.log", "titan_debug_host*-2026-11-26T2001.tsv.zst"),
+    ]),
+}
+
+
+def lease_profile(build, workdir, name, patterns, raw_logs):
+    """A copy of the committed H100 profile whose host time for the cell's program is that
+    of \\p raw_logs alone; its path."""
+    db = os.path.join(workdir, f"{name}.sqlite")
+    shutil.copyfile(os.path.join(accuracy.ROOT, "profiles", "H100.sqlite"), db)
+    gp = os.path.join(build, "gpu_profiler", "gpu_profiler")
+    subprocess.run([gp, "forget-host-time", "--db", db, *sum((["--like", p] for p in patterns), [])],
+                   check=True, stdout=subprocess.DEVNULL)
+    # The lease's own logs were forgotten with the rest; a re-import keeps forgotten host
+    # time out, so import copies under new names.
+    fresh = []
+    for log in raw_logs:
+        copy = os.path.join(workdir, f"{name}-{os.path.basename(log)}")
+        shutil.copyfile(log, copy)
+        fresh.append(copy)
+    subprocess.run([gp, "import", "--db", db, *fresh], check=True, stdout=subprocess.DEVNULL)
+    return db
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--build", required=True, help="a built tree (phantora-cluster, gpu_profiler, venv/)")
+    p.add_argument("--cells", nargs="*", default=list(LEASES), help=f"of {', '.join(LEASES)}")
+    p.add_argument("-v", "--verbose", action="store_true")
+    a = p.parse_args()
+    suite = accuracy.SUITES["frameworks_h100"]
+    matrix = {accuracy.key(c): c for c in accuracy.read_matrix(suite.matrix)}
+    unknown = [c for c in a.cells if c not in LEASES]
+    if unknown:
+        sys.exit(f"per_lease.py: unknown cell(s) {', '.join(unknown)}; known: {', '.join(LEASES)}")
+    print(f"{'cell':22s} {'lease':6s} {'recordings':>10s} {'real ms':>9s} {'sim ms':>9s} {'err %':>7s}")
+    with tempfile.TemporaryDirectory(prefix="per-lease-") as workdir:
+        for cell_key in a.cells:
+            patterns, leases = LEASES[cell_key]
+            cell = matrix[cell_key]
+            for lease, real_log, raw_glob in leases:
+                raw_logs = sorted(glob.glob(os.path.join(RAW, raw_glob)))
+                if not raw_logs:
+                    sys.exit(f"per_lease.py: no raw logs match {os.path.join(RAW, raw_glob)}")
+                metric = cell["flags"][0]
+                first, last = {"megatron_median": (5, 19), "deepspeed_mean": (4, 11),
+                               "titan_tps": (accuracy.TITAN_FIRST_STEP, None)}[metric]
+                real = collect_frameworks.collect_cell(
+                    cell["size"], cell["mode"], metric, [os.path.join(RAW, real_log)], first, last,
+                    lend_from=[os.path.join(RAW, log) for _, log, _ in leases])
+                name = f"{cell_key.replace('/', '_')}-{lease.replace(':', '')}"
+                db = lease_profile(a.build, workdir, name, patterns, raw_logs)
+                scenario = os.path.join(workdir, f"{name}.toml")
+                with open(scenario, "w") as f:
+                    f.write(f'extends = "{suite.scenario}"\n[kernels]\nprofile = "{db}"\n')
+                sim = accuracy.simulate(a.build, suite, scenario, cell, 0, 0, a.verbose)
+                print(f"{cell_key:22s} {lease:6s} {len(raw_logs):10d} {real['step_ms']:9.3f} "
+                      f"{sim['step_ms']:9.3f} {accuracy.pct(sim['step_ms'], real['step_ms']):+7.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
