@@ -77,6 +77,9 @@ def main():
     a = p.parse_args()
     suite = accuracy.SUITES["frameworks_h100"]
     matrix = {accuracy.key(c): c for c in accuracy.read_matrix(suite.matrix)}
+    # each cell's metric and step window, as the pooled real data takes them
+    windows = {f"{size}/{mode}/1": (metric, first, last)
+               for size, mode, metric, _, first, last in collect_frameworks.CELLS}
     unknown = [c for c in a.cells if c not in LEASES]
     if unknown:
         sys.exit(f"per_lease.py: unknown cell(s) {', '.join(unknown)}; known: {', '.join(LEASES)}")
@@ -89,9 +92,7 @@ def main():
                 raw_logs = sorted(glob.glob(os.path.join(RAW, raw_glob)))
                 if not raw_logs:
                     sys.exit(f"per_lease.py: no raw logs match {os.path.join(RAW, raw_glob)}")
-                metric = cell["flags"][0]
-                first, last = {"megatron_median": (5, 19), "deepspeed_mean": (4, 11),
-                               "titan_tps": (accuracy.TITAN_FIRST_STEP, None)}[metric]
+                metric, first, last = windows[cell_key]
                 real = collect_frameworks.collect_cell(
                     cell["size"], cell["mode"], metric, [os.path.join(RAW, real_log)], first, last,
                     lend_from=[os.path.join(RAW, log) for _, log, _ in leases])
