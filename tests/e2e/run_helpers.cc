@@ -56,6 +56,16 @@ std::filesystem::path WriteFile(const std::string& name, const std::string& text
     return file;
 }
 
+namespace
+{
+/// The [topology] table of \p gpus GPUs on one switch of 400 Gb/s, 1 us links.
+std::string SwitchTopology(int gpus)
+{
+    return "[topology]\nkind = \"switch\"\ngpus = " + std::to_string(gpus) +
+           "\nlink_bandwidth = \"400Gbps\"\nlink_latency = \"1us\"\n";
+}
+} // namespace
+
 std::string SwitchScenario(int gpus, const std::string& extra)
 {
     return R"(
@@ -64,13 +74,8 @@ model = "H200"
 memory = "141GiB"
 hbm_bandwidth = "4.8TB/s"
 pcie_bandwidth = "55GB/s"
-[topology]
-kind = "switch"
-gpus = )" + std::to_string(gpus) +
-           R"(
-link_bandwidth = "400Gbps"
-link_latency = "1us"
-[kernels]
+)" + SwitchTopology(gpus) +
+           R"([kernels]
 default = "1us"
 )" + extra;
 }
@@ -87,12 +92,8 @@ hbm_bandwidth = "3.35TB/s"
 pcie_bandwidth = "55GB/s"
 [cpu]
 time_scale = 0.0
-[topology]
-kind = "switch"
-gpus = 1
-link_bandwidth = "400Gbps"
-link_latency = "1us"
-[kernels]
+)" + SwitchTopology(1) +
+           R"([kernels]
 default = "1s"
 profile = ")" +
            profile.string() + "\"\n";
@@ -111,14 +112,8 @@ launch_latency = "4us"
 [cpu]
 time_scale = 1.0
 host_time = ")" +
-           hostTime +
-           R"("
-[topology]
-kind = "switch"
-gpus = 1
-link_bandwidth = "400Gbps"
-link_latency = "1us"
-[kernels]
+           hostTime + "\"\n" + SwitchTopology(1) +
+           R"([kernels]
 default = ")" +
            kernelDefault +
            R"("
