@@ -21,6 +21,21 @@ set -u
 OUT=${OUT:-/tmp/interleaved-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+T="torchrun --standalone --nproc_per_node 1"
+declare -A CMD=(
+  [megatron_dense]="$T examples/megatron/train_gpt.py --steps 20 --warmup 5"
+  [deepspeed_zero1]="$T examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero1.json --steps 12 --warmup 4"
+  [deepspeed_zero2]="$T examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero2.json --steps 12 --warmup 4"
+  # TorchTitan's debug model (its wheels in .whl-device/, as record_frameworks_on_device.sh)
+  [titan_debug]="$T -m torchtitan.train --job.config_file examples/torchtitan/llama3_debug.toml --training.steps 12"
+  # gpt_ref's FSDP2 cell on 2 GPUs (host-bound; bench/accuracy's gpt_ref_h100 suite): the
+  # host time of 2 real ranks, as profiles/record_multirank_on_device.sh records it
+  [gpt_ref_fsdp_x2]="torchrun --standalone --nproc_per_node 2 bench/accuracy/workloads/gpt_ref.py --layers 12 --dim 1024 --heads 16 --batch 8 --mode fsdp --steps 20 --warmup 5"
+)
+for cell in ${ONLY:-megatron_dense deepspeed_zero1 deepspeed_zero2}; do
+  [ -n "${CMD[$cell]+x}" ] || { echo "record_host_interleaved_on_device.sh: ONLY: unknown cell '$cell' (known: ${!CMD[*]})"; exit 2; }
+done
 if [ -d .whl-device ]; then # TorchTitan and its requirements (DeepSpeed's too), as for
   # record_frameworks_on_device.sh
   python3 -m pip install --disable-pip-version-check -q --no-deps --no-index .whl-device/*.whl \
@@ -35,18 +50,6 @@ if [ -d .whl-megatron ] || [ -d .whl-ds ]; then
     deepspeed hjson pydantic pydantic_core annotated_types typing_inspection >> "$OUT/pip.log" 2>&1 \
     || { echo "pip install failed"; tail -5 "$OUT/pip.log"; }
 fi
-DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
-T="torchrun --standalone --nproc_per_node 1"
-declare -A CMD=(
-  [megatron_dense]="$T examples/megatron/train_gpt.py --steps 20 --warmup 5"
-  [deepspeed_zero1]="$T examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero1.json --steps 12 --warmup 4"
-  [deepspeed_zero2]="$T examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero2.json --steps 12 --warmup 4"
-  # TorchTitan's debug model (its wheels in .whl-device/, as record_frameworks_on_device.sh)
-  [titan_debug]="$T -m torchtitan.train --job.config_file examples/torchtitan/llama3_debug.toml --training.steps 12"
-  # gpt_ref's FSDP2 cell on 2 GPUs (host-bound; bench/accuracy's gpt_ref_h100 suite): the
-  # host time of 2 real ranks, as profiles/record_multirank_on_device.sh records it
-  [gpt_ref_fsdp_x2]="torchrun --standalone --nproc_per_node 2 bench/accuracy/workloads/gpt_ref.py --layers 12 --dim 1024 --heads 16 --batch 8 --mode fsdp --steps 20 --warmup 5"
-)
 for cell in ${ONLY:-megatron_dense deepspeed_zero1 deepspeed_zero2}; do
   cmd=${CMD[$cell]}
   {
