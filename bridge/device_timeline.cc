@@ -69,11 +69,13 @@ void DeviceTimeline::PushRaw(uint64_t stream, PendingOp op)
 }
 
 void DeviceTimeline::EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
-                                  int64_t notBeforeNs, std::string label, uint64_t ctas)
+                                  int64_t notBeforeNs, std::string label, uint64_t ctas,
+                                  bool memoryBound)
 {
     PendingOp op{PendingOp::Kind::Timed, enqueueNs, durationNs, notBeforeNs, 0, nullptr,
                  std::move(label)};
     op.ctas = ctas;
+    op.memoryBound = memoryBound;
     Push(stream, std::move(op));
 }
 
@@ -204,6 +206,10 @@ void DeviceTimeline::Drain(Stream& s)
             m_busyNs += s.tailNs - start;
             s.forecastNs = std::max(s.forecastNs, s.tailNs);
             m_computeSpans.Add(start, s.tailNs);
+            if (op.memoryBound)
+            {
+                m_hbm.Add(start, s.tailNs);
+            }
             if (m_observer)
             {
                 m_observer(s.id, op.label, start, s.tailNs);
@@ -216,7 +222,7 @@ void DeviceTimeline::Drain(Stream& s)
     }
 }
 
-void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs)
+void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs, int64_t smsFreedNs)
 {
     auto it = m_ticketStream.find(ticket);
     if (it == m_ticketStream.end())
@@ -232,7 +238,7 @@ void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs)
                                " completed but is not at the head of its stream");
     }
     s.tailNs = std::max(s.tailNs, endNs);
-    m_sms.FinishCollective(ticket, endNs);
+    m_sms.FinishCollective(ticket, smsFreedNs < 0 ? endNs : std::min(smsFreedNs, endNs));
     s.forecastNs = std::max(s.forecastNs, endNs);
     // Work placed on other streams before this collective was known ran beside it.
     for (const auto& [other, ends] : m_sms.Reflow(ticket, s.id))

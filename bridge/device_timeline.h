@@ -5,6 +5,7 @@
 // unfinished collective wait, exactly as they would on the real stream.
 #pragma once
 
+#include "hbm_share.h"
 #include "interval_set.h"
 #include "sm_sharing.h"
 
@@ -35,9 +36,12 @@ public:
 
     /// A kernel, copy or memset that takes \p durationNs alone.  \p ctas: the kernel's CTA
     /// count (SmSharing::kFillsGpu if unknown), which decides how collectives slow it; 0
-    /// for work that does not run on the SMs (copy engines).
+    /// for work that does not run on the SMs (copy engines).  \p memoryBound: a kernel that
+    /// keeps the GPU's memory busy from every SM, which slows collectives beside it
+    /// (hbm_share.h).
     void EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
-                      int64_t notBeforeNs = 0, std::string label = {}, uint64_t ctas = 0);
+                      int64_t notBeforeNs = 0, std::string label = {}, uint64_t ctas = 0,
+                      bool memoryBound = false);
 
     /// A collective identified by \p ticket; \p onReady fires (maybe at once) when it can
     /// start: when its stream reaches it and its \p channels CTAs find SMs.
@@ -47,7 +51,16 @@ public:
                            int64_t expectedNs = 0);
 
     /// The network finished collective \p ticket at \p endNs: ops queued behind it proceed.
-    void CompleteCollective(uint64_t ticket, int64_t endNs);
+    /// \p smsFreedNs (default: \p endNs): until when its CTAs count as holding their SMs
+    /// for the kernels beside it (see CollectiveLaunch::InSituEnd for why it can be
+    /// earlier).
+    void CompleteCollective(uint64_t ticket, int64_t endNs, int64_t smsFreedNs = -1);
+
+    /// The share of [fromNs, toNs) during which memory-bound work ran (hbm_share.h).
+    double MemoryBoundShare(int64_t fromNs, int64_t toNs) const
+    {
+        return m_hbm.Share(fromNs, toNs);
+    }
 
     /// cudaEventRecord: \p record completes when the stream's earlier work has.
     void EnqueueRecord(uint64_t stream, int64_t enqueueNs, uint64_t record);
@@ -92,6 +105,7 @@ private:
         uint64_t ctas{0};     ///< timed kernels: CTAs (0: not on the SMs)
         uint32_t channels{0}; ///< collectives: CTAs, one per channel
         int64_t expectedNs{0};
+        bool memoryBound{false}; ///< timed ops: keeps the GPU's memory busy
     };
 
     struct Stream
@@ -132,6 +146,7 @@ private:
     int64_t m_busyNs{0};
     IntervalSet m_computeSpans;
     IntervalSet m_collectiveSpans;
+    HbmShare m_hbm;
     OpObserver m_observer;
     uint64_t m_legacyOps{0};    ///< ops queued on the legacy stream so far
     uint64_t m_nextImplicit{0}; ///< records the timeline adds itself, for legacy ordering

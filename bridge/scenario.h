@@ -36,6 +36,10 @@ struct GpuSpec
     /// NCCL's CTAs share the SMs with compute kernels (sm_sharing.h); false: collectives
     /// and kernels never slow each other.
     bool commInterference{true};
+    /// A collective's speed beside kernels that keep the GPU's memory busy, as a share of
+    /// its speed alone (hbm_share.h); 1: memory sharing does not slow collectives.
+    /// Measured: all-reduces beside fp32 adds on 2 x H100 took x2.15-2.62, median x2.26.
+    double commRateBesideMemoryBound{1.0 / 2.26};
     double hbmBitsPerSecond{0};  ///< device-to-device copies and memsets
     double pcieBitsPerSecond{0}; ///< host<->device copies
     /// Dense peak TFLOP/s by GEMM input type ("bf16", "f16", "f32", "e4m3", ...): the

@@ -322,7 +322,8 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
 {
     s.AllowOnly({"model", "memory", "sm_count", "compute_capability", "launch_latency",
                  "hbm_bandwidth", "pcie_bandwidth", "peak_tflops_bf16", "peak_tflops_f16",
-                 "peak_tflops_f32", "peak_tflops_fp8", "peak_tflops_i8", "comm_interference"});
+                 "peak_tflops_f32", "peak_tflops_fp8", "peak_tflops_i8", "comm_interference",
+                 "comm_rate_beside_memory_bound"});
     if (!s.Present())
     {
         s.FailMissing("model", "the [gpu] table with the GPU model and its memory");
@@ -344,6 +345,18 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
     }
     gpu.launchLatencyNs = std::llround(s.DurationNs("launch_latency", false).value_or(0));
     gpu.commInterference = s.Boolean("comm_interference", false).value_or(gpu.commInterference);
+    if (const auto rate = s.Number("comm_rate_beside_memory_bound", false, 0.0))
+    {
+        if (*rate <= 0.0 || *rate > 1.0)
+        {
+            s.Fail(*s.Table()->get("comm_rate_beside_memory_bound"),
+                   "comm_rate_beside_memory_bound",
+                   fmt::format("expected a share of the collective's speed alone, above 0 and at "
+                               "most 1 (1: memory sharing never slows it), got {}",
+                               *rate));
+        }
+        gpu.commRateBesideMemoryBound = *rate;
+    }
     gpu.hbmBitsPerSecond = *s.BitRate("hbm_bandwidth", true);
     gpu.pcieBitsPerSecond = *s.BitRate("pcie_bandwidth", true);
     for (const char* type : {"bf16", "f16", "f32", "fp8", "i8"})

@@ -228,14 +228,33 @@ void CollectiveLaunch::StartMatched(const MatchedCollective& c)
     }
     m_network.StartCollective(
         c.startNs, PlanFor(c.op, *c.comm, c.bytes), std::move(gpus),
-        [this, members = std::move(members)](int64_t endNs)
+        [this, members = std::move(members), startNs = c.startNs](int64_t endNs)
         {
+            const int64_t inSituNs = InSituEnd(members, startNs, endNs);
             for (const auto& [rank, ticket] : members)
             {
-                m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(ticket, endNs);
+                m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(ticket, inSituNs,
+                                                                               endNs);
             }
         },
         order, fmt::format("{} {} B on {} ranks", CollectiveName(c.op), c.bytes, n));
+}
+
+int64_t CollectiveLaunch::InSituEnd(const std::vector<std::pair<int, uint64_t>>& ranks,
+                                    int64_t startNs, int64_t aloneEndNs) const
+{
+    const double rateBeside = m_scenario.gpu.commRateBesideMemoryBound;
+    if (!m_scenario.gpu.commInterference || rateBeside >= 1.0)
+    {
+        return aloneEndNs;
+    }
+    double share = 0.0;
+    for (const auto& [rank, ticket] : ranks)
+    {
+        share = std::max(share, m_timelines[static_cast<std::size_t>(rank)].MemoryBoundShare(
+                                    startNs, aloneEndNs));
+    }
+    return HbmShare::EndAt(startNs, aloneEndNs, HbmShare::Rate(share, rateBeside));
 }
 
 } // namespace phantora

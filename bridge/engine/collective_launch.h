@@ -81,6 +81,13 @@ public:
 
 private:
     void StartMatched(const MatchedCollective& c);
+    /// When a collective that the network runs over [startNs, aloneEndNs) ends on GPUs
+    /// \p ranks, whose memory-bound kernels slow it (hbm_share.h): the slowest member's
+    /// pace.  Only the network's window counts, whose kernels are all placed once its end
+    /// is final; the SMs it holds are counted until that end too, since kernels that start
+    /// later may have been placed before it or not, depending on the host's lead.
+    int64_t InSituEnd(const std::vector<std::pair<int, uint64_t>>& ranks, int64_t startNs,
+                      int64_t aloneEndNs) const;
     /// Runs one matched send/recv pair on the network.
     void StartTransfer(const P2PMatcher::Transfer& t, std::function<void(int64_t)> done);
     /// A communicator of \p nRanks on the scenario's nodes, as the tuning model sees it.

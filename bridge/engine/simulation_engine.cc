@@ -42,6 +42,30 @@ uint64_t Ctas(const wire::KernelLaunch& m, const GpuSpec& gpu)
                                                               : SmSharing::kFillsGpu;
 }
 
+/// Whether a kernel keeps the GPU's memory busy rather than its SMs (hbm_share.h): the
+/// framework's own kernels (elementwise, normalisation, reduction, copy and optimizer
+/// kernels) are; GEMMs and fused attention are not, whether they come from a library
+/// without a grid or as kernels of their own (CUTLASS, FlashAttention, Triton templates).
+bool MemoryBound(uint64_t ctas, const std::string& name)
+{
+    if (ctas == SmSharing::kPersistent || ctas == SmSharing::kFillsGpu)
+    {
+        return false;
+    }
+    std::string lower(name.size(), ' ');
+    std::transform(name.begin(), name.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const char* computeBound :
+         {"gemm", "xmma", "cutlass", "wgmma", "flash", "fmha", "sdpa", "attention", "triton_tem"})
+    {
+        if (lower.find(computeBound) != std::string::npos)
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace
 
 SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, TraceRecorder* trace,
@@ -89,8 +113,9 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
             {
                 r.lastCall = "kernel " + m.name;
                 ++r.kernels;
-                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(m).ns, 0, m.name,
-                                Ctas(m, m_scenario.gpu));
+                const uint64_t ctas = Ctas(m, m_scenario.gpu);
+                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(m).ns, 0, m.name, ctas,
+                                MemoryBound(ctas, m.name));
             },
             [&](const wire::Memcpy& m) { OnMemcpy(ctx, m); },
             [&](const wire::Synchronize& m)

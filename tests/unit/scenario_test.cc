@@ -146,6 +146,23 @@ TEST_F(ScenarioFile, WrongTypesAndValuesAreExplained)
                 {"kernels.durations.gemm", "duration"});
 }
 
+TEST_F(ScenarioFile, TheCollectivesRateBesideMemoryBoundWorkIsAShareOfItsSpeed)
+{
+    const auto file =
+        Write(Replace(kValid, "pcie_bandwidth = \"55GB/s\"",
+                      "pcie_bandwidth = \"55GB/s\"\ncomm_rate_beside_memory_bound = 0.5"));
+    EXPECT_DOUBLE_EQ(LoadScenario(file).gpu.commRateBesideMemoryBound, 0.5);
+    EXPECT_NEAR(LoadScenario(Write(kValid)).gpu.commRateBesideMemoryBound, 1.0 / 2.26, 1e-12);
+    for (const char* bad : {"0", "1.5", "-0.2"})
+    {
+        ExpectError(
+            Replace(kValid, "pcie_bandwidth = \"55GB/s\"",
+                    std::string("pcie_bandwidth = \"55GB/s\"\ncomm_rate_beside_memory_bound = ") +
+                        bad),
+            {"comm_rate_beside_memory_bound"});
+    }
+}
+
 TEST_F(ScenarioFile, SyntaxErrorsCarryLineAndColumn)
 {
     ExpectError(Replace(kValid, "gpus = 8", "gpus = = 8"), {":12:"});
