@@ -198,6 +198,9 @@ class Suite:
     # carry the real runs' own).
     commands_in_matrix: bool = False
     env: dict = dataclasses.field(default_factory=dict)  # added to the simulation's environment
+    # The real GPU's own step per cell (collect_gpu_only.py), set beside the simulated step
+    # with host time off; "" where none was measured.
+    gpu_only: str = ""
 
     def describe_steps(self, steps, warmup):
         return self.steps_words.format(s=steps, w=warmup)
@@ -234,11 +237,12 @@ def commands_suite(name, matrix, real, scenario, env=None):
                  "the runs' own figures", commands_in_matrix=True, env=dict(env or {}))
 
 
-def gpt_ref_suite(name, real, scenario):
+def gpt_ref_suite(name, real, scenario, gpu_only=""):
     """A suite of workloads/gpt_ref.py over matrix-gpt_ref.tsv (its RESULT lines)."""
     return Suite(name, os.path.join(HERE, "workloads", "gpt_ref.py"), os.path.join(HERE, "matrix-gpt_ref.tsv"),
                  os.path.join(HERE, "real", real), os.path.join(ROOT, "scenarios", scenario), parse_gpt_ref,
-                 "{s} timed steps after {w} warm-up (median step)", "the fastest and slowest timed step")
+                 "{s} timed steps after {w} warm-up (median step)", "the fastest and slowest timed step",
+                 gpu_only=os.path.join(HERE, "real", gpu_only) if gpu_only else "")
 
 
 SUITES = {
@@ -250,7 +254,9 @@ SUITES = {
                                  "H200-cudnn_gpt.json", "h200-profile.toml"),
     "cudnn_cnn": mean_step_suite("cudnn_cnn", "train_cnn.py", "matrix-cudnn_cnn.tsv",
                                  "H200-cudnn_cnn.json", "h200-profile.toml"),
-    "gpt_ref": gpt_ref_suite("gpt_ref", "H200x4-gpt_ref.json", "h200x4-nvlink-profiled.toml"),
+    # The GPU-only figures: two leases of 4 x H200, 2026-11-26 (gpu_ahead_on_device.sh).
+    "gpt_ref": gpt_ref_suite("gpt_ref", "H200x4-gpt_ref.json", "h200x4-nvlink-profiled.toml",
+                             gpu_only="H200x4-gpt_ref-gpu-only.json"),
     # The same cells on 4 H100s: one lease held the one-GPU recordings, the world-size 2 and
     # 4 host-time recordings and the real runs (profiles/README.md).
     "gpt_ref_h100": gpt_ref_suite("gpt_ref_h100", "H100x4-gpt_ref-2026-11-26T1029.json",
@@ -434,12 +440,17 @@ def spread(lo, hi):
     return f"{lo:.2f}-{hi:.2f}" if lo is not None and hi is not None else "-"
 
 
-def table(matrix, real, sim, out=sys.stdout):
+def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
+    """Prints the suite's table; \p gpu_only (collect_gpu_only.py's data) adds the real GPU's
+    own step beside the simulated one with host time off."""
     real_cells = {key(c): c for c in real["cells"] if "step_ms" in c}
+    gpu_cells = {key(c): c for c in (gpu_only or {}).get("cells", []) if "gpu_only_step_ms" in c}
     head = ["workload (size, mode, GPUs)", "real ms", "real range", "sim ms", "sim range", "err %",
-            "sim GPU-only ms",
-            "real peak alloc B", "sim peak alloc B", "mem err %"]
-    rows, step_err, mem_err, failed = [], [], [], []
+            "sim GPU-only ms"]
+    if gpu_only is not None:
+        head += ["real GPU-only ms", "GPU-only err %"]
+    head += ["real peak alloc B", "sim peak alloc B", "mem err %"]
+    rows, step_err, mem_err, failed, gpu_err = [], [], [], [], []
     for c in matrix:
         k = key(c)
         name = f"{c['size']} {c['mode']} {c['gpus']}"
@@ -460,10 +471,18 @@ def table(matrix, real, sim, out=sys.stdout):
         step_err.append(abs(e))
         mem_err.append(abs(me))
         gpu = s.get("host_off_step_ms")
-        rows.append([name, f"{r['step_ms']:.3f}", spread(r.get("step_ms_min"), r.get("step_ms_max")),
-                     f"{s['step_ms']:.3f}", spread(*minmax(s.get("step_ms_all"))), f"{e:+.1f}",
-                     f"{gpu:.3f}" if gpu is not None else "-",
-                     str(r["peak_allocated_bytes"]), str(s["peak_allocated_bytes"]), f"{me:+.2f}"])
+        row = [name, f"{r['step_ms']:.3f}", spread(r.get("step_ms_min"), r.get("step_ms_max")),
+               f"{s['step_ms']:.3f}", spread(*minmax(s.get("step_ms_all"))), f"{e:+.1f}",
+               f"{gpu:.3f}" if gpu is not None else "-"]
+        if gpu_only is not None:
+            g = gpu_cells.get(k)
+            if g is not None and gpu is not None:
+                ge = pct(gpu, g["gpu_only_step_ms"])
+                gpu_err.append(abs(ge))
+                row += [f"{g['gpu_only_step_ms']:.3f}", f"{ge:+.1f}"]
+            else:
+                row += [f"{g['gpu_only_step_ms']:.3f}" if g else "-", "-"]
+        rows.append(row + [str(r["peak_allocated_bytes"]), str(s["peak_allocated_bytes"]), f"{me:+.2f}"])
     widths = [max([len(head[i])] + [len(r[i]) for r in rows if len(r) == len(head)])
               for i in range(len(head))]
     line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
@@ -481,6 +500,10 @@ def table(matrix, real, sim, out=sys.stdout):
               f"over {len(step_err)} measured cells", file=out)
         print(f"peak memory allocated: mean |error| {sum(mem_err) / len(mem_err):.2f} %, "
               f"max |error| {max(mem_err):.2f} %", file=out)
+    if gpu_err:
+        print(f"GPU timeline alone (simulated with host time off, real with the GPU held until the "
+              f"host is ahead): mean |error| {sum(gpu_err) / len(gpu_err):.1f} %, "
+              f"max |error| {max(gpu_err):.1f} % over {len(gpu_err)} cells", file=out)
     missing = sum(1 for r in rows if r[1] == NOT_MEASURED)
     if missing:
         print(f"{missing} cells not measured: they need a multi-GPU machine "
@@ -690,7 +713,8 @@ def main():
                 results[name] = run_suite(args, suite, matrix, real, tmp)
                 sim = results[name]["cells"]
             print()
-            step_err, mem_err, failures = table(matrix, real, sim)
+            gpu_only = load_json(suite.gpu_only) if suite.gpu_only else None
+            step_err, mem_err, failures = table(matrix, real, sim, gpu_only=gpu_only)
             failed += failures
             all_step += step_err
             all_mem += mem_err

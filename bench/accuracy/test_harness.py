@@ -5,6 +5,7 @@ consistency and the user errors. Run by CTest (phantora-accuracy-harness) or dir
     python3 bench/accuracy/test_harness.py
 """
 
+import io
 import json
 import os
 import re
@@ -18,6 +19,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import accuracy  # noqa: E402
 import collect_frameworks  # noqa: E402
+import collect_gpu_only  # noqa: E402
 import collect_real  # noqa: E402
 
 RESULT = {"tag": "t", "mode": "fsdp", "world": 4, "layers": 12, "d": 1024, "heads": 16, "vocab": 32000,
@@ -237,6 +239,50 @@ class SavedResults(unittest.TestCase):
             self.assertNotIn("train_gpt", p.stdout)
             self.assertNotIn("ddp", p.stdout)
             self.assertIn("over 1 measured cells", p.stdout)
+
+
+class GpuOnly(unittest.TestCase):
+    def test_committed_figures_are_the_converter_output_of_the_logs(self):
+        suite = accuracy.SUITES["gpt_ref"]
+        committed = accuracy.load_json(suite.gpu_only)
+        folder = os.path.dirname(suite.gpu_only)
+        logs = [os.path.join(folder, path) for path in committed["sources"]]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "g.json")
+            subprocess.run([sys.executable, os.path.join(HERE, "collect_gpu_only.py"), "--size", "217m",
+                            "-o", out, *logs], check=True)
+            self.assertEqual(accuracy.load_json(out)["cells"], committed["cells"])
+        self.assertTrue(all(os.path.exists(log) for log in logs))
+        measured = {accuracy.key(c) for c in committed["cells"]}
+        self.assertEqual(measured, {accuracy.key(c) for c in accuracy.read_matrix(suite.matrix)})
+
+    def test_held_and_unheld_runs_of_rank_0_shared_lines_included(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "ahead.log")
+            with open(log, "w") as f:
+                f.write('== ddp 2 ahead=0 21:28:30 load 0.7\n'
+                        'PHASES {"rank": 1, "step_ms": 34.0}\n'
+                        'PHASES {"rank": 0, "step_ms": 34.5}\n'
+                        '== ddp 2 ahead=80 21:28:47 load 0.9\n'
+                        'PHASES {"rank": 1, "step_ms": 33.0}PHASES {"rank": 0, "step_ms": 33.4}\n'
+                        '== trace ddp 2 ahead=80 21:44:11\n'
+                        'PHASES {"rank": 0, "step_ms": 99.0}\n')
+            cells = collect_gpu_only.read_log(log)
+        self.assertEqual(cells, {("ddp", 2): {"held": [33.4], "unheld": [34.5]}})
+
+    def test_the_table_sets_the_gpu_figures_side_by_side(self):
+        real = {"cells": [{"size": "217m", "mode": "ddp", "gpus": 2, "step_ms": 34.378,
+                           "peak_allocated_bytes": 100}]}
+        gpu_only = {"cells": [{"size": "217m", "mode": "ddp", "gpus": 2, "gpu_only_step_ms": 33.385}]}
+        sim = {"217m/ddp/2": {"step_ms": 32.2, "peak_allocated_bytes": 100, "step_ms_all": [32.2],
+                              "host_off_step_ms": 31.776}}
+        matrix = [{"size": "217m", "mode": "ddp", "gpus": 2, "flags": []}]
+        out = io.StringIO()
+        accuracy.table(matrix, real, sim, out=out, gpu_only=gpu_only)
+        text = out.getvalue()
+        self.assertRegex(text, r"217m ddp 2 .* -6\.3 +31\.776 +33\.385 +-4\.8 ")
+        self.assertIn("GPU timeline alone (simulated with host time off, real with the GPU held until "
+                      "the host is ahead): mean |error| 4.8 %, max |error| 4.8 % over 1 cells", text)
 
 
 class UserErrors(unittest.TestCase):

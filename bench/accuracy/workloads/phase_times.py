@@ -51,6 +51,17 @@ def main():
                    help="also a CUDA event as each block's backward ends (a full backward hook), "
                         "printing the backward cut at the blocks and how far the GPU was behind "
                         "the host at each block's end")
+    p.add_argument("--grad-events", action="store_true",
+                   help="the same cut made lighter: a CUDA event as the gradient of each block's "
+                        "output is ready (a tensor hook, which adds no autograd node), so each "
+                        "segment is one block's backward starting from the last block's")
+    p.add_argument("--gpu-ahead-ms", type=float, default=0.0,
+                   help="hold the GPU this long (torch.cuda._sleep) at each step's start, so that "
+                        "the host has issued most of the step before the GPU runs it: the phases "
+                        "then time the GPU's own work, with the host's pace taken out")
+    p.add_argument("--trace", metavar="PREFIX",
+                   help="torch.profiler (GPU activity only) over the last three timed steps, "
+                        "written to PREFIX.rankN.json")
     a = p.parse_args()
 
     distributed = a.mode != "single"
@@ -82,14 +93,40 @@ def main():
         for blk in blocks:
             blk.register_full_backward_hook(
                 lambda *_: layer_events.append((_recorded(), time.perf_counter())))
+    if a.grad_events:
+        def _grad_hook(_grad):
+            layer_events.append((_recorded(), time.perf_counter()))
+
+        def _watch_output(_module, _inputs, output):
+            if torch.is_tensor(output) and output.requires_grad:
+                output.register_hook(_grad_hook)
+
+        for blk in blocks:
+            blk.register_forward_hook(_watch_output)
+    sleep_cycles = 0
+    if a.gpu_ahead_ms > 0:
+        # _sleep takes clock cycles: find how many make a millisecond on this GPU.
+        probe = 50_000_000
+        t = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+        t[0].record()
+        torch.cuda._sleep(probe)
+        t[1].record()
+        torch.cuda.synchronize()
+        sleep_cycles = int(probe / t[0].elapsed_time(t[1]) * a.gpu_ahead_ms)
     segments = []  # per step: backward cut at the blocks' ends
     leads = []  # per step: how far the GPU was behind the host at each block's end (ms)
     gpu = {k: [] for k in ("step",) + PHASES}
     lead = {k: [] for k in PHASES}
+    profiler = None
     for step in range(a.warmup + a.steps):
+        if a.trace and step == a.warmup + a.steps - 3:
+            profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
+            profiler.start()
         torch.cuda.synchronize()
         events = [torch.cuda.Event(enable_timing=True) for _ in range(len(PHASES) + 1)]
         host = []
+        if sleep_cycles:
+            torch.cuda._sleep(sleep_cycles)
         t0 = time.perf_counter()
         events[0].record()
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=(a.mode != "fsdp")):
@@ -121,7 +158,10 @@ def main():
             gpu[name].append(events[i].elapsed_time(events[i + 1]))
             # Positive: the GPU reached this point after the host had issued it.
             lead[name].append(events[0].elapsed_time(events[i + 1]) - host[i] * 1e3)
-    out = {"rank": rank, "mode": a.mode, "steps": a.steps}
+    if profiler is not None:
+        profiler.stop()
+        profiler.export_chrome_trace(f"{a.trace}.rank{rank}.json")
+    out = {"rank": rank, "mode": a.mode, "steps": a.steps, "gpu_ahead_ms": a.gpu_ahead_ms}
     out.update({f"{k}_ms": round(statistics.median(v), 4) for k, v in gpu.items()})
     out.update({f"{k}_gpu_behind_host_ms": round(statistics.median(v), 4) for k, v in lead.items()})
     if segments:
