@@ -5,6 +5,7 @@
 #include "nccl/collective_kind.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 
 namespace phantora

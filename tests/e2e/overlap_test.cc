@@ -17,6 +17,8 @@ namespace
 constexpr int64_t kA = 300000;
 constexpr int64_t kC = 50000;
 
+/// The test's kernels stand for no particular memory traffic: memory sharing is off
+/// (hbm_share.h), so the spans are the stream and event rules alone.
 std::string Scenario(int64_t bNs)
 {
     return fmt::format(R"(name = "overlap"
@@ -26,6 +28,7 @@ memory = "141GiB"
 launch_latency = "4us"
 hbm_bandwidth = "4.8TB/s"
 pcie_bandwidth = "55GB/s"
+comm_rate_beside_memory_bound = 1.0
 [cpu]
 time_scale = 0.0
 [topology]
