@@ -10,10 +10,11 @@
 # real step moves between about 45 and 65 ms from run to run, README "The GPU machine's
 # own CPUs move the real FSDP2 step").
 # Environment: REPS rounds (2), GPUS world sizes (2 4, those the machine has), AHEAD ms
-# (80), STEPS (15), WARMUP (5), OUT.  Writes $OUT/ahead.log.  TRACE=1 then also runs one GPU
-# and DDP on 2 with the GPU held and torch.profiler on the last steps (GPU activity only:
-# with the host far ahead, the profiler's own cost cannot reach the GPU's timeline) and
-# writes $OUT/trace_{single,ddp2}.tgz, for step_trace.py.
+# (80), STEPS (15), WARMUP (5), OUT.  Writes $OUT/ahead.log.  TRACE=1 then also runs the
+# cells of TRACE_CELLS ("single:1 ddp:2" unless set; MODE:WORLD) with the GPU held and
+# torch.profiler on the last steps (GPU activity only: with the host far ahead, the
+# profiler's own cost cannot reach the GPU's timeline) and writes $OUT/trace_MODEWORLD.tgz,
+# for step_trace.py.  REPS=0 runs the traces alone.
 set -u
 OUT=${OUT:-/tmp/ahead-out}
 mkdir -p "$OUT"
@@ -46,8 +47,9 @@ run() { # mode world ahead
     done
   done
   if [ -n "${TRACE:-}" ]; then
-    for cell in "single 1" "ddp 2"; do
-      set -- $cell
+    for cell in ${TRACE_CELLS:-single:1 ddp:2}; do
+      set -- ${cell/:/ }
+      [ "$2" -le "$NGPU" ] || continue
       echo "== trace $1 $2 ahead=$AHEAD $(date -u +%T)"
       mkdir -p "$OUT/t_$1"
       timeout 240 torchrun --standalone --nproc_per_node "$2" $W/phase_times.py --mode "$1" \
