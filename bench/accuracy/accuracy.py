@@ -254,7 +254,7 @@ SUITES = {
                                  "H200-cudnn_gpt.json", "h200-profile.toml"),
     "cudnn_cnn": mean_step_suite("cudnn_cnn", "train_cnn.py", "matrix-cudnn_cnn.tsv",
                                  "H200-cudnn_cnn.json", "h200-profile.toml"),
-    # The GPU-only figures: two leases of 4 x H200, 2026-11-26 (gpu_ahead_on_device.sh).
+    # The GPU-only figures: three leases of 4 x H200, 2026-11-26 (gpu_ahead_on_device.sh).
     "gpt_ref": gpt_ref_suite("gpt_ref", "H200x4-gpt_ref.json", "h200x4-nvlink-profiled.toml",
                              gpu_only="H200x4-gpt_ref-gpu-only.json"),
     # The same cells on 4 H100s: one lease held the one-GPU recordings, the world-size 2 and
