@@ -238,7 +238,11 @@ void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs, int64_t 
                                " completed but is not at the head of its stream");
     }
     s.tailNs = std::max(s.tailNs, endNs);
-    m_sms.FinishCollective(ticket, smsFreedNs < 0 ? endNs : std::min(smsFreedNs, endNs));
+    const int64_t networkEndNs = smsFreedNs < 0 ? endNs : std::min(smsFreedNs, endNs);
+    const int64_t startNs = s.waiting.front().startNs;
+    m_collectiveNetworkNs += std::max<int64_t>(networkEndNs - startNs, 0);
+    m_collectiveInSituNs += std::max<int64_t>(endNs - startNs, 0);
+    m_sms.FinishCollective(ticket, networkEndNs);
     s.forecastNs = std::max(s.forecastNs, endNs);
     // Work placed on other streams before this collective was known ran beside it.
     for (const auto& [other, ends] : m_sms.Reflow(ticket, s.id))

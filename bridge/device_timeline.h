@@ -81,8 +81,12 @@ public:
     int64_t BusyNs() const { return m_busyNs; }
     /// When kernels, copies or memsets ran (on any stream).
     const IntervalSet& ComputeSpans() const { return m_computeSpans; }
-    /// When collectives ran (on any stream), from their start to the network's end.
+    /// When collectives ran (on any stream), from their start to their end.
     const IntervalSet& CollectiveSpans() const { return m_collectiveSpans; }
+    /// Collectives' time summed over the ended ones: as the network ran them alone, and as
+    /// they ran beside this GPU's memory-bound kernels (hbm_share.h).
+    int64_t CollectiveNetworkNs() const { return m_collectiveNetworkNs; }
+    int64_t CollectiveInSituNs() const { return m_collectiveInSituNs; }
 
 private:
     struct PendingOp
@@ -147,6 +151,8 @@ private:
     IntervalSet m_computeSpans;
     IntervalSet m_collectiveSpans;
     HbmShare m_hbm;
+    int64_t m_collectiveNetworkNs{0};
+    int64_t m_collectiveInSituNs{0};
     OpObserver m_observer;
     uint64_t m_legacyOps{0};    ///< ops queued on the legacy stream so far
     uint64_t m_nextImplicit{0}; ///< records the timeline adds itself, for legacy ordering

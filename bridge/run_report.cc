@@ -149,6 +149,22 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
                     100.0 * t.Share(t.computeNs), 100.0 * t.Share(t.exposedCommNs),
                     100.0 * t.Share(t.idleNs));
     }
+    int64_t networkNs = 0;
+    int64_t inSituNs = 0;
+    for (int rank = 0; rank < engine.WorldSize(); ++rank)
+    {
+        networkNs += engine.Timeline(rank).CollectiveNetworkNs();
+        inSituNs += engine.Timeline(rank).CollectiveInSituNs();
+    }
+    if (inSituNs > networkNs && networkNs > 0)
+    {
+        // Why a collective took longer here than in nccl-tests: the users' first question.
+        std::printf("collectives beside memory-bound kernels: %.3f ms where the network alone "
+                    "takes %.3f ms (+%.1f%%, all ranks; [gpu] comm_rate_beside_memory_bound)\n",
+                    static_cast<double>(inSituNs) / 1e6, static_cast<double>(networkNs) / 1e6,
+                    100.0 * static_cast<double>(inSituNs - networkNs) /
+                        static_cast<double>(networkNs));
+    }
     PrintKernelCosts(stdout, engine.Kernels());
     PrintHostTime(engine);
     if (!engine.HostTime().table.empty())
@@ -217,6 +233,9 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
                          {"collectives", r.collectives},
                          {"collectives_by_group", byGroup},
                          {"gpu_busy_s", static_cast<double>(tl.BusyNs()) * 1e-9},
+                         {"collective_time_ns",
+                          {{"network", tl.CollectiveNetworkNs()},
+                           {"beside_memory_bound_kernels", tl.CollectiveInSituNs()}}},
                          {"peak_device_bytes", r.peakDeviceBytes},
                          {"gpu_time_ns",
                           {{"window", t.windowNs},

@@ -49,6 +49,8 @@ TEST(DeviceTimelineHbm, OnlyMemoryBoundKernelsCountAndTheSmsAreFreedWhereTold)
     ASSERT_EQ(ready, 2000);
     tl.CompleteCollective(7, 4000, 3000);
     EXPECT_EQ(tl.StreamTail(2), 4000);
+    EXPECT_EQ(tl.CollectiveNetworkNs(), 1000);
+    EXPECT_EQ(tl.CollectiveInSituNs(), 2000);
     tl.EnqueueTimed(3, 3500, 1000, 0, "k", SmSharing::kFillsGpu);
     EXPECT_EQ(tl.StreamTail(3), 4500);
 }
