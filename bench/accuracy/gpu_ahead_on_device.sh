@@ -7,7 +7,7 @@
 # runs agree the step is the GPU's; where the held run is shorter, the host set the pace
 # by that much.  Per-block CUDA events from gradient hooks (--grad-events) cut the
 # backward.  Before every FSDP2 run the script logs what else runs on the CPUs (FSDP2's
-# real step moves between about 45 and 65 ms from run to run, README "The GPU machine's
+# real step moves between about 44 and 91 ms from run to run, README "The GPU machine's
 # own CPUs move the real FSDP2 step").
 # Environment: REPS rounds (2), GPUS world sizes (2 4, those the machine has), AHEAD ms
 # (80), STEPS (15), WARMUP (5), OUT.  Writes $OUT/ahead.log.  TRACE=1 then also runs the
