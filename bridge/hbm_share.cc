@@ -9,9 +9,12 @@ namespace phantora
 
 namespace
 {
-/// Work remembered: a host runs a few thousand kernels ahead of the GPU at most, and a
-/// collective's window reaches back no further than the work placed since it started.
+/// Work remembered: at least this many spans, and every span that ended less than
+/// kForgetAfterNs before the latest one started.  A collective's share is asked for once
+/// its network end is final, when the program's host may have placed thousands of
+/// kernels past it; forgetting by count alone would make the answer depend on how many.
 constexpr std::size_t kRemembered = 8192;
+constexpr int64_t kForgetAfterNs = 50'000'000;
 } // namespace
 
 void HbmShare::Add(int64_t startNs, int64_t endNs)
@@ -21,7 +24,7 @@ void HbmShare::Add(int64_t startNs, int64_t endNs)
         return;
     }
     m_spans.emplace_back(startNs, endNs);
-    if (m_spans.size() > kRemembered)
+    while (m_spans.size() > kRemembered && m_spans.front().second + kForgetAfterNs < startNs)
     {
         m_spans.pop_front();
     }

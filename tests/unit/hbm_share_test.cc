@@ -23,6 +23,24 @@ TEST(HbmShare, OverlappingSpansCountOnceAndOnlyInsideTheWindow)
     EXPECT_DOUBLE_EQ(h.Share(1000, 1000), 0.0);
 }
 
+TEST(HbmShare, SpansAreForgottenByAgeNotByCountAlone)
+{
+    HbmShare h;
+    h.Add(0, 1000);
+    // Many short kernels placed after it within 50 ms: the first is still known.
+    for (int i = 0; i < 20000; ++i)
+    {
+        h.Add(2000 + i * 100, 2050 + i * 100);
+    }
+    EXPECT_DOUBLE_EQ(h.Share(0, 1000), 1.0);
+    // Once later work starts far enough past it (and enough is remembered), it goes.
+    for (int i = 0; i < 9000; ++i)
+    {
+        h.Add(60'000'000 + i * 100, 60'000'050 + i * 100);
+    }
+    EXPECT_DOUBLE_EQ(h.Share(0, 1000), 0.0);
+}
+
 TEST(HbmShare, TheRateFallsWithTheShareToTheRateBesideMemoryBoundWork)
 {
     EXPECT_DOUBLE_EQ(HbmShare::Rate(0.0, 0.44), 1.0);
