@@ -2,11 +2,10 @@
 // engine stretching an all-reduce beside a framework kernel but not beside a GEMM.
 #include "engine/simulation_engine.h"
 #include "hbm_share.h"
+#include "scripted_ranks.h"
 
 #include <gtest/gtest.h>
-#include <map>
 #include <string>
-#include <vector>
 
 using namespace phantora;
 
@@ -97,57 +96,25 @@ Scenario TwoGpus(double rateBeside)
 int64_t AllReduceEndBeside(const std::string& kernel, double rateBeside)
 {
     const Scenario s = TwoGpus(rateBeside);
-    SimulationEngine engine(s, 2, nullptr, SyncMode::Conservative);
-    std::vector<OutgoingReply> out;
-    std::map<int, uint64_t> seq, comm;
-    std::map<int, std::vector<int64_t>> resumes;
-    auto send = [&](int rank, int64_t clockNs, wire::Request body)
+    test::ScriptedRanks r(s, 2, SyncMode::Conservative);
+    auto send = [&r](int rank, int64_t clockNs, wire::Request body)
     {
-        wire::RequestEnvelope req;
-        req.seq = ++seq[rank];
-        req.order = req.seq - 1;
-        req.clockNs = clockNs;
-        req.body = std::move(body);
-        engine.Handle(rank, req, out);
-        do
-        {
-            engine.Progress(out);
-        } while (engine.WantsProgress());
-        for (const auto& o : out)
-        {
-            if (const auto* r = std::get_if<wire::Resume>(&o.reply.body))
-            {
-                resumes[o.rank].push_back(r->clockNs);
-            }
-            if (const auto* c = std::get_if<wire::CommReady>(&o.reply.body))
-            {
-                comm[o.rank] = c->comm;
-            }
-        }
-        out.clear();
+        r.Send(rank, clockNs, std::move(body));
+        r.Progress();
     };
     for (int rank = 0; rank < 2; ++rank)
     {
-        wire::Hello hello;
-        hello.rank = rank;
-        hello.worldSize = 2;
-        hello.localRank = rank;
-        hello.pid = 100 + rank;
-        send(rank, 0, hello);
+        send(rank, 0, test::HelloOf(rank, 2));
     }
     for (int rank = 0; rank < 2; ++rank)
     {
-        wire::NcclCommInit init;
-        init.id.fill(1);
-        init.nranks = 2;
-        init.rank = rank;
-        send(rank, 0, init);
+        send(rank, 0, test::CommInit(1, rank, 2));
     }
     for (int rank = 0; rank < 2; ++rank)
     {
         send(rank, 1000, wire::KernelLaunch{1, kernel, {8, 1, 1}, {256, 1, 1}, 0, ""});
         wire::NcclCollective ar;
-        ar.comm = comm.at(rank);
+        ar.comm = r.CommOf(rank);
         ar.op = wire::CollectiveOp::AllReduce;
         ar.bytes = 64 << 20;
         ar.stream = 2;
@@ -158,14 +125,14 @@ int64_t AllReduceEndBeside(const std::string& kernel, double rateBeside)
     }
     for (int rank = 0; rank < 2; ++rank)
     {
-        if (!resumes[rank].empty())
+        if (!r.resumes[rank].empty())
         {
-            send(rank, resumes[rank].back(), wire::Goodbye{});
+            send(rank, r.resumes[rank].back(), wire::Goodbye{});
         }
     }
-    EXPECT_EQ(resumes[0].size(), 1U);
-    EXPECT_EQ(resumes[1].size(), 1U);
-    return resumes[0].empty() ? 0 : resumes[0].back();
+    EXPECT_EQ(r.resumes[0].size(), 1U);
+    EXPECT_EQ(r.resumes[1].size(), 1U);
+    return r.resumes[0].empty() ? 0 : r.resumes[0].back();
 }
 
 } // namespace

@@ -2,17 +2,17 @@
 // network's past is replayed, and every answer the ranks get, and the trace, are the
 // ones the conservative engine gives when nothing arrives late.
 #include "engine/simulation_engine.h"
+#include "scripted_ranks.h"
 
-#include <filesystem>
-#include <fstream>
 #include <gtest/gtest.h>
-#include <iterator>
 #include <map>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 using namespace phantora;
+using phantora::test::CommInit;
+using phantora::test::HelloOf;
+using Ranks = phantora::test::ScriptedRanks;
 
 namespace
 {
@@ -31,90 +31,6 @@ Scenario ThreeGpus(const std::string& transport)
     s.network.transport = transport;
     s.kernels.defaultNs = 1000;
     return s;
-}
-
-/// A scripted rank-side: requests go in when the test says, replies are collected.
-class Ranks
-{
-public:
-    Ranks(const Scenario& s, SyncMode mode) : m_engine(s, 3, &m_trace, mode) {}
-
-    void Send(int rank, int64_t clockNs, wire::Request body)
-    {
-        wire::RequestEnvelope req;
-        req.seq = ++m_seq[rank];
-        req.order = req.seq - 1;
-        req.clockNs = clockNs;
-        req.body = std::move(body);
-        m_engine.Handle(rank, req, m_out);
-        Collect();
-    }
-
-    void Progress()
-    {
-        m_engine.Progress(m_out);
-        Collect();
-        while (m_engine.WantsProgress())
-        {
-            m_engine.Progress(m_out);
-            Collect();
-        }
-    }
-
-    uint64_t CommOf(int rank) const { return m_comm.at(rank); }
-    /// Resume instants, per rank, in the order given.
-    std::map<int, std::vector<int64_t>> resumes;
-    /// cudaEventQuery answers, per rank.
-    std::map<int, std::vector<bool>> queries;
-
-    std::string Trace()
-    {
-        const auto file = std::filesystem::temp_directory_path() /
-                          ("phantora-engine-trace-" + std::to_string(getpid()) + ".json");
-        m_trace.Write(file);
-        std::ifstream in(file);
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        std::filesystem::remove(file);
-        return text;
-    }
-
-    const SimulationEngine& Engine() const { return m_engine; }
-
-private:
-    void Collect()
-    {
-        for (const auto& o : m_out)
-        {
-            if (const auto* r = std::get_if<wire::Resume>(&o.reply.body))
-            {
-                resumes[o.rank].push_back(r->clockNs);
-            }
-            if (const auto* q = std::get_if<wire::QueryAnswer>(&o.reply.body))
-            {
-                queries[o.rank].push_back(q->ready);
-            }
-            if (const auto* c = std::get_if<wire::CommReady>(&o.reply.body))
-            {
-                m_comm[o.rank] = c->comm;
-            }
-        }
-        m_out.clear();
-    }
-
-    TraceRecorder m_trace;
-    SimulationEngine m_engine;
-    std::vector<OutgoingReply> m_out;
-    std::map<int, uint64_t> m_seq;
-    std::map<int, uint64_t> m_comm;
-};
-
-wire::NcclCommInit Init(uint8_t id, int rank)
-{
-    wire::NcclCommInit m;
-    m.id.fill(id);
-    m.nranks = 2;
-    m.rank = rank;
-    return m;
 }
 
 wire::NcclCollective AllReduce(uint64_t comm, uint64_t stream)
@@ -147,15 +63,15 @@ struct Outcome
 Outcome RunScript(const std::string& transport, SyncMode mode, bool rank2Late, int64_t lateNs)
 {
     const Scenario s = ThreeGpus(transport);
-    Ranks r(s, mode);
+    Ranks r(s, 3, mode);
     for (int rank = 0; rank < 3; ++rank)
     {
-        r.Send(rank, 0, wire::Hello{"", rank, 3, rank, 100 + rank});
+        r.Send(rank, 0, HelloOf(rank, 3));
     }
-    r.Send(0, 0, Init(1, 0));
-    r.Send(1, 0, Init(1, 1));
-    r.Send(1, 0, Init(2, 0));
-    r.Send(2, 0, Init(2, 1));
+    r.Send(0, 0, CommInit(1, 0, 2));
+    r.Send(1, 0, CommInit(1, 1, 2));
+    r.Send(1, 0, CommInit(2, 0, 2));
+    r.Send(2, 0, CommInit(2, 1, 2));
     r.Progress();
 
     r.Send(0, 1000, wire::KernelLaunch{1, "k", {}, {}, 0, ""});
@@ -229,13 +145,13 @@ TEST_P(EngineReplay, OptimisticAndConservativeAgreeWhenNothingIsLate)
 TEST_P(EngineReplay, AQueryIsAnsweredAtItsCallersClockOnceNothingCanChangeIt)
 {
     const Scenario s = ThreeGpus(GetParam());
-    Ranks r(s, SyncMode::Optimistic);
+    Ranks r(s, 3, SyncMode::Optimistic);
     for (int rank = 0; rank < 2; ++rank)
     {
-        r.Send(rank, 0, wire::Hello{"", rank, 3, rank, 100 + rank});
-        r.Send(rank, 0, Init(1, rank));
+        r.Send(rank, 0, HelloOf(rank, 3));
+        r.Send(rank, 0, CommInit(1, rank, 2));
     }
-    r.Send(2, 0, wire::Hello{"", 2, 3, 2, 102});
+    r.Send(2, 0, HelloOf(2, 3));
     r.Send(2, 0, wire::Goodbye{0});
     r.Progress();
     r.Send(0, 1000, AllReduce(r.CommOf(0), 1));
