@@ -9,8 +9,8 @@
 namespace phantora
 {
 
-DeviceTimeline::DeviceTimeline(int64_t launchLatencyNs, int32_t smCount)
-    : m_launchLatencyNs(launchLatencyNs), m_sms(smCount)
+DeviceTimeline::DeviceTimeline(int64_t launchLatencyNs, int32_t smCount, int64_t streamGapNs)
+    : m_launchLatencyNs(launchLatencyNs), m_streamGapNs(streamGapNs), m_sms(smCount)
 {
 }
 
@@ -194,25 +194,25 @@ void DeviceTimeline::Drain(Stream& s)
         case PendingOp::Kind::Timed:
         {
             const int64_t start = EarliestStart(s, op);
+            int64_t end = start + op.durationNs;
             if (op.ctas > 0)
             {
-                s.tailNs = m_sms.KernelEnd(start, op.durationNs, op.ctas);
-                m_sms.AddKernel(s.id, start, s.tailNs, op.ctas);
+                end = m_sms.KernelEnd(start, op.durationNs, op.ctas);
+                m_sms.AddKernel(s.id, start, end, op.ctas);
             }
-            else
-            {
-                s.tailNs = start + op.durationNs;
-            }
-            m_busyNs += s.tailNs - start;
+            // The stream is the op's until the gap after it has passed: what follows on it
+            // (an op, an event's record) comes no earlier.
+            s.tailNs = end + m_streamGapNs;
+            m_busyNs += end - start;
             s.forecastNs = std::max(s.forecastNs, s.tailNs);
-            m_computeSpans.Add(start, s.tailNs);
+            m_computeSpans.Add(start, end);
             if (op.memoryBound)
             {
-                m_hbm.Add(start, s.tailNs);
+                m_hbm.Add(start, end);
             }
             if (m_observer)
             {
-                m_observer(s.id, op.label, start, s.tailNs);
+                m_observer(s.id, op.label, start, end);
             }
             ++m_timedOps;
             s.waiting.pop_front();
@@ -237,7 +237,7 @@ void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs, int64_t 
         throw std::logic_error("collective ticket " + std::to_string(ticket) +
                                " completed but is not at the head of its stream");
     }
-    s.tailNs = std::max(s.tailNs, endNs);
+    s.tailNs = std::max(s.tailNs, endNs + m_streamGapNs);
     const int64_t networkEndNs = smsFreedNs < 0 ? endNs : std::min(smsFreedNs, endNs);
     const int64_t startNs = s.waiting.front().startNs;
     m_collectiveNetworkNs += std::max<int64_t>(networkEndNs - startNs, 0);

@@ -1,8 +1,11 @@
 // The simulated GPU of one rank: its streams as queues of operations.  An op
 // starts at max(enqueue time + launch latency, the end of the stream's previous
-// op, a caller-given earliest start); its end is start + duration, except for a
-// collective, whose end only the network can tell.  Ops queued behind an
+// op + the stream gap, a caller-given earliest start); its end is start + duration,
+// except for a collective, whose end only the network can tell.  Ops queued behind an
 // unfinished collective wait, exactly as they would on the real stream.
+// The stream gap is the GPU's own: a real stream idles 1-2 us between two kernels or
+// copies even when the second is long queued (bench/accuracy/README.md, "The stream
+// gap").
 #pragma once
 
 #include "hbm_share.h"
@@ -31,7 +34,9 @@ public:
                                           int64_t startNs, int64_t endNs)>;
 
     /// \p smCount > 0: kernels and collectives share that many SMs (sm_sharing.h).
-    explicit DeviceTimeline(int64_t launchLatencyNs, int32_t smCount = 0);
+    /// \p streamGapNs: how long a stream idles after each kernel, copy, memset or
+    /// collective before the next one queued on it can start.
+    explicit DeviceTimeline(int64_t launchLatencyNs, int32_t smCount = 0, int64_t streamGapNs = 0);
     void SetObserver(OpObserver observer) { m_observer = std::move(observer); }
 
     /// A kernel, copy or memset that takes \p durationNs alone.  \p ctas: the kernel's CTA
@@ -140,6 +145,7 @@ private:
     void Order(uint64_t target, uint64_t waiter, int64_t enqueueNs);
 
     int64_t m_launchLatencyNs;
+    int64_t m_streamGapNs;
     SmSharing m_sms;
     std::map<uint64_t, Stream> m_streams;
     std::map<uint64_t, uint64_t> m_ticketStream;          ///< running collectives -> their stream

@@ -106,8 +106,10 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
     else if (const profile::OpStats* s = m_profile ? m_profile->Find(key) : nullptr)
     {
         const double* sameArgs = s->ArgsMedian(args);
-        const double* own = sameArgs ? nullptr : s->ProgramMedian(m_program);
-        c = {std::llround(sameArgs ? *sameArgs : own ? *own : s->medianNs), CostSource::Measured};
+        const bool own = !sameArgs && s->ProgramMedian(m_program);
+        c = {std::llround(sameArgs ? *sameArgs
+                                   : s->OnStreamNs(m_program, profile::IsLibraryCall(key.kind))),
+             CostSource::Measured};
         m_fromArgs += sameArgs ? 1 : 0;
         m_fromProgram += own ? 1 : 0;
     }

@@ -198,7 +198,7 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
     const std::string family = g->Family();
     const GemmSignature* best = nullptr;
     std::optional<GemmSignature> bestSig;
-    double bestMedian = 0;
+    double bestNs = 0;
     double bestDist = std::numeric_limits<double>::infinity();
     for (const auto& [k, stats] : m_profile->Ops())
     {
@@ -221,7 +221,7 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
         {
             bestDist = d;
             bestSig = other;
-            bestMedian = stats.medianNs;
+            bestNs = stats.OnStreamNs({}, true);
         }
     }
     if (!bestSig)
@@ -229,7 +229,7 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
         return std::nullopt;
     }
     best = &*bestSig;
-    double t = bestMedian * g->Flops() / std::max(best->Flops(), 1.0);
+    double t = bestNs * g->Flops() / std::max(best->Flops(), 1.0);
     if (GemmTiles(*best) < std::max(m_gpu.smCount, 1))
     {
         // The sample left SMs idle: its time is one pass of its tiles through the k loop,
@@ -238,7 +238,7 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
         // 1 TFLOP/s, made a 16x2048x2048 batch-16 one take 2.2 ms where the H100's
         // fp32 peak needs 32 us).  So: no more than the sample's time per pass of the k
         // loop, times the target's waves of tiles and its k loop's length.
-        const double byWaves = bestMedian * GemmWaves(*g) * static_cast<double>(g->k) /
+        const double byWaves = bestNs * GemmWaves(*g) * static_cast<double>(g->k) /
                                static_cast<double>(std::max<int64_t>(best->k, 1));
         t = std::min(t, byWaves);
     }
@@ -262,7 +262,7 @@ std::optional<int64_t> OpEstimator::ScaledCudnn(const OpKey& key) const
     const std::string family = s->Family();
     const std::vector<double> shape = s->Shape();
     std::optional<CudnnSignature> best;
-    double bestMedian = 0;
+    double bestNs = 0;
     double bestDist = std::numeric_limits<double>::infinity();
     for (const auto& [k, stats] : m_profile->Ops())
     {
@@ -290,14 +290,14 @@ std::optional<int64_t> OpEstimator::ScaledCudnn(const OpKey& key) const
         {
             bestDist = d;
             best = std::move(other);
-            bestMedian = stats.medianNs;
+            bestNs = stats.OnStreamNs({}, true);
         }
     }
     if (!best)
     {
         return std::nullopt;
     }
-    double t = bestMedian * CudnnWork(*s) / std::max(CudnnWork(*best), 1.0);
+    double t = bestNs * CudnnWork(*s) / std::max(CudnnWork(*best), 1.0);
     if (auto roof = Roofline(key))
     {
         t = std::max(t, static_cast<double>(*roof));

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,7 +32,10 @@ struct GpuSpec
     int32_t smCount{132};
     int32_t ccMajor{9};
     int32_t ccMinor{0};
-    int64_t launchLatencyNs{0};  ///< from enqueue to the earliest start on the GPU
+    int64_t launchLatencyNs{0}; ///< from enqueue to the earliest start on the GPU
+    /// How long a stream idles after each op before the next one queued on it starts
+    /// (device_timeline.h); 0 in code, the shipped Hopper scenarios set the measured value.
+    int64_t streamGapNs{0};
     /// NCCL's CTAs share the SMs with compute kernels (sm_sharing.h); false: collectives
     /// and kernels never slow each other.
     bool commInterference{true};

@@ -22,6 +22,13 @@ enum class OpKind : uint8_t
 };
 inline constexpr int kOpKinds = 5;
 
+/// A cuBLAS or cuDNN call: one op of the simulated stream, recorded as the span of the
+/// kernels (and memsets) it launched (OpStats::OnStreamNs).
+inline bool IsLibraryCall(OpKind kind)
+{
+    return kind == OpKind::Gemm || kind == OpKind::Cudnn;
+}
+
 const char* OpKindName(OpKind kind);
 std::optional<OpKind> ParseOpKind(std::string_view text);
 

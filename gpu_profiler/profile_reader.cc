@@ -283,8 +283,9 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
         auto op = byId.find(opProgram.first);
         if (op != byId.end() && !opProgram.second.empty())
         {
-            op->second->medianByProgramNs[opProgram.second] =
-                OpStats::FromSamples(std::move(durations), "").medianNs;
+            const OpStats own = OpStats::FromSamples(std::move(durations), "");
+            op->second->medianByProgramNs[opProgram.second] = own.medianNs;
+            op->second->p10ByProgramNs[opProgram.second] = own.p10Ns;
         }
     }
 }

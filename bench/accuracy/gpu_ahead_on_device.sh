@@ -9,7 +9,8 @@
 # backward.  Before every FSDP2 run the script logs what else runs on the CPUs (FSDP2's
 # real step moves between about 44 and 91 ms from run to run, README "The GPU machine's
 # own CPUs move the real FSDP2 step").
-# Environment: REPS rounds (2), GPUS world sizes (2 4, those the machine has), AHEAD ms
+# Environment: REPS rounds (2), GPUS world sizes (2 4, those the machine has; none: the
+# one-GPU cell alone), AHEAD ms
 # (80), STEPS (15), WARMUP (5), OUT.  Writes $OUT/ahead.log.  TRACE=1 then also runs the
 # cells of TRACE_CELLS ("single:1 ddp:2" unless set; MODE:WORLD) with the GPU held and
 # torch.profiler on the last steps (GPU activity only: with the host far ahead, the
@@ -39,7 +40,7 @@ run() { # mode world ahead
     run single 1 0
     run single 1 "$AHEAD"
     for n in ${GPUS:-2 4}; do
-      [ "$n" -le "$NGPU" ] || continue
+      [ "$n" != none ] && [ "$n" -le "$NGPU" ] || continue
       for mode in ddp fsdp; do
         run "$mode" "$n" 0
         run "$mode" "$n" "$AHEAD"

@@ -75,7 +75,8 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, Trac
       m_lanes(CheckedWorldSize(worldSize), trace),
       m_timelines(static_cast<std::size_t>(worldSize),
                   DeviceTimeline(scenario.gpu.launchLatencyNs,
-                                 scenario.gpu.commInterference ? scenario.gpu.smCount : 0)),
+                                 scenario.gpu.commInterference ? scenario.gpu.smCount : 0,
+                                 scenario.gpu.streamGapNs)),
       m_nccl(scenario.nccl), m_setup(m_comms, m_nccl, m_lanes),
       m_launch(scenario, m_network, m_timelines, m_nccl),
       m_holds([this](int rank, uint64_t ticket, int64_t endNs)

@@ -135,3 +135,42 @@ TEST(DeviceTimeline, ComputeAndCollectiveSpansGiveTheTimeShares)
     EXPECT_EQ(tl.CollectiveSpans().TotalNs(), 300);
     EXPECT_EQ(tl.ComputeSpans().OverlapNs(tl.CollectiveSpans()), 100);
 }
+
+TEST(DeviceTimeline, TheStreamGapSeparatesQueuedOpsButNotOpsTheHostIssuedLate)
+{
+    DeviceTimeline tl(5, 0, 2);
+    std::vector<std::pair<int64_t, int64_t>> ran;
+    tl.SetObserver([&](uint64_t, const std::string&, int64_t s, int64_t e)
+                   { ran.emplace_back(s, e); });
+    tl.EnqueueTimed(1, 100, 50);  // 105..155
+    tl.EnqueueTimed(1, 110, 20);  // queued: 157..177, the gap after the first
+    tl.EnqueueTimed(1, 1000, 10); // the host was late: 1005..1015, its latency covers the gap
+    ASSERT_EQ(ran.size(), 3U);
+    EXPECT_EQ(ran[1], std::make_pair(int64_t{157}, int64_t{177}));
+    EXPECT_EQ(ran[2], std::make_pair(int64_t{1005}, int64_t{1015}));
+    EXPECT_EQ(tl.BusyNs(), 80); // the gaps are idle time, not work
+    int64_t ready = -1;
+    tl.EnqueueCollective(1, 1000, 9, [&](int64_t t) { ready = t; });
+    EXPECT_EQ(ready, 1017);
+    tl.EnqueueTimed(1, 1000, 10);
+    tl.CompleteCollective(9, 1200);
+    ASSERT_EQ(ran.size(), 5U);
+    EXPECT_EQ(ran[3], std::make_pair(int64_t{1017}, int64_t{1200})); // the collective
+    EXPECT_EQ(ran[4], std::make_pair(int64_t{1202}, int64_t{1212})); // the gap after it too
+}
+
+TEST(DeviceTimeline, AStreamGapOfNothingKeepsOpsBackToBack)
+{
+    DeviceTimeline gapless(5);
+    DeviceTimeline gapped(5, 0, 3);
+    for (DeviceTimeline* tl : {&gapless, &gapped})
+    {
+        for (int i = 0; i < 10; ++i)
+        {
+            tl->EnqueueTimed(1, 0, 100);
+        }
+    }
+    EXPECT_EQ(gapless.StreamTail(1), 5 + 10 * 100);
+    // Nine gaps between the ten ops, and the one after the last holds the stream too.
+    EXPECT_EQ(gapped.StreamTail(1), 5 + 10 * 100 + 10 * 3);
+}

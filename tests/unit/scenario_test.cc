@@ -163,6 +163,17 @@ TEST_F(ScenarioFile, TheCollectivesRateBesideMemoryBoundWorkIsAShareOfItsSpeed)
     }
 }
 
+TEST_F(ScenarioFile, TheStreamGapIsADurationAndNothingUnlessGiven)
+{
+    const auto file = Write(Replace(kValid, "launch_latency = \"3us\"",
+                                    "launch_latency = \"3us\"\nstream_gap = \"1.5us\""));
+    EXPECT_EQ(LoadScenario(file).gpu.streamGapNs, 1500);
+    EXPECT_EQ(LoadScenario(Write(kValid)).gpu.streamGapNs, 0);
+    ExpectError(Replace(kValid, "launch_latency = \"3us\"",
+                        "launch_latency = \"3us\"\nstream_gap = \"short\""),
+                {"stream_gap", "duration"});
+}
+
 TEST_F(ScenarioFile, SyntaxErrorsCarryLineAndColumn)
 {
     ExpectError(Replace(kValid, "gpus = 8", "gpus = = 8"), {":12:"});
@@ -425,16 +436,15 @@ TEST_F(ScenarioFile, WorkloadReadbackChoosesWhichRecordedValuesAreServed)
 {
     using phantora::host_time::ReadbackMode;
     EXPECT_EQ(LoadScenario(Write(kValid)).workload.readback, ReadbackMode::Float);
-    for (const auto& [text, mode] : {std::pair{"zeros", ReadbackMode::Zeros},
-                                     std::pair{"float", ReadbackMode::Float},
-                                     std::pair{"all", ReadbackMode::All}})
+    for (const auto& [text, mode] :
+         {std::pair{"zeros", ReadbackMode::Zeros}, std::pair{"float", ReadbackMode::Float},
+          std::pair{"all", ReadbackMode::All}})
     {
-        const Scenario s = LoadScenario(
-            Write(std::string(kValid) + "[workload]\nreadback = \"" + text + "\"\n"));
+        const Scenario s =
+            LoadScenario(Write(std::string(kValid) + "[workload]\nreadback = \"" + text + "\"\n"));
         EXPECT_EQ(s.workload.readback, mode) << text;
     }
-    ExpectError(std::string(kValid) + "[workload]\nreadback = \"ints\"\n",
-                {"readback", "float"});
+    ExpectError(std::string(kValid) + "[workload]\nreadback = \"ints\"\n", {"readback", "float"});
 }
 
 TEST_F(ScenarioFile, WorkloadTableIsStrict)

@@ -1,0 +1,148 @@
+"""How long one stream of a real GPU stays idle between two ops when the second is already
+queued: the GPU's own dispatch gap, which the simulation charges after every op
+(`[gpu] stream_gap`, bridge/device_timeline.h).
+
+The stream is held with `torch.cuda._sleep` while the host queues N ops of one kind (an
+elementwise kernel, a device-to-device copy, a cuBLAS GEMM), so no gap below can be the
+host's; torch.profiler (GPU activity only) gives each op's start and end.  A cuBLAS call
+on Hopper is a 4-byte memset and a kernel; both are folded into one op, as the profile
+stores it, and the gap inside it is printed apart.
+
+    python3 bench/accuracy/workloads/stream_gap.py [--ops 400] [--json OUT]
+
+Prints one line per pair of op kinds: the gaps' count, median, mean, p10 and p90 (µs).
+"""
+
+import argparse
+import json
+import statistics
+
+import torch
+
+
+def sequences(n):
+    """(name, issue) pairs: each issue() queues n ops of one kind on the current stream."""
+    x = torch.randn(1 << 20, device="cuda")
+    y = torch.empty_like(x)
+    a = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
+
+    def add():
+        for _ in range(n):
+            x.add_(1.0)
+
+    def copy():
+        for _ in range(n):
+            y.copy_(x)  # same dtype, contiguous: cudaMemcpyAsync device to device
+
+    def gemm():
+        for _ in range(n):
+            torch.mm(a, b)
+
+    def mixed():
+        for _ in range(n // 3):
+            x.add_(1.0)
+            torch.mm(a, b)
+            y.copy_(x)
+
+    return [("kernel", add), ("copy", copy), ("gemm", gemm), ("mixed", mixed)]
+
+
+def kind_of(event):
+    name = event["name"]
+    if event.get("cat") == "gpu_memcpy":
+        return "copy"
+    if event.get("cat") == "gpu_memset":
+        return "memset"
+    if "sleep" in name or "spin" in name:
+        return "hold"
+    return "gemm" if name.startswith(("nvjet", "sm90_xmma", "ampere", "cutlass")) or "gemm" in name else "kernel"
+
+
+def folded(events):
+    """[(kind, start, end)] with each cuBLAS memset folded into the kernel after it; the
+    gaps inside those calls as a second list."""
+    ops, inner = [], []
+    i = 0
+    while i < len(events):
+        e = events[i]
+        k = kind_of(e)
+        nxt = events[i + 1] if i + 1 < len(events) else None
+        if k == "memset" and nxt is not None and kind_of(nxt) == "gemm":
+            inner.append(nxt["ts"] - (e["ts"] + e["dur"]))
+            ops.append(("gemm", e["ts"], nxt["ts"] + nxt["dur"]))
+            i += 2
+            continue
+        ops.append((k, e["ts"], e["ts"] + e["dur"]))
+        i += 1
+    return ops, inner
+
+
+def stats(values):
+    v = sorted(values)
+    return {
+        "n": len(v),
+        "median_us": statistics.median(v),
+        "mean_us": statistics.mean(v),
+        "p10_us": v[len(v) // 10],
+        "p90_us": v[(9 * len(v)) // 10],
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ops", type=int, default=400)
+    ap.add_argument("--hold-ms", type=float, default=50.0)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    # _sleep takes clock cycles: find how many make the hold on this GPU.
+    probe = 10_000_000
+    t = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    t[0].record()
+    torch.cuda._sleep(probe)
+    t[1].record()
+    torch.cuda.synchronize()
+    cycles = int(probe / t[0].elapsed_time(t[1]) * args.hold_ms)
+    result = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "cells": {}}
+    for name, issue in sequences(args.ops):
+        issue()  # warm-up: cuBLAS handles, workspaces, the copy path
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            torch.cuda._sleep(cycles)
+            issue()
+            torch.cuda.synchronize()
+        trace = f"/tmp/stream_gap_{name}.json"
+        prof.export_chrome_trace(trace)
+        with open(trace) as f:
+            data = json.load(f)
+        events = [e for e in data["traceEvents"] if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+        events.sort(key=lambda e: e["ts"])
+        ops, inner = folded(events)
+        pairs = {}
+        for p, q in zip(ops, ops[1:]):
+            if "hold" in (p[0], q[0]):
+                continue
+            pairs.setdefault(f"{p[0]}->{q[0]}", []).append(q[1] - p[2])
+        cell = {pair: stats(g) for pair, g in pairs.items()}
+        cell["all"] = stats([g for gs in pairs.values() for g in gs])
+        if inner:
+            cell["inside gemm (memset->kernel)"] = stats(inner)
+        durations = {}
+        for k, s, e in ops:
+            durations.setdefault(k, []).append(e - s)
+        cell["durations"] = {k: stats(v) for k, v in durations.items() if k != "hold"}
+        result["cells"][name] = cell
+        for pair, s in cell.items():
+            if pair == "durations":
+                continue
+            print(f"STREAM_GAP {result['gpu']} {name:6s} {pair:30s} n={s['n']:4d} median {s['median_us']:.2f}"
+                  f" mean {s['mean_us']:.2f} p10 {s['p10_us']:.2f} p90 {s['p90_us']:.2f} us")
+        for k, s in cell["durations"].items():
+            print(f"STREAM_GAP {result['gpu']} {name:6s} duration of {k:18s} median {s['median_us']:.2f} us")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
