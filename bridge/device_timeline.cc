@@ -9,14 +9,120 @@
 namespace phantora
 {
 
-DeviceTimeline::DeviceTimeline(int64_t launchLatencyNs, int32_t smCount, int64_t streamGapNs)
-    : m_launchLatencyNs(launchLatencyNs), m_streamGapNs(streamGapNs), m_sms(smCount)
+DeviceTimeline::DeviceTimeline(int64_t launchLatencyNs, int32_t smCount, StreamGap gap)
+    : m_launchLatencyNs(launchLatencyNs), m_gap(gap), m_sms(smCount)
 {
 }
 
 int64_t DeviceTimeline::EarliestStart(const Stream& s, const PendingOp& op) const
 {
     return std::max({op.enqueueNs + m_launchLatencyNs, s.tailNs, op.notBeforeNs});
+}
+
+int64_t DeviceTimeline::OpStart(Stream& s, const PendingOp& op)
+{
+    const int64_t start = EarliestStart(s, op);
+    // The tail holds the gap alone; the front end's time on blocked streams comes on top,
+    // and only where the op follows its predecessor back to back.
+    if (m_gap.besideBlockedNs == 0 || !s.tailAfterOp || start != s.tailNs)
+    {
+        return start;
+    }
+    if (BlockedStreamsBeside(s.id, s.tailNs) >= StreamGap::kBlockedStreams)
+    {
+        m_blockedGapNs += m_gap.besideBlockedNs;
+        return start + m_gap.besideBlockedNs;
+    }
+    s.uncharged.push_back(start);
+    if (s.uncharged.size() > kKept)
+    {
+        s.uncharged.pop_front();
+    }
+    return start;
+}
+
+void DeviceTimeline::Block(Stream& s, int64_t fromNs, int64_t toNs)
+{
+    if (!s.blocked.empty() && s.blocked.back().second == kOpen)
+    {
+        // The event is placed now: ops started beside the block before it was known.
+        auto& open = s.blocked.back();
+        open.second = std::max(open.first, toNs);
+        ChargeBlockedGaps(s.id, open.first, open.second);
+        return;
+    }
+    if (toNs <= fromNs)
+    {
+        return;
+    }
+    s.blocked.emplace_back(fromNs, toNs);
+    if (s.blocked.size() > kKept)
+    {
+        s.blocked.pop_front();
+    }
+    if (toNs != kOpen)
+    {
+        ChargeBlockedGaps(s.id, fromNs, toNs);
+    }
+}
+
+void DeviceTimeline::ChargeBlockedGaps(uint64_t blocked, int64_t fromNs, int64_t toNs)
+{
+    if (m_gap.besideBlockedNs == 0)
+    {
+        return;
+    }
+    // The host issues a wait after the ops that run while it blocks (it is ahead of the
+    // GPU), so those ops were placed without it; they pay here, and their stream's later
+    // work moves back by as much, as SmSharing::Reflow moves work that a collective slowed.
+    for (auto& [id, other] : m_streams)
+    {
+        if (id == blocked)
+        {
+            continue;
+        }
+        int64_t delay = 0;
+        for (auto it = other.uncharged.begin(); it != other.uncharged.end();)
+        {
+            if (*it >= fromNs && *it < toNs &&
+                BlockedStreamsBeside(id, *it) >= StreamGap::kBlockedStreams)
+            {
+                delay += m_gap.besideBlockedNs;
+                it = other.uncharged.erase(it);
+            }
+            else
+            {
+                ++it;
+            }
+        }
+        if (delay > 0)
+        {
+            other.tailNs += delay;
+            other.forecastNs = std::max(other.forecastNs, other.tailNs);
+            m_blockedGapNs += delay;
+        }
+    }
+}
+
+int DeviceTimeline::BlockedStreamsBeside(uint64_t stream, int64_t atNs) const
+{
+    int n = 0;
+    for (const auto& [id, other] : m_streams)
+    {
+        if (id == stream)
+        {
+            continue;
+        }
+        for (auto it = other.blocked.rbegin(); it != other.blocked.rend(); ++it)
+        {
+            if (it->first <= atNs && atNs < it->second)
+            {
+                ++n;
+                break;
+            }
+        }
+    }
+    return n;
 }
 
 void DeviceTimeline::Push(uint64_t stream, PendingOp op)
@@ -54,7 +160,7 @@ void DeviceTimeline::Order(uint64_t target, uint64_t waiter, int64_t enqueueNs)
     const uint64_t record = (uint64_t{1} << 63) | m_nextImplicit++;
     m_records[record] = std::nullopt;
     PushRaw(target, {PendingOp::Kind::Record, enqueueNs, 0, 0, record, nullptr});
-    PushRaw(waiter, {PendingOp::Kind::Wait, 0, 0, 0, record, nullptr});
+    PushRaw(waiter, {PendingOp::Kind::Wait, enqueueNs, 0, 0, record, nullptr});
 }
 
 void DeviceTimeline::PushRaw(uint64_t stream, PendingOp op)
@@ -128,9 +234,9 @@ void DeviceTimeline::EnqueueRecord(uint64_t stream, int64_t enqueueNs, uint64_t 
     Push(stream, {PendingOp::Kind::Record, enqueueNs, 0, 0, record, nullptr});
 }
 
-void DeviceTimeline::EnqueueWait(uint64_t stream, uint64_t record)
+void DeviceTimeline::EnqueueWait(uint64_t stream, uint64_t record, int64_t enqueueNs)
 {
-    Push(stream, {PendingOp::Kind::Wait, 0, 0, 0, record, nullptr});
+    Push(stream, {PendingOp::Kind::Wait, enqueueNs, 0, 0, record, nullptr});
 }
 
 std::optional<int64_t> DeviceTimeline::RecordTime(uint64_t record) const
@@ -150,7 +256,7 @@ void DeviceTimeline::Drain(Stream& s)
         {
             ++m_collectives;
             // Stays at the front until the network reports its end.
-            op.startNs = EarliestStart(s, op);
+            op.startNs = OpStart(s, op);
             if (op.channels > 0)
             {
                 op.startNs = m_sms.CollectiveStart(s.id, op.startNs, op.channels);
@@ -164,13 +270,22 @@ void DeviceTimeline::Drain(Stream& s)
         case PendingOp::Kind::Wait:
         {
             const auto t = RecordTime(op.id);
+            // The GPU reaches the wait once the stream's earlier work is done and the host
+            // has issued it; from then until the event it sits blocked.
+            const int64_t reached = std::max(s.tailNs, op.enqueueNs + m_launchLatencyNs);
             if (!t)
             {
+                Block(s, reached, kOpen);
                 // Resumed by the record's stream when it gets there.
                 m_waiters[op.id].push_back(s.id);
                 return;
             }
-            s.tailNs = std::max(s.tailNs, *t);
+            Block(s, reached, *t);
+            if (*t > s.tailNs)
+            {
+                s.tailNs = *t;
+                s.tailAfterOp = false;
+            }
             s.waiting.pop_front();
             break;
         }
@@ -193,7 +308,7 @@ void DeviceTimeline::Drain(Stream& s)
         }
         case PendingOp::Kind::Timed:
         {
-            const int64_t start = EarliestStart(s, op);
+            const int64_t start = OpStart(s, op);
             int64_t end = start + op.durationNs;
             if (op.ctas > 0)
             {
@@ -202,7 +317,8 @@ void DeviceTimeline::Drain(Stream& s)
             }
             // The stream is the op's until the gap after it has passed: what follows on it
             // (an op, an event's record) comes no earlier.
-            s.tailNs = end + m_streamGapNs;
+            s.tailNs = end + m_gap.ns;
+            s.tailAfterOp = true;
             m_busyNs += end - start;
             s.forecastNs = std::max(s.forecastNs, s.tailNs);
             m_computeSpans.Add(start, end);
@@ -237,7 +353,8 @@ void DeviceTimeline::CompleteCollective(uint64_t ticket, int64_t endNs, int64_t 
         throw std::logic_error("collective ticket " + std::to_string(ticket) +
                                " completed but is not at the head of its stream");
     }
-    s.tailNs = std::max(s.tailNs, endNs + m_streamGapNs);
+    s.tailNs = std::max(s.tailNs, endNs + m_gap.ns);
+    s.tailAfterOp = true;
     const int64_t networkEndNs = smsFreedNs < 0 ? endNs : std::min(smsFreedNs, endNs);
     const int64_t startNs = s.waiting.front().startNs;
     m_collectiveNetworkNs += std::max<int64_t>(networkEndNs - startNs, 0);

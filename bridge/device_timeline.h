@@ -4,8 +4,9 @@
 // except for a collective, whose end only the network can tell.  Ops queued behind an
 // unfinished collective wait, exactly as they would on the real stream.
 // The stream gap is the GPU's own: a real stream idles 1-2 us between two kernels or
-// copies even when the second is long queued (bench/accuracy/README.md, "The stream
-// gap").
+// copies even when the second is long queued, and longer while two or more of the GPU's
+// other streams sit blocked on events, as FSDP2's all-gather, copy-in and reduce-scatter
+// streams do (bench/accuracy/README.md, "The stream gap").
 #pragma once
 
 #include "hbm_share.h"
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,6 +24,16 @@
 
 namespace phantora
 {
+
+/// How long a stream idles after an op before the next one queued on it starts.
+struct StreamGap
+{
+    int64_t ns{0};
+    /// Added while at least kBlockedStreams of the GPU's other streams are blocked on an
+    /// event (cudaStreamWaitEvent, or CUDA's legacy-stream ordering).
+    int64_t besideBlockedNs{0};
+    static constexpr int kBlockedStreams = 2;
+};
 
 class DeviceTimeline
 {
@@ -34,10 +46,13 @@ public:
                                           int64_t startNs, int64_t endNs)>;
 
     /// \p smCount > 0: kernels and collectives share that many SMs (sm_sharing.h).
-    /// \p streamGapNs: how long a stream idles after each kernel, copy, memset or
-    /// collective before the next one queued on it can start.
-    explicit DeviceTimeline(int64_t launchLatencyNs, int32_t smCount = 0, int64_t streamGapNs = 0);
+    /// \p gap: how long a stream idles after each kernel, copy, memset or collective
+    /// before the next one queued on it can start.
+    explicit DeviceTimeline(int64_t launchLatencyNs, int32_t smCount = 0, StreamGap gap = {});
     void SetObserver(OpObserver observer) { m_observer = std::move(observer); }
+    /// One hardware queue for all streams (CUDA_DEVICE_MAX_CONNECTIONS=1): work blocked on
+    /// an event waits behind the running stream's and costs its gaps nothing.
+    void UseOneHardwareQueue() { m_gap.besideBlockedNs = 0; }
 
     /// A kernel, copy or memset that takes \p durationNs alone.  \p ctas: the kernel's CTA
     /// count (SmSharing::kFillsGpu if unknown), which decides how collectives slow it; 0
@@ -69,10 +84,14 @@ public:
 
     /// cudaEventRecord: \p record completes when the stream's earlier work has.
     void EnqueueRecord(uint64_t stream, int64_t enqueueNs, uint64_t record);
-    /// cudaStreamWaitEvent: later ops on \p stream start after \p record completes.
-    /// A record this timeline has never seen counts as complete (CUDA: an event never
-    /// recorded is complete).
-    void EnqueueWait(uint64_t stream, uint64_t record);
+    /// cudaStreamWaitEvent at \p enqueueNs: later ops on \p stream start after \p record
+    /// completes.  A record this timeline has never seen counts as complete (CUDA: an
+    /// event never recorded is complete).
+    void EnqueueWait(uint64_t stream, uint64_t record, int64_t enqueueNs = 0);
+
+    /// How many streams other than \p stream sat blocked on an event at \p atNs, as far
+    /// as the ops queued so far tell.
+    int BlockedStreamsBeside(uint64_t stream, int64_t atNs) const;
     /// When \p record completed, or nullopt while unknown.  Unknown records: 0.
     std::optional<int64_t> RecordTime(uint64_t record) const;
 
@@ -92,6 +111,8 @@ public:
     /// they ran beside this GPU's memory-bound kernels (hbm_share.h).
     int64_t CollectiveNetworkNs() const { return m_collectiveNetworkNs; }
     int64_t CollectiveInSituNs() const { return m_collectiveInSituNs; }
+    /// The extra stream gap charged while other streams sat blocked on events.
+    int64_t BlockedGapNs() const { return m_blockedGapNs; }
 
 private:
     struct PendingOp
@@ -129,9 +150,28 @@ private:
         int64_t forecastNs{0};
         /// Front: a collective already started (waiting for its end), then ops behind it.
         std::deque<PendingOp> waiting;
+        /// The stream's tail is the end of an op (plus the gap), not a wait's release.
+        bool tailAfterOp{false};
+        /// When it sat blocked on an event, the latest last ({from, to}; to = kOpen while
+        /// the event is not placed yet); the oldest are forgotten past kKept.
+        std::deque<std::pair<int64_t, int64_t>> blocked;
+        /// Where its ops followed their predecessors back to back without the extra gap
+        /// (the tail they started from), oldest first: a wait the host issues later on
+        /// another stream may turn out to have blocked it then (ChargeBlockedGaps).
+        std::deque<int64_t> uncharged;
     };
+    static constexpr int64_t kOpen = std::numeric_limits<int64_t>::max();
+    static constexpr std::size_t kKept = 512;
 
     int64_t EarliestStart(const Stream& s, const PendingOp& op) const;
+    /// EarliestStart of a kernel, copy, memset or collective: after the stream gap.
+    int64_t OpStart(Stream& s, const PendingOp& op);
+    /// Notes that \p s sits blocked from \p fromNs until \p toNs (kOpen: not known yet).
+    void Block(Stream& s, int64_t fromNs, int64_t toNs);
+    /// Charges the extra gap to the ops of streams other than \p blocked that started
+    /// back to back in [fromNs, toNs) and now find enough streams blocked beside them;
+    /// each such stream's later work moves back by what its ops were charged.
+    void ChargeBlockedGaps(uint64_t blocked, int64_t fromNs, int64_t toNs);
     /// Runs the ops queued on \p s until the next collective (which it starts) or an
     /// unresolved wait.
     void Drain(Stream& s);
@@ -145,13 +185,14 @@ private:
     void Order(uint64_t target, uint64_t waiter, int64_t enqueueNs);
 
     int64_t m_launchLatencyNs;
-    int64_t m_streamGapNs;
+    StreamGap m_gap;
     SmSharing m_sms;
     std::map<uint64_t, Stream> m_streams;
     std::map<uint64_t, uint64_t> m_ticketStream;          ///< running collectives -> their stream
     std::map<uint64_t, std::optional<int64_t>> m_records; ///< record -> time, once enqueued
     std::map<uint64_t, std::vector<uint64_t>> m_waiters;  ///< record -> streams blocked on it
     uint64_t m_timedOps{0};
+    int64_t m_blockedGapNs{0};
     uint64_t m_collectives{0};
     int64_t m_busyNs{0};
     IntervalSet m_computeSpans;

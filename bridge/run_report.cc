@@ -165,6 +165,17 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
                     100.0 * static_cast<double>(inSituNs - networkNs) /
                         static_cast<double>(networkNs));
     }
+    int64_t blockedGapNs = 0;
+    for (int rank = 0; rank < engine.WorldSize(); ++rank)
+    {
+        blockedGapNs += engine.Timeline(rank).BlockedGapNs();
+    }
+    if (blockedGapNs > 0)
+    {
+        std::printf("stream gaps beside streams blocked on events: %.3f ms (all ranks; [gpu] "
+                    "stream_gap_beside_blocked)\n",
+                    static_cast<double>(blockedGapNs) / 1e6);
+    }
     PrintKernelCosts(stdout, engine.Kernels());
     PrintHostTime(engine);
     if (!engine.HostTime().table.empty())
@@ -236,6 +247,7 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
                          {"collective_time_ns",
                           {{"network", tl.CollectiveNetworkNs()},
                            {"beside_memory_bound_kernels", tl.CollectiveInSituNs()}}},
+                         {"stream_gap_beside_blocked_ns", tl.BlockedGapNs()},
                          {"peak_device_bytes", r.peakDeviceBytes},
                          {"gpu_time_ns",
                           {{"window", t.windowNs},

@@ -36,6 +36,8 @@ struct GpuSpec
     /// How long a stream idles after each op before the next one queued on it starts
     /// (device_timeline.h); 0 in code, the shipped Hopper scenarios set the measured value.
     int64_t streamGapNs{0};
+    /// Added to it while two or more of the GPU's other streams are blocked on events.
+    int64_t streamGapBesideBlockedNs{0};
     /// NCCL's CTAs share the SMs with compute kernels (sm_sharing.h); false: collectives
     /// and kernels never slow each other.
     bool commInterference{true};

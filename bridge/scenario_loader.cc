@@ -321,9 +321,9 @@ private:
 void ReadGpu(const Section& s, GpuSpec& gpu)
 {
     s.AllowOnly({"model", "memory", "sm_count", "compute_capability", "launch_latency",
-                 "stream_gap", "hbm_bandwidth", "pcie_bandwidth", "peak_tflops_bf16",
-                 "peak_tflops_f16", "peak_tflops_f32", "peak_tflops_fp8", "peak_tflops_i8",
-                 "comm_interference", "comm_rate_beside_memory_bound"});
+                 "stream_gap", "stream_gap_beside_blocked", "hbm_bandwidth", "pcie_bandwidth",
+                 "peak_tflops_bf16", "peak_tflops_f16", "peak_tflops_f32", "peak_tflops_fp8",
+                 "peak_tflops_i8", "comm_interference", "comm_rate_beside_memory_bound"});
     if (!s.Present())
     {
         s.FailMissing("model", "the [gpu] table with the GPU model and its memory");
@@ -345,6 +345,8 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
     }
     gpu.launchLatencyNs = std::llround(s.DurationNs("launch_latency", false).value_or(0));
     gpu.streamGapNs = std::llround(s.DurationNs("stream_gap", false).value_or(0));
+    gpu.streamGapBesideBlockedNs =
+        std::llround(s.DurationNs("stream_gap_beside_blocked", false).value_or(0));
     gpu.commInterference = s.Boolean("comm_interference", false).value_or(gpu.commInterference);
     if (const auto rate = s.Number("comm_rate_beside_memory_bound", false, 0.0))
     {

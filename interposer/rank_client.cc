@@ -220,6 +220,7 @@ wire::Hello RankClient::MakeHello() const
     hello.worldSize = EnvInt("WORLD_SIZE", 1);
     hello.localRank = EnvInt("LOCAL_RANK", 0);
     hello.pid = getpid();
+    hello.hardwareQueues = EnvInt("CUDA_DEVICE_MAX_CONNECTIONS", 0);
     if (const char* supervisor = std::getenv("PHANTORA_SUPERVISOR"))
     {
         hello.supervisor = supervisor;

@@ -130,9 +130,13 @@ struct Hello
     /// The phantora-rank that started this rank (its Watch::id, from PHANTORA_SUPERVISOR);
     /// empty for ranks that phantora-cluster launched itself.
     std::string supervisor;
+    /// CUDA_DEVICE_MAX_CONNECTIONS as the rank's thread saw it at its first CUDA call, where
+    /// CUDA reads it: the GPU's hardware queues for the process's streams; 0: unset.
+    int32_t hardwareQueues{0};
     template <class A> void serialize(A& ar)
     {
-        ar(BoundedString{token}, rank, worldSize, localRank, pid, BoundedString{supervisor});
+        ar(BoundedString{token}, rank, worldSize, localRank, pid, BoundedString{supervisor},
+           hardwareQueues);
     }
 };
 

@@ -74,9 +74,10 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, Trac
     : m_scenario(scenario), m_trace(trace), m_network(scenario), m_kernels(scenario),
       m_lanes(CheckedWorldSize(worldSize), trace),
       m_timelines(static_cast<std::size_t>(worldSize),
-                  DeviceTimeline(scenario.gpu.launchLatencyNs,
-                                 scenario.gpu.commInterference ? scenario.gpu.smCount : 0,
-                                 scenario.gpu.streamGapNs)),
+                  DeviceTimeline(
+                      scenario.gpu.launchLatencyNs,
+                      scenario.gpu.commInterference ? scenario.gpu.smCount : 0,
+                      StreamGap{scenario.gpu.streamGapNs, scenario.gpu.streamGapBesideBlockedNs})),
       m_nccl(scenario.nccl), m_setup(m_comms, m_nccl, m_lanes),
       m_launch(scenario, m_network, m_timelines, m_nccl),
       m_holds([this](int rank, uint64_t ticket, int64_t endNs)
@@ -134,7 +135,7 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
             [&](const wire::NcclCommDestroy&) {},
             [&](const wire::NcclCommSplit& m) { m_setup.OnCommSplit(ctx, m); },
             [&](const wire::EventRecord& m) { tl.EnqueueRecord(m.stream, ctx.nowNs, m.record); },
-            [&](const wire::StreamWaitEvent& m) { tl.EnqueueWait(m.stream, m.record); },
+            [&](const wire::StreamWaitEvent& m) { tl.EnqueueWait(m.stream, m.record, ctx.nowNs); },
             [&](const wire::EventWait& m)
             {
                 PendingWait w;
@@ -206,6 +207,10 @@ void SimulationEngine::OnHello(const RequestContext& ctx, const wire::Hello& m)
     RankState& r = m_lanes.Rank(ctx.rank);
     r.pid = m.pid;
     r.phase = RankPhase::Running;
+    if (m.hardwareQueues == 1)
+    {
+        TimelineOf(ctx.rank).UseOneHardwareQueue();
+    }
     const auto& gpu = m_scenario.gpu;
     wire::Welcome w;
     w.gpuName = "NVIDIA " + gpu.model;

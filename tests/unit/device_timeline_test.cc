@@ -138,7 +138,7 @@ TEST(DeviceTimeline, ComputeAndCollectiveSpansGiveTheTimeShares)
 
 TEST(DeviceTimeline, TheStreamGapSeparatesQueuedOpsButNotOpsTheHostIssuedLate)
 {
-    DeviceTimeline tl(5, 0, 2);
+    DeviceTimeline tl(5, 0, StreamGap{2});
     std::vector<std::pair<int64_t, int64_t>> ran;
     tl.SetObserver([&](uint64_t, const std::string&, int64_t s, int64_t e)
                    { ran.emplace_back(s, e); });
@@ -162,7 +162,7 @@ TEST(DeviceTimeline, TheStreamGapSeparatesQueuedOpsButNotOpsTheHostIssuedLate)
 TEST(DeviceTimeline, AStreamGapOfNothingKeepsOpsBackToBack)
 {
     DeviceTimeline gapless(5);
-    DeviceTimeline gapped(5, 0, 3);
+    DeviceTimeline gapped(5, 0, StreamGap{3});
     for (DeviceTimeline* tl : {&gapless, &gapped})
     {
         for (int i = 0; i < 10; ++i)
@@ -173,4 +173,53 @@ TEST(DeviceTimeline, AStreamGapOfNothingKeepsOpsBackToBack)
     EXPECT_EQ(gapless.StreamTail(1), 5 + 10 * 100);
     // Nine gaps between the ten ops, and the one after the last holds the stream too.
     EXPECT_EQ(gapped.StreamTail(1), 5 + 10 * 100 + 10 * 3);
+}
+
+// The front end serves streams blocked on events between two ops of a running stream: from
+// two such streams up, the gap grows (stream_gap.py on one H100: 1.0 us with none or one
+// waiting, 2.4-2.6 us with two to five).
+TEST(DeviceTimeline, TwoStreamsBlockedOnEventsLengthenTheGap)
+{
+    const StreamGap gap{2, 10};
+    for (int blocked : {1, 2})
+    {
+        DeviceTimeline tl(0, 0, gap);
+        // an all-gather the network has not ended, and a record behind it
+        tl.EnqueueCollective(5, 0, 77, [](int64_t) {});
+        tl.EnqueueRecord(5, 0, 500);
+        for (int i = 0; i < blocked; ++i)
+        {
+            tl.EnqueueWait(10 + i, 500, 0); // blocked from 0 until the network answers
+            EXPECT_FALSE(tl.StreamTail(10 + i).has_value());
+        }
+        tl.EnqueueRecord(1, 0, 999); // a record first: the first op follows a record
+        for (int i = 0; i < 4; ++i)
+        {
+            tl.EnqueueTimed(1, 0, 100);
+        }
+        EXPECT_EQ(tl.BlockedStreamsBeside(1, 50), blocked);
+        // the first op starts at 0 after the record; three follow it back to back
+        EXPECT_EQ(tl.StreamTail(1), 4 * 100 + 4 * 2 + (blocked >= 2 ? 3 * 10 : 0)) << blocked;
+        EXPECT_EQ(tl.BlockedGapNs(), blocked >= 2 ? 30 : 0);
+    }
+}
+
+// The host issues a wait after the ops the GPU runs while it blocks: those ops pay when
+// the wait is placed, and their stream's later work moves back.
+TEST(DeviceTimeline, AWaitPlacedLaterChargesTheOpsItBlockedBeside)
+{
+    DeviceTimeline tl(0, 0, StreamGap{0, 10});
+    for (int i = 0; i < 5; ++i)
+    {
+        tl.EnqueueTimed(1, 0, 100); // 0..100, 100..200, ... 400..500
+    }
+    EXPECT_EQ(tl.StreamTail(1), 500);
+    tl.EnqueueRecord(1, 0, 7); // at 500
+    tl.EnqueueWait(2, 7, 0);   // stream 2 blocked 0..500
+    EXPECT_EQ(tl.StreamTail(1), 500) << "one blocked stream is not enough";
+    tl.EnqueueWait(3, 7, 0); // stream 3 too: the four ops that followed another pay
+    EXPECT_EQ(tl.StreamTail(1), 540);
+    EXPECT_EQ(tl.BlockedGapNs(), 40);
+    tl.EnqueueWait(4, 7, 0); // a third changes nothing: they were charged once
+    EXPECT_EQ(tl.StreamTail(1), 540);
 }

@@ -172,6 +172,11 @@ TEST_F(ScenarioFile, TheStreamGapIsADurationAndNothingUnlessGiven)
     ExpectError(Replace(kValid, "launch_latency = \"3us\"",
                         "launch_latency = \"3us\"\nstream_gap = \"short\""),
                 {"stream_gap", "duration"});
+    const auto beside =
+        Write(Replace(kValid, "launch_latency = \"3us\"",
+                      "launch_latency = \"3us\"\nstream_gap_beside_blocked = \"2us\""));
+    EXPECT_EQ(LoadScenario(beside).gpu.streamGapBesideBlockedNs, 2000);
+    EXPECT_EQ(LoadScenario(Write(kValid)).gpu.streamGapBesideBlockedNs, 0);
 }
 
 TEST_F(ScenarioFile, SyntaxErrorsCarryLineAndColumn)

@@ -25,6 +25,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_hold  # noqa: E402
 from gpt_ref import GPT  # noqa: E402
 
 PHASES = ("forward", "backward", "optimizer", "zero_grad")
@@ -103,16 +104,7 @@ def main():
 
         for blk in blocks:
             blk.register_forward_hook(_watch_output)
-    sleep_cycles = 0
-    if a.gpu_ahead_ms > 0:
-        # _sleep takes clock cycles: find how many make a millisecond on this GPU.
-        probe = 50_000_000
-        t = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
-        t[0].record()
-        torch.cuda._sleep(probe)
-        t[1].record()
-        torch.cuda.synchronize()
-        sleep_cycles = int(probe / t[0].elapsed_time(t[1]) * a.gpu_ahead_ms)
+    sleep_cycles = gpu_hold.sleep_cycles(a.gpu_ahead_ms) if a.gpu_ahead_ms > 0 else 0
     segments = []  # per step: backward cut at the blocks' ends
     leads = []  # per step: how far the GPU was behind the host at each block's end (ms)
     gpu = {k: [] for k in ("step",) + PHASES}

@@ -6,7 +6,11 @@ The stream is held with `torch.cuda._sleep` while the host queues N ops of one k
 elementwise kernel, a device-to-device copy, a cuBLAS GEMM), so no gap below can be the
 host's; torch.profiler (GPU activity only) gives each op's start and end.  A cuBLAS call
 on Hopper is a 4-byte memset and a kernel; both are folded into one op, as the profile
-stores it, and the gap inside it is printed apart.
+stores it, and the gap inside it is printed apart.  The last cells queue elementwise
+kernels again with 1 to 6 other streams beside them, either waiting (an op queued behind
+an event the measured stream records at its end, as FSDP2 keeps its all-gather and
+reduce-scatter streams) or busy (1 or 3, one long single-thread kernel each): whether the front
+end's attention to other streams lengthens the measured stream's gaps.
 
     python3 bench/accuracy/workloads/stream_gap.py [--ops 400] [--json OUT]
 
@@ -19,10 +23,14 @@ import statistics
 
 import torch
 
+import gpu_hold
 
-def sequences(n):
-    """(name, issue) pairs: each issue() queues n ops of one kind on the current stream."""
+
+def sequences(n, hold_cycles):
+    """(name, issue) pairs: each issue() queues n ops of one kind on the current stream (and,
+    for the cells with other streams, their work)."""
     x = torch.randn(1 << 20, device="cuda")
+    z = torch.randn(1 << 10, device="cuda")
     y = torch.empty_like(x)
     a = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
@@ -45,7 +53,35 @@ def sequences(n):
             torch.mm(a, b)
             y.copy_(x)
 
-    return [("kernel", add), ("copy", copy), ("gemm", gemm), ("mixed", mixed)]
+    def beside_waiting(k):
+        # k other streams each hold an op behind an event that the measured stream records
+        # after its n ops: their queues wait, blocked, the whole time (FSDP2 keeps its
+        # all-gather and reduce-scatter streams so).
+        def issue():
+            done = torch.cuda.Event()
+            add()
+            done.record()
+            for s in others[:k]:
+                s.wait_event(done)
+                with torch.cuda.stream(s):
+                    z.add_(1.0)
+
+        return issue
+
+    def beside_busy(k):
+        # k other streams each run one long single-thread kernel beside the measured ops.
+        def issue():
+            for s in others[:k]:
+                with torch.cuda.stream(s):
+                    torch.cuda._sleep(2 * hold_cycles)
+            add()
+
+        return issue
+
+    others = [torch.cuda.Stream() for _ in range(6)]
+    return [("kernel", add), ("copy", copy), ("gemm", gemm), ("mixed", mixed)] + [
+        (f"kernel, {k} stream{'s' if k > 1 else ''} waiting", beside_waiting(k)) for k in range(1, 7)
+    ] + [(f"kernel, {k} stream{'s' if k > 1 else ''} busy", beside_busy(k)) for k in (1, 3)]
 
 
 def kind_of(event):
@@ -95,27 +131,24 @@ def main():
     ap.add_argument("--hold-ms", type=float, default=50.0)
     ap.add_argument("--json")
     args = ap.parse_args()
-    # _sleep takes clock cycles: find how many make the hold on this GPU.
-    probe = 10_000_000
-    t = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
-    t[0].record()
-    torch.cuda._sleep(probe)
-    t[1].record()
-    torch.cuda.synchronize()
-    cycles = int(probe / t[0].elapsed_time(t[1]) * args.hold_ms)
+    cycles = gpu_hold.sleep_cycles(args.hold_ms)
     result = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "cells": {}}
-    for name, issue in sequences(args.ops):
+    for name, issue in sequences(args.ops, cycles):
         issue()  # warm-up: cuBLAS handles, workspaces, the copy path
         torch.cuda.synchronize()
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             torch.cuda._sleep(cycles)
             issue()
             torch.cuda.synchronize()
-        trace = f"/tmp/stream_gap_{name}.json"
+        trace = "/tmp/stream_gap_" + "".join(c if c.isalnum() else "_" for c in name) + ".json"
         prof.export_chrome_trace(trace)
         with open(trace) as f:
             data = json.load(f)
         events = [e for e in data["traceEvents"] if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+        # the measured stream: the one with the most ops (the others hold one or two)
+        streams = [e.get("args", {}).get("stream") for e in events]
+        measured = max(set(streams), key=streams.count)
+        events = [e for e, st in zip(events, streams) if st == measured]
         events.sort(key=lambda e: e["ts"])
         ops, inner = folded(events)
         pairs = {}
@@ -135,10 +168,10 @@ def main():
         for pair, s in cell.items():
             if pair == "durations":
                 continue
-            print(f"STREAM_GAP {result['gpu']} {name:6s} {pair:30s} n={s['n']:4d} median {s['median_us']:.2f}"
+            print(f"STREAM_GAP {result['gpu']} {name:26s} {pair:30s} n={s['n']:4d} median {s['median_us']:.2f}"
                   f" mean {s['mean_us']:.2f} p10 {s['p10_us']:.2f} p90 {s['p90_us']:.2f} us")
         for k, s in cell["durations"].items():
-            print(f"STREAM_GAP {result['gpu']} {name:6s} duration of {k:18s} median {s['median_us']:.2f} us")
+            print(f"STREAM_GAP {result['gpu']} {name:26s} duration of {k:18s} median {s['median_us']:.2f} us")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)
