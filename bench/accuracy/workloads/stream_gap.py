@@ -3,7 +3,8 @@ queued: the GPU's own dispatch gap, which the simulation charges after every op
 (`[gpu] stream_gap`, bridge/device_timeline.h).
 
 The stream is held with `torch.cuda._sleep` while the host queues N ops of one kind (an
-elementwise kernel, a device-to-device copy, a cuBLAS GEMM), so no gap below can be the
+elementwise kernel, a device-to-device copy, a cuBLAS GEMM; then kernels alternating with
+small host-to-device or device-to-device copies, as FSDP2 interleaves them), so no gap below can be the
 host's; torch.profiler (GPU activity only) gives each op's start and end.  A cuBLAS call
 on Hopper is a 4-byte memset and a kernel; both are folded into one op, as the profile
 stores it, and the gap inside it is printed apart.  The last cells queue elementwise
@@ -53,6 +54,26 @@ def sequences(n, hold_cycles):
             torch.mm(a, b)
             y.copy_(x)
 
+    pinned = torch.arange(16, dtype=torch.int64).pin_memory()
+    small = torch.empty(16, dtype=torch.int64, device="cuda")
+    small_src = torch.arange(16, dtype=torch.int64, device="cuda")
+
+    def kernel_and_htod():
+        # FSDP2 sends split sizes to the GPU this way between its kernels
+        for _ in range(n // 2):
+            x.add_(1.0)
+            small.copy_(pinned, non_blocking=True)
+
+    def kernel_and_small_dtod():
+        for _ in range(n // 2):
+            x.add_(1.0)
+            small.copy_(small_src)
+
+    def kernel_and_dtod():
+        for _ in range(n // 2):
+            x.add_(1.0)
+            y.copy_(x)
+
     def beside_waiting(k):
         # k other streams each hold an op behind an event that the measured stream records
         # after its n ops: their queues wait, blocked, the whole time (FSDP2 keeps its
@@ -79,7 +100,10 @@ def sequences(n, hold_cycles):
         return issue
 
     others = [torch.cuda.Stream() for _ in range(6)]
-    return [("kernel", add), ("copy", copy), ("gemm", gemm), ("mixed", mixed)] + [
+    return [("kernel", add), ("copy", copy), ("gemm", gemm), ("mixed", mixed),
+            ("kernel + 128 B host-to-device", kernel_and_htod),
+            ("kernel + 128 B device-to-device", kernel_and_small_dtod),
+            ("kernel + 4 MiB device-to-device", kernel_and_dtod)] + [
         (f"kernel, {k} stream{'s' if k > 1 else ''} waiting", beside_waiting(k)) for k in range(1, 7)
     ] + [(f"kernel, {k} stream{'s' if k > 1 else ''} busy", beside_busy(k)) for k in (1, 3)]
 
@@ -87,7 +111,7 @@ def sequences(n, hold_cycles):
 def kind_of(event):
     name = event["name"]
     if event.get("cat") == "gpu_memcpy":
-        return "copy"
+        return "HtoD" if "HtoD" in name else "copy"
     if event.get("cat") == "gpu_memset":
         return "memset"
     if "sleep" in name or "spin" in name:
