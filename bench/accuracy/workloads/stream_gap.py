@@ -2,16 +2,17 @@
 queued: the GPU's own dispatch gap, which the simulation charges after every op
 (`[gpu] stream_gap`, bridge/device_timeline.h).
 
-The stream is held with `torch.cuda._sleep` while the host queues N ops of one kind (an
-elementwise kernel, a device-to-device copy, a cuBLAS GEMM; then kernels alternating with
-small host-to-device or device-to-device copies, as FSDP2 interleaves them), so no gap below can be the
-host's; torch.profiler (GPU activity only) gives each op's start and end.  A cuBLAS call
-on Hopper is a 4-byte memset and a kernel; both are folded into one op, as the profile
-stores it, and the gap inside it is printed apart.  The last cells queue elementwise
-kernels again with 1 to 6 other streams beside them, either waiting (an op queued behind
-an event the measured stream records at its end, as FSDP2 keeps its all-gather and
-reduce-scatter streams) or busy (1 or 3, one long single-thread kernel each): whether the front
-end's attention to other streams lengthens the measured stream's gaps.
+The stream is held with `torch.cuda._sleep` while the host queues N ops, so no gap below
+can be the host's; torch.profiler (GPU activity only) gives each op's start and end.  The
+cells: ops of one kind (an elementwise kernel, a device-to-device copy, a cuBLAS GEMM) and
+a mix; kernels alternating with 128-byte host-to-device or device-to-device copies or with
+4 MiB device-to-device copies, as FSDP2 interleaves them; and kernels again beside 1 to 6
+other streams that each wait (an op queued behind an event the measured stream records at
+its end, as FSDP2 keeps its all-gather and reduce-scatter streams) or beside 1 or 3 busy
+streams (one long single-thread kernel each): whether the front end's attention to other
+streams lengthens the measured stream's gaps.  A cuBLAS call on Hopper is a 4-byte memset
+and a kernel; both are folded into one op, as the profile stores it, and the gap inside
+it is printed apart.
 
     python3 bench/accuracy/workloads/stream_gap.py [--ops 400] [--json OUT]
 
