@@ -77,16 +77,8 @@ namespace
 
 Scenario TwoGpus(double rateBeside)
 {
-    Scenario s;
-    s.name = "hbm";
-    s.gpu.launchLatencyNs = 0;
-    s.gpu.hbmBitsPerSecond = 4.8e12 * 8;
-    s.gpu.pcieBitsPerSecond = 55e9 * 8;
+    Scenario s = test::EngineScenario("hbm", 2, 0);
     s.gpu.commRateBesideMemoryBound = rateBeside;
-    s.topology.gpus = 2;
-    s.topology.gpusPerNode = 2;
-    s.topology.linkBitsPerSecond = 400e9;
-    s.topology.linkLatencyNs = 1000;
     s.kernels.defaultNs = 20'000'000; // longer than the all-reduce: beside it throughout
     return s;
 }

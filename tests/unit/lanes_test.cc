@@ -2,6 +2,7 @@
 // simulated time back, a wake given to it holds time at the waker's clock until the
 // woken thread runs, and a wake nobody gave is refused.
 #include "engine/simulation_engine.h"
+#include "scripted_ranks.h"
 
 #include <gtest/gtest.h>
 #include <map>
@@ -14,15 +15,7 @@ namespace
 
 Scenario TwoGpus()
 {
-    Scenario s;
-    s.name = "lanes";
-    s.gpu.launchLatencyNs = 1000;
-    s.gpu.hbmBitsPerSecond = 4.8e12 * 8;
-    s.gpu.pcieBitsPerSecond = 55e9 * 8;
-    s.topology.gpus = 2;
-    s.topology.gpusPerNode = 2;
-    s.topology.linkBitsPerSecond = 400e9;
-    s.topology.linkLatencyNs = 1000;
+    Scenario s = test::EngineScenario("lanes", 2, 1000);
     s.network.transport = "flow";
     s.kernels.defaultNs = 1000;
     return s;
@@ -32,7 +25,8 @@ Scenario TwoGpus()
 class Threads
 {
 public:
-    explicit Threads(const Scenario& s) : m_engine(s, 2) {}
+    /// Keeps its own copy of \p s: the engine holds a reference to it.
+    explicit Threads(const Scenario& s) : m_scenario(s), m_engine(m_scenario, 2) {}
 
     void Send(int rank, uint32_t lane, int64_t clockNs, wire::Request body)
     {
@@ -80,6 +74,7 @@ public:
     uint64_t comm{0};
 
 private:
+    Scenario m_scenario;
     SimulationEngine m_engine;
     std::vector<OutgoingReply> m_out;
     std::map<std::pair<int, uint32_t>, uint64_t> m_seq;

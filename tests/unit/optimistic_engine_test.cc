@@ -19,15 +19,7 @@ namespace
 
 Scenario ThreeGpus(const std::string& transport)
 {
-    Scenario s;
-    s.name = "engine";
-    s.gpu.launchLatencyNs = 3000;
-    s.gpu.hbmBitsPerSecond = 4.8e12 * 8;
-    s.gpu.pcieBitsPerSecond = 55e9 * 8;
-    s.topology.gpus = 3;
-    s.topology.gpusPerNode = 3;
-    s.topology.linkBitsPerSecond = 400e9;
-    s.topology.linkLatencyNs = 1000;
+    Scenario s = phantora::test::EngineScenario("engine", 3, 3000);
     s.network.transport = transport;
     s.kernels.defaultNs = 1000;
     return s;

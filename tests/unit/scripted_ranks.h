@@ -19,8 +19,9 @@ namespace phantora::test
 class ScriptedRanks
 {
 public:
+    /// Keeps its own copy of \p s: the engine holds a reference to it.
     ScriptedRanks(const Scenario& s, int worldSize, SyncMode mode)
-        : m_engine(s, worldSize, &m_trace, mode)
+        : m_scenario(s), m_engine(m_scenario, worldSize, &m_trace, mode)
     {
     }
 
@@ -86,12 +87,29 @@ private:
         m_out.clear();
     }
 
+    Scenario m_scenario;
     TraceRecorder m_trace;
     SimulationEngine m_engine;
     std::vector<OutgoingReply> m_out;
     std::map<int, uint64_t> m_seq;
     std::map<int, uint64_t> m_comm;
 };
+
+/// The scenario engine tests start from: \p gpus H200-like GPUs on one switch (400 Gb/s
+/// links of 1 us), nothing measured.
+inline Scenario EngineScenario(std::string name, uint32_t gpus, int64_t launchLatencyNs)
+{
+    Scenario s;
+    s.name = std::move(name);
+    s.gpu.launchLatencyNs = launchLatencyNs;
+    s.gpu.hbmBitsPerSecond = 4.8e12 * 8;
+    s.gpu.pcieBitsPerSecond = 55e9 * 8;
+    s.topology.gpus = gpus;
+    s.topology.gpusPerNode = gpus;
+    s.topology.linkBitsPerSecond = 400e9;
+    s.topology.linkLatencyNs = 1000;
+    return s;
+}
 
 /// Rank \p rank of \p worldSize saying hello (pid 100 + rank).
 inline wire::Hello HelloOf(int rank, int worldSize)

@@ -12,16 +12,9 @@ namespace
 
 Scenario OneGpu()
 {
-    Scenario s;
-    s.name = "gap";
-    s.gpu.launchLatencyNs = 0;
+    Scenario s = test::EngineScenario("gap", 1, 0);
     s.gpu.streamGapNs = 1000;
     s.gpu.streamGapBesideBlockedNs = 5000;
-    s.gpu.hbmBitsPerSecond = 4.8e12 * 8;
-    s.gpu.pcieBitsPerSecond = 55e9 * 8;
-    s.topology.gpus = 1;
-    s.topology.gpusPerNode = 1;
-    s.topology.linkBitsPerSecond = 400e9;
     s.kernels.durationsNs["long_kernel"] = 1'000'000;
     s.kernels.durationsNs["tiny_kernel"] = 10'000;
     return s;
@@ -38,8 +31,7 @@ struct GapRun
 /// stream 4's work ended.
 GapRun TinyKernelsBesideTwoBlockedStreams(int32_t hardwareQueues)
 {
-    const Scenario s = OneGpu(); // the engine keeps a reference to it
-    test::ScriptedRanks r(s, 1, SyncMode::Conservative);
+    test::ScriptedRanks r(OneGpu(), 1, SyncMode::Conservative);
     auto send = [&r](wire::Request body)
     {
         r.Send(0, 0, std::move(body));
