@@ -105,10 +105,12 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
     }
     else if (const profile::OpStats* s = m_profile ? m_profile->Find(key) : nullptr)
     {
+        const bool span = profile::IsLibraryCall(key.kind);
         const double* sameArgs = s->ArgsMedian(args);
-        const bool own = !sameArgs && s->ProgramMedian(m_program);
+        const double* own = sameArgs ? nullptr : s->ProgramOnStream(m_program, span);
         c = {std::llround(sameArgs ? *sameArgs
-                                   : s->OnStreamNs(m_program, profile::IsLibraryCall(key.kind))),
+                          : own    ? *own
+                                   : s->OnStreamNs({}, span)),
              CostSource::Measured};
         m_fromArgs += sameArgs ? 1 : 0;
         m_fromProgram += own ? 1 : 0;

@@ -60,9 +60,16 @@ struct OpStats
     /// 3.55 at the median.
     double OnStreamNs(const std::string& program, bool librarySpan) const
     {
+        const double* own = ProgramOnStream(program, librarySpan);
+        return own ? *own : librarySpan ? p10Ns : medianNs;
+    }
+    /// OnStreamNs from \p program's own samples; null if it has none (or \p program is
+    /// empty).
+    const double* ProgramOnStream(const std::string& program, bool librarySpan) const
+    {
         const auto& byProgram = librarySpan ? p10ByProgramNs : medianByProgramNs;
         auto it = program.empty() ? byProgram.end() : byProgram.find(program);
-        return it != byProgram.end() ? it->second : librarySpan ? p10Ns : medianNs;
+        return it == byProgram.end() ? nullptr : &it->second;
     }
 
     /// Order statistics of \p durationsNs (linear interpolation between ranks).
