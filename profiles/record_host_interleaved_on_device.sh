@@ -13,9 +13,15 @@
 # megatron-core wheel in .whl-megatron/, DeepSpeed's in .whl-ds/ (or both frameworks and TorchTitan
 # in .whl-device/, as for record_frameworks_on_device.sh).  Writes under $OUT:
 #   <cell>_host<r>.tsv   raw host-time logs (gpu_profiler import them)
-#   <cell>.log           the recorder's and the real runs' output, in order
+#   <cell>.log           the recorder's and the real runs' output, in order, each run
+#                        followed by `# host:` (the machine's busy and steal CPU shares
+#                        over it, /proc/stat)
 #   <cell>.tgz           the cell's log and raw logs (the .tsv files are removed once archived)
 # REPS (3), ONLY (cells; default "megatron_dense deepspeed_zero1 deepspeed_zero2").
+# CPU_TRACE=1: while each run goes, the busiest thread's CPU every half second (`# cpus:
+# tid@cpu ...`, ps's lifetime %CPU picks the thread: the program's main one), and after it
+# every CPU's speed (`# cpu speed:`, ../bench/accuracy/cpu_speed.py, ns per iteration):
+# does a run's step follow the speed of the CPU its main thread sat on?
 set -u
 . "$(dirname "$0")/device_env.sh"
 OUT=${OUT:-/tmp/interleaved-out}
@@ -50,16 +56,37 @@ if [ -d .whl-megatron ] || [ -d .whl-ds ]; then
     deepspeed hjson pydantic pydantic_core annotated_types typing_inspection >> "$OUT/pip.log" 2>&1 \
     || { echo "pip install failed"; tail -5 "$OUT/pip.log"; }
 fi
+# The machine's CPUs since the /proc/stat line $1: busy and steal shares.
+host_share() {
+  printf '%s\n%s\n' "$1" "$(head -1 /proc/stat)" | awk '{i=$5+$6; s=$9; t=0; for(k=2;k<=9;k++) t+=$k;
+    if (NR==1) {i0=i; s0=s; t0=t} else printf "busy %.1f %%, steal %.1f %%", 100*(1-(i-i0)/(t-t0)), 100*(s-s0)/(t-t0)}'
+}
+# Runs "$@" (a command and its arguments) with CPU_TRACE's lines after its output.
+traced() {
+  if [ "${CPU_TRACE:-0}" != 1 ]; then "$@"; return; fi
+  touch "$OUT/.tracing"
+  ( while [ -e "$OUT/.tracing" ]; do
+      ps -eLo tid=,psr=,pcpu=,comm= --sort=-pcpu | awk 'NR==1{printf "%s@%s ", $1, $2}'; sleep 0.5
+    done > "$OUT/cpus.txt" ) &
+  "$@"; local rc=$?
+  rm -f "$OUT/.tracing"; wait $!
+  echo "# cpus: $(cat "$OUT/cpus.txt")"; rm -f "$OUT/cpus.txt"
+  echo "# cpu speed: $(python3 bench/accuracy/cpu_speed.py --reps 2 | awk '{printf "%s:%s ", $2, $4}')"
+  return $rc
+}
+# The lines of a run's output the log keeps.
+keep() { grep -E "^step|mean step|median step|rank 0: |^RESULT| tps: |local batch size|Error|FAILED|^# cpu" | tail -32; }
 for cell in ${ONLY:-megatron_dense deepspeed_zero1 deepspeed_zero2}; do
   cmd=${CMD[$cell]}
   {
     echo "# $cmd"
     for r in $(seq "${REPS:-3}"); do
-      echo "== record $r $(date -u +%T)"
-      timeout 200 $G record --host-time-only --raw "$OUT/${cell}_host$r.tsv" -- $cmd </dev/null 2>&1 \
-        | grep -E "^step|mean step|median step|rank 0: |^RESULT| tps: |local batch size|Error|FAILED" | tail -30
-      echo "== real $r $(date -u +%T)"
-      timeout 150 $cmd </dev/null 2>&1 | grep -E "^step|mean step|median step|rank 0: |^RESULT| tps: |local batch size|Error|FAILED" | tail -30
+      echo "== record $r $(date -u +%T)"; s0=$(head -1 /proc/stat)
+      traced timeout 200 $G record --host-time-only --raw "$OUT/${cell}_host$r.tsv" -- $cmd </dev/null 2>&1 | keep
+      echo "# host: $(host_share "$s0")"
+      echo "== real $r $(date -u +%T)"; s0=$(head -1 /proc/stat)
+      traced timeout 150 $cmd </dev/null 2>&1 | keep
+      echo "# host: $(host_share "$s0")"
     done
   } > "$OUT/$cell.log" 2>&1
   echo "#### $cell"; cat "$OUT/$cell.log"

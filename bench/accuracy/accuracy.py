@@ -21,7 +21,7 @@ of those cells and the scenario that simulates them):
              scenarios/h100x4-nvlink-profiled.toml;
   frameworks_h100  Megatron-core, DeepSpeed ZeRO-1 / ZeRO-2 and TorchTitan's debug model on
              one H100: matrix-frameworks_h100.tsv gives each cell's whole command and metric,
-             real/H100-frameworks-2026-11-26.json (collect_frameworks.py from the device logs),
+             real/H100-frameworks.json (collect_frameworks.py from the device logs),
              scenarios/h100-profile.toml.
 
 For every cell (size, mode, GPUs) with real data it runs the same command under
@@ -264,7 +264,7 @@ SUITES = {
     # Megatron-core, DeepSpeed ZeRO-1 / ZeRO-2 and TorchTitan's debug model on one H100, each
     # with its own metric (matrix-frameworks_h100.tsv; issues 15 and 16).
     "frameworks_h100": commands_suite("frameworks_h100", "matrix-frameworks_h100.tsv",
-                                      "H100-frameworks-2026-11-26.json", "h100-profile.toml",
+                                      "H100-frameworks.json", "h100-profile.toml",
                                       env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}),
 }
 SUITES_DEFAULT_SCRIPTS = {name: s.script for name, s in SUITES.items()}

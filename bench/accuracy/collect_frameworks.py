@@ -1,11 +1,12 @@
 """The frameworks_h100 suite's real data from the committed device logs, so that every real
 figure traces to a file:
 
-    python3 bench/accuracy/collect_frameworks.py > bench/accuracy/real/H100-frameworks-2026-11-26.json
+    python3 bench/accuracy/collect_frameworks.py > bench/accuracy/real/H100-frameworks.json
 
 Megatron dense, DeepSpeed ZeRO-1 and ZeRO-2: profiles/raw/H100/interleaved-2026-11-26T1900/,
 and for Megatron and ZeRO-1 also interleaved-2026-11-26T1942/, for ZeRO-2 and TorchTitan
-interleaved-2026-11-26T2001/ (other leases; the runs of all pooled)
+interleaved-2026-11-26T2001/, for all four interleaved-2026-11-27T0147/, and for TorchTitan
+interleaved-2026-11-27T0212/ (other leases; the runs of all pooled)
 (profiles/record_host_interleaved_on_device.sh: `== record r` blocks are recorder runs, left
 out; `== real r` blocks are plain runs, used).  TorchTitan debug:
 profiles/raw/H100/record_frameworks_titan_real_steps.log (two plain runs, `== rep r` blocks).
@@ -33,19 +34,22 @@ RAW = os.path.join(accuracy.ROOT, "profiles", "raw", "H100")
 INTERLEAVED = os.path.join(RAW, "interleaved-2026-11-26T1900")
 INTERLEAVED_2 = os.path.join(RAW, "interleaved-2026-11-26T1942")  # a second lease, two turns
 INTERLEAVED_3 = os.path.join(RAW, "interleaved-2026-11-26T2001")  # a third, two turns
+INTERLEAVED_4 = os.path.join(RAW, "interleaved-2026-11-27T0147")  # a fourth, five turns a cell
+INTERLEAVED_5 = os.path.join(RAW, "interleaved-2026-11-27T0212")  # a fifth, TorchTitan, six turns
 BLOCK_RE = re.compile(r"^== (record|real|rep) (\d+)\b.*$", re.M)
 
 # (size, mode, metric, log, first step, last step or None: to the end) per cell; the matrix
 # row of the cell gives the command (checked against the log's own header).
 CELLS = [
     ("megatron", "dense", "megatron_median",
-     [os.path.join(d, "megatron_dense.log") for d in (INTERLEAVED, INTERLEAVED_2)], 5, 19),
+     [os.path.join(d, "megatron_dense.log") for d in (INTERLEAVED, INTERLEAVED_2, INTERLEAVED_4)], 5, 19),
     ("deepspeed", "zero1", "deepspeed_mean",
-     [os.path.join(d, "deepspeed_zero1.log") for d in (INTERLEAVED, INTERLEAVED_2)], 4, 11),
+     [os.path.join(d, "deepspeed_zero1.log") for d in (INTERLEAVED, INTERLEAVED_2, INTERLEAVED_4)], 4, 11),
     ("deepspeed", "zero2", "deepspeed_mean",
-     [os.path.join(d, "deepspeed_zero2.log") for d in (INTERLEAVED, INTERLEAVED_3)], 4, 11),
+     [os.path.join(d, "deepspeed_zero2.log") for d in (INTERLEAVED, INTERLEAVED_3, INTERLEAVED_4)], 4, 11),
     ("torchtitan", "debug", "titan_tps",
-     [os.path.join(RAW, "record_frameworks_titan_real_steps.log"), os.path.join(INTERLEAVED_3, "titan_debug.log")],
+     [os.path.join(RAW, "record_frameworks_titan_real_steps.log"), os.path.join(INTERLEAVED_3, "titan_debug.log"),
+      os.path.join(INTERLEAVED_4, "titan_debug.log"), os.path.join(INTERLEAVED_5, "titan_debug.log")],
      accuracy.TITAN_FIRST_STEP, None),
 ]
 
@@ -131,16 +135,19 @@ def collect():
                                  f"'{cell['command']}'")
         cells.append(cell)
     env = {
-        "date_utc": "2026-11-26T19:00Z and T19:42Z (Megatron, DeepSpeed ZeRO-1), T19:08Z and T20:01Z "
-                    "(ZeRO-2), T08:55Z and T20:01Z (TorchTitan)",
-        "device": "one NVIDIA H100 80GB HBM3 (five leases)",
+        "date_utc": "2026-11-26T19:00Z, T19:42Z and 2026-11-27T01:47Z (Megatron, DeepSpeed ZeRO-1), "
+                    "2026-11-26T19:08Z, T20:01Z and 2026-11-27T01:57Z (ZeRO-2), 2026-11-26T08:55Z, "
+                    "T20:01Z, 2026-11-27T02:01Z and T02:12Z (TorchTitan)",
+        "device": "one NVIDIA H100 80GB HBM3 (seven leases)",
         "query": "NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB, 1980 MHz, 2619 MHz, 700.00 W "
                  "(the TorchTitan lease's profiles/raw/H100/record_frameworks_env.txt)",
         "torch": "2.11.0+cu130 cuda 13.0 nccl 2.28.9; megatron-core 0.16.1, deepspeed 0.19.8, torchtitan 0.2.2",
-        "reps": "5 real runs a cell (Megatron, ZeRO-1, ZeRO-2: 3 and 2 on two leases, each in turns "
-                "with a host-time recording); 4 (TorchTitan: 2 after a recording, 2 in turns with recordings)",
+        "reps": "10 real runs a cell (Megatron, ZeRO-1, ZeRO-2: 3, 2 and 5 on three leases, each in turns "
+                "with a host-time recording); 15 (TorchTitan: 2 after a recording, then 2, 5 and 6 in turns "
+                "with recordings)",
         "source": "bench/accuracy/collect_frameworks.py from profiles/raw/H100/interleaved-2026-11-26T1900/"
-                  "*.log, interleaved-2026-11-26T1942/*.log and interleaved-2026-11-26T2001/*.log "
+                  "*.log, interleaved-2026-11-26T1942/*.log, interleaved-2026-11-26T2001/*.log and "
+                  "interleaved-2026-11-27T0147/*.log, interleaved-2026-11-27T0212/titan_debug.log "
                   "(profiles/record_host_interleaved_on_device.sh) and "
                   "profiles/raw/H100/record_frameworks_titan_real_steps.log "
                   "(profiles/record_frameworks_on_device.sh ONLY=titan_debug STEPS=12 REPS=2)",

@@ -34,18 +34,23 @@ LEASES = {
     "megatron/dense/1": (["megatron_dense%"], [
         ("19:00", "interleaved-2026-11-26T1900/megatron_dense.log", "megatron_dense_host*-2026-11-26T1900.tsv.zst"),
         ("19:42", "interleaved-2026-11-26T1942/megatron_dense.log", "megatron_dense_host*-2026-11-26T1942.tsv.zst"),
+        ("11-27T01:47", "interleaved-2026-11-27T0147/megatron_dense.log", "megatron_dense_host*-2026-11-27T0147.tsv.zst"),
     ]),
     "deepspeed/zero1/1": (["deepspeed_zero1%"], [
         ("19:00", "interleaved-2026-11-26T1900/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-26T1900.tsv.zst"),
         ("19:42", "interleaved-2026-11-26T1942/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-26T1942.tsv.zst"),
+        ("11-27T01:53", "interleaved-2026-11-27T0147/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-27T0147.tsv.zst"),
     ]),
     "deepspeed/zero2/1": (["deepspeed_zero2%"], [
         ("19:08", "interleaved-2026-11-26T1900/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-26T1908.tsv.zst"),
         ("20:01", "interleaved-2026-11-26T2001/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-26T2001.tsv.zst"),
+        ("11-27T01:57", "interleaved-2026-11-27T0147/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-27T0147.tsv.zst"),
     ]),
     "torchtitan/debug/1": (["torchtitan_llama3_debug%", "titan_debug%"], [
         ("08:55", "record_frameworks_titan_real_steps.log", "torchtitan_llama3_debug-2026-11-26.tsv.zst"),
         ("20:01", "interleaved-2026-11-26T2001/titan_debug.log", "titan_debug_host*-2026-11-26T2001.tsv.zst"),
+        ("11-27T02:01", "interleaved-2026-11-27T0147/titan_debug.log", "titan_debug_host*-2026-11-27T0147.tsv.zst"),
+        ("11-27T02:12", "interleaved-2026-11-27T0212/titan_debug.log", "titan_debug_host*-2026-11-27T0212.tsv.zst"),
     ]),
 }
 
@@ -83,7 +88,7 @@ def main():
     unknown = [c for c in a.cells if c not in LEASES]
     if unknown:
         sys.exit(f"per_lease.py: unknown cell(s) {', '.join(unknown)}; known: {', '.join(LEASES)}")
-    print(f"{'cell':22s} {'lease':6s} {'recordings':>10s} {'real ms':>9s} {'sim ms':>9s} {'err %':>7s}")
+    print(f"{'cell':22s} {'lease':11s} {'recordings':>10s} {'real ms':>9s} {'sim ms':>9s} {'err %':>7s}")
     with tempfile.TemporaryDirectory(prefix="per-lease-") as workdir:
         for cell_key in a.cells:
             patterns, leases = LEASES[cell_key]
@@ -102,7 +107,7 @@ def main():
                 with open(scenario, "w") as f:
                     f.write(f'extends = "{suite.scenario}"\n[kernels]\nprofile = "{db}"\n')
                 sim = accuracy.simulate(a.build, suite, scenario, cell, 0, 0, a.verbose)
-                print(f"{cell_key:22s} {lease:6s} {len(raw_logs):10d} {real['step_ms']:9.3f} "
+                print(f"{cell_key:22s} {lease:11s} {len(raw_logs):10d} {real['step_ms']:9.3f} "
                       f"{sim['step_ms']:9.3f} {accuracy.pct(sim['step_ms'], real['step_ms']):+7.1f}", flush=True)
 
 

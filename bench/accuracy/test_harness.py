@@ -181,14 +181,16 @@ class FrameworksSuite(unittest.TestCase):
         self.assertEqual(collect_frameworks.collect(), committed)
         cells = {accuracy.key(c): c for c in committed["cells"]}
         # the pooled medians of the real runs' windows (the brief's check figures)
-        self.assertEqual(cells["megatron/dense/1"]["step_ms"], 29.46)
-        self.assertEqual(cells["deepspeed/zero1/1"]["step_ms"], 29.2)
-        self.assertEqual(cells["deepspeed/zero2/1"]["step_ms"], 21.35)
-        self.assertAlmostEqual(cells["torchtitan/debug/1"]["step_ms"], 35.302, places=3)
-        self.assertEqual([len(r["steps_ms"]) for r in cells["megatron/dense/1"]["runs"]], [15] * 5)
+        self.assertEqual(cells["megatron/dense/1"]["step_ms"], 31.337)
+        self.assertEqual(cells["deepspeed/zero1/1"]["step_ms"], 28.85)
+        self.assertEqual(cells["deepspeed/zero2/1"]["step_ms"], 24.2)
+        self.assertAlmostEqual(cells["torchtitan/debug/1"]["step_ms"], 47.323, places=3)
+        self.assertEqual([len(r["steps_ms"]) for r in cells["megatron/dense/1"]["runs"]], [15] * 10)
         self.assertEqual([r["run"] for r in cells["deepspeed/zero1/1"]["runs"]],
                          [f"interleaved-2026-11-26T1900 real {r}" for r in (1, 2, 3)]
-                         + [f"interleaved-2026-11-26T1942 real {r}" for r in (1, 2)])
+                         + [f"interleaved-2026-11-26T1942 real {r}" for r in (1, 2)]
+                         + [f"interleaved-2026-11-27T0147 real {r}" for r in range(1, 6)])
+        self.assertEqual(len(cells["torchtitan/debug/1"]["runs"]), 15)
 
     def test_recorder_blocks_are_left_out(self):
         with tempfile.TemporaryDirectory() as tmp:
