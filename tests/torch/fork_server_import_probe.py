@@ -1,6 +1,6 @@
 """For tests/torch/fork_server_test.cc: a program whose own top-level import (a module in
 its folder, fork_server_import_helper.py) counts the GPUs when imported.  It prints what the
-import saw, whether the fork server made it, and then uses the GPU and NCCL."""
+import saw (the GPUs, sys.argv), whether the fork server made it, and then uses the GPU and NCCL."""
 
 import os
 
@@ -10,6 +10,7 @@ import torch.distributed as dist
 
 print(f"at_import: available={helper.AVAILABLE} count={helper.COUNT}")
 print(f"imported_by_the_server={helper.PID != os.getpid()}")
+print(f"argv_at_import={helper.ARGV_AT_IMPORT}")
 torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
 x = torch.ones(16, device="cuda")
 dist.init_process_group("nccl")

@@ -170,6 +170,32 @@ TEST(ForkServer, TheProgramsImportsArePreloadedAndMayCountTheGpus)
         << r.output;
 }
 
+// A module may read sys.argv when it is imported (TorchTitan's config manager takes
+// `sys.argv[1:]` as a default argument): the fork server's preloaded imports see the
+// program's argv, as an exec'd rank's imports do, for a script and for `-m MODULE`.
+TEST(ForkServer, TheProgramsImportsSeeItsArgvAsAnExecdRanksImportsDo)
+{
+    const std::string env = "PYTHONPATH=" + std::string(PHANTORA_SOURCE_DIR) + "/tests/torch";
+    for (const std::string& program : {kImportProbe + " --probe-arg x",
+                                       std::string("-m fork_server_import_probe --probe-arg x")})
+    {
+        const CommandResult plain = Simulate(2, "", program, kScenario, env);
+        ASSERT_EQ(plain.exitCode, 0) << plain.output;
+        const CommandResult forked = Simulate(2, "--fork-server", program, kScenario, env);
+        ASSERT_EQ(forked.exitCode, 0) << forked.output;
+        const std::string argv =
+            R"(^\[rank \d\] argv_at_import=\['[^']*fork_server_import_probe\.py', '--probe-arg', 'x'\]$)";
+        auto p = Lines(plain.output, argv);
+        auto f = Lines(forked.output, argv);
+        ASSERT_EQ(p.size(), 2u) << program << "\n" << plain.output;
+        std::sort(p.begin(), p.end());
+        std::sort(f.begin(), f.end());
+        EXPECT_EQ(p, f) << program << "\nplain:\n"
+                        << plain.output << "\nforked:\n"
+                        << forked.output;
+    }
+}
+
 // Without +imports the ranks import the module themselves.
 TEST(ForkServer, PreloadWithoutImportsLeavesThemToTheRanks)
 {
