@@ -144,20 +144,13 @@ def _run_program(argv):
     exec(compile(source, script, "exec"), main.__dict__)  # noqa: S102 - the rank's program
 
 
-def _main_module_spec(module):
-    """The spec `python -m MODULE` runs: the module's, or a package's `__main__` (its parent
-    packages are imported to find it, as runpy would); None if there is none."""
-    found = importlib.util.find_spec(module)
-    if found is not None and found.submodule_search_locations is not None:
-        found = importlib.util.find_spec(module + ".__main__")
-    return found
-
-
 def _program_source(argv):
     """(path, text) of what `python ARGV...` runs; for `-m MODULE` the module's source (its
     parent packages are imported to find it, as runpy would), None if it has none."""
     if argv[0] == "-m":
-        found = _main_module_spec(argv[1])
+        found = importlib.util.find_spec(argv[1])
+        if found is not None and found.submodule_search_locations is not None:
+            found = importlib.util.find_spec(argv[1] + ".__main__")  # `-m PACKAGE`
         if found is None or not found.has_location or not found.origin.endswith(".py"):
             return None
         path = found.origin
@@ -232,6 +225,8 @@ def _import_program_imports(argv, after_each):
     saved = sys.path[0]
     if argv[0] != "-m":
         sys.path[0] = os.path.dirname(os.path.realpath(path))
+    else:
+        sys.argv[0] = path  # runpy's, before the module's own code runs
     imported, left = [], []
     try:
         for module, names in program_imports(path, source):
@@ -246,26 +241,15 @@ def _import_program_imports(argv, after_each):
     return imported, left
 
 
-def _program_argv(argv):
-    """sys.argv as `python ARGV...` has it while the program's imports run: the script and
-    its arguments, or for `-m MODULE` the module's file (runpy's sys.argv[0]) and its."""
-    if argv[0] != "-m":
-        return list(argv)
-    try:
-        found = _main_module_spec(argv[1])
-    except (ImportError, ValueError):
-        found = None  # the rank's runpy says what is missing
-    origin = found.origin if found is not None and found.has_location else "-m"
-    return [origin, *argv[2:]]
-
-
 def _preload(spec):
     """Imports spec["preload"]; returns the line that says what was imported.
 
     They import with sys.argv as the program's interpreter would have it: modules read it
     when imported (TorchTitan's ConfigManager.parse_args takes `args=sys.argv[1:]` as a
-    default argument, fixed at import), and the ranks inherit what they read."""
-    sys.argv = _program_argv(spec["argv"])
+    default argument, fixed at import), and the ranks inherit what they read.  For
+    `-m MODULE` that is "-m" and the arguments until the module is found, as in CPython,
+    then the module's file (_import_program_imports)."""
+    sys.argv = list(spec["argv"]) if spec["argv"][0] != "-m" else ["-m", *spec["argv"][2:]]
     said = []
     devices = _DeviceCountWithoutCuda()
     try:

@@ -38,18 +38,18 @@ std::string MakeAssets()
 }
 
 CommandResult Train(int ranks, const std::string& scenario, const std::string& parallelism,
-                    const std::string& report)
+                    const std::string& report, const std::string& launch = "")
 {
     const std::string assets = MakeAssets();
     const std::string scratch = ScratchDir().string();
     // HF_HOME in the scratch folder: the datasets cache of one run is not another's.
     return RunCommand(fmt::format(
         "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_HOME={0}/hf {1} --scenario {3} "
-        "--nproc {4} --report {5} -- {6} -m torchtitan.train --job.config_file {7} "
+        "--nproc {4} --report {5} {11} -- {6} -m torchtitan.train --job.config_file {7} "
         "--model.hf_assets_path {8}/tokenizer --training.dataset_path {8}/c4_test "
         "--job.dump_folder {0}/outputs --training.steps {9} {10} 2>&1",
         scratch, PHANTORA_CLUSTER, kSource, CpuFreeScenario(kSource + "/scenarios/" + scenario),
-        ranks, report, PHANTORA_TORCH_PYTHON, kConfig, assets, kSteps, parallelism));
+        ranks, report, PHANTORA_TORCH_PYTHON, kConfig, assets, kSteps, parallelism, launch));
 }
 
 /// Rank 0's step times in ms, from TorchTitan's "step: N ... tps: X" lines: tokens/s per
@@ -104,6 +104,31 @@ TEST(TorchTitan, Fsdp2OnTwoRanksGathersParametersAndScattersGradients)
         EXPECT_GE(Count(j, rank, "all_gather", {0, 1}), kSteps * 7u) << "rank " << rank;
         EXPECT_GE(Count(j, rank, "reduce_scatter", {0, 1}), kSteps * 7u) << "rank " << rank;
         EXPECT_GE(Count(j, rank, "all_reduce", {0, 1}), kSteps * 2u) << "rank " << rank;
+    }
+}
+
+// The same ranks forked from one process that imported torch and the trainer's imports
+// (--fork-server).  TorchTitan's config manager fixes `sys.argv[1:]` when imported, as a
+// default argument: every forked rank refused the fork server's own argv until the
+// server imported with the program's (phantora_fork_server.py, _preload).
+TEST(TorchTitan, Fsdp2RanksForkedFromOneProcessTrainAsExecdOnesDo)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r =
+        Train(2, "h100x2-nvlink-profiled.toml", "--parallelism.data_parallel_shard_degree 2",
+              report, "--fork-server");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_TRUE(std::regex_search(
+        r.output,
+        std::regex(
+            R"(\[fork server\] imported torch, torch._dynamo, the program's \d+ imports \()")))
+        << r.output;
+    ExpectPositiveAndSteady(StepMs(r.output, 1), 0.2, kSteps, kSteps);
+    const nlohmann::json j = ReadJson(report);
+    ASSERT_EQ(j["ranks"].size(), 2u);
+    for (int rank = 0; rank < 2; ++rank)
+    {
+        EXPECT_GE(Count(j, rank, "all_gather", {0, 1}), kSteps * 7u) << "rank " << rank;
     }
 }
 
