@@ -32,23 +32,23 @@ RAW = collect_frameworks.RAW
 # `forget-host-time --like` patterns; [(lease, its real-run log, its raw logs' glob)])
 LEASES = {
     "megatron/dense/1": (["megatron_dense%"], [
-        ("19:00", "interleaved-2026-11-26T1900/megatron_dense.log", "megatron_dense_host*-2026-11-26T1900.tsv.zst"),
-        ("19:42", "interleaved-2026-11-26T1942/megatron_dense.log", "megatron_dense_host*-2026-11-26T1942.tsv.zst"),
+        ("11-26T19:00", "interleaved-2026-11-26T1900/megatron_dense.log", "megatron_dense_host*-2026-11-26T1900.tsv.zst"),
+        ("11-26T19:42", "interleaved-2026-11-26T1942/megatron_dense.log", "megatron_dense_host*-2026-11-26T1942.tsv.zst"),
         ("11-27T01:47", "interleaved-2026-11-27T0147/megatron_dense.log", "megatron_dense_host*-2026-11-27T0147.tsv.zst"),
     ]),
     "deepspeed/zero1/1": (["deepspeed_zero1%"], [
-        ("19:00", "interleaved-2026-11-26T1900/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-26T1900.tsv.zst"),
-        ("19:42", "interleaved-2026-11-26T1942/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-26T1942.tsv.zst"),
+        ("11-26T19:00", "interleaved-2026-11-26T1900/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-26T1900.tsv.zst"),
+        ("11-26T19:42", "interleaved-2026-11-26T1942/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-26T1942.tsv.zst"),
         ("11-27T01:53", "interleaved-2026-11-27T0147/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-27T0147.tsv.zst"),
     ]),
     "deepspeed/zero2/1": (["deepspeed_zero2%"], [
-        ("19:08", "interleaved-2026-11-26T1900/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-26T1908.tsv.zst"),
-        ("20:01", "interleaved-2026-11-26T2001/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-26T2001.tsv.zst"),
+        ("11-26T19:08", "interleaved-2026-11-26T1900/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-26T1908.tsv.zst"),
+        ("11-26T20:01", "interleaved-2026-11-26T2001/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-26T2001.tsv.zst"),
         ("11-27T01:57", "interleaved-2026-11-27T0147/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-27T0147.tsv.zst"),
     ]),
     "torchtitan/debug/1": (["torchtitan_llama3_debug%", "titan_debug%"], [
-        ("08:55", "record_frameworks_titan_real_steps.log", "torchtitan_llama3_debug-2026-11-26.tsv.zst"),
-        ("20:01", "interleaved-2026-11-26T2001/titan_debug.log", "titan_debug_host*-2026-11-26T2001.tsv.zst"),
+        ("11-26T08:55", "record_frameworks_titan_real_steps.log", "torchtitan_llama3_debug-2026-11-26.tsv.zst"),
+        ("11-26T20:01", "interleaved-2026-11-26T2001/titan_debug.log", "titan_debug_host*-2026-11-26T2001.tsv.zst"),
         ("11-27T02:01", "interleaved-2026-11-27T0147/titan_debug.log", "titan_debug_host*-2026-11-27T0147.tsv.zst"),
         ("11-27T02:12", "interleaved-2026-11-27T0212/titan_debug.log", "titan_debug_host*-2026-11-27T0212.tsv.zst"),
     ]),

@@ -157,11 +157,7 @@ TEST(ForkServer, TheProgramsImportsArePreloadedAndMayCountTheGpus)
 {
     const CommandResult r = Simulate(2, "--fork-server", kImportProbe);
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    EXPECT_TRUE(std::regex_search(
-        r.output,
-        std::regex(
-            R"(\[fork server\] imported torch, torch._dynamo, the program's \d+ imports \()")))
-        << r.output;
+    ExpectTheForkServerPreloadedTheProgramsImports(r.output);
     EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] at_import: available=True count=4$)").size(), 2u)
         << r.output;
     EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] imported_by_the_server=True$)").size(), 2u)

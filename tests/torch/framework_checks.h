@@ -1,5 +1,6 @@
 // What the framework tests (Megatron, DeepSpeed, TorchTitan) check alike: the run's
-// --report JSON, rank 0's step times, and that those are positive and steady.
+// --report JSON, rank 0's step times, that those are positive and steady, and the fork
+// server's account of its imports.
 #pragma once
 
 #include "../e2e/run_helpers.h"
@@ -71,6 +72,17 @@ inline void ExpectPositiveAndSteady(const std::vector<double>& ms, double spread
         EXPECT_NEAR(m, mean, spread * mean)
             << "steps after the first differ by more than " << spread * 100 << " % of their mean";
     }
+}
+
+/// The fork server's line in \p output says it imported torch and the program's own
+/// imports before forking the ranks (--fork-server with the default preload).
+inline void ExpectTheForkServerPreloadedTheProgramsImports(const std::string& output)
+{
+    EXPECT_TRUE(std::regex_search(
+        output,
+        std::regex(
+            R"(\[fork server\] imported torch, torch._dynamo, the program's \d+ imports \()")))
+        << output;
 }
 
 } // namespace phantora::test

@@ -118,11 +118,7 @@ TEST(TorchTitan, Fsdp2RanksForkedFromOneProcessTrainAsExecdOnesDo)
         Train(2, "h100x2-nvlink-profiled.toml", "--parallelism.data_parallel_shard_degree 2",
               report, "--fork-server");
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    EXPECT_TRUE(std::regex_search(
-        r.output,
-        std::regex(
-            R"(\[fork server\] imported torch, torch._dynamo, the program's \d+ imports \()")))
-        << r.output;
+    ExpectTheForkServerPreloadedTheProgramsImports(r.output);
     ExpectPositiveAndSteady(StepMs(r.output, 1), 0.2, kSteps, kSteps);
     const nlohmann::json j = ReadJson(report);
     ASSERT_EQ(j["ranks"].size(), 2u);
