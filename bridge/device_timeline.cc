@@ -113,11 +113,14 @@ int DeviceTimeline::BlockedStreamsBeside(uint64_t stream, int64_t atNs) const
         {
             continue;
         }
+        // A stream's blocks follow one another in time without overlapping (a wait is
+        // reached no earlier than the previous one's release), so the latest that began
+        // by atNs is the only one that can hold it.
         for (auto it = other.blocked.rbegin(); it != other.blocked.rend(); ++it)
         {
-            if (it->first <= atNs && atNs < it->second)
+            if (it->first <= atNs)
             {
-                ++n;
+                n += atNs < it->second ? 1 : 0;
                 break;
             }
         }
