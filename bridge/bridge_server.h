@@ -6,9 +6,9 @@
 #pragma once
 
 #include "engine/simulation_engine.h"
-#include "launcher.h"
+#include "launch/launcher.h"
+#include "launch/remote_supervisors.h"
 #include "protocol/curve_keys.h"
-#include "remote_supervisors.h"
 
 #include <array>
 #include <chrono>

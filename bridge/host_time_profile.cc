@@ -1,8 +1,8 @@
 #include "host_time_profile.h"
 
-#include "host_gap_table.h"
-#include "host_speed.h"
-#include "program_name.h"
+#include "gpu_model/profile/program_name.h"
+#include "host_time/host_gap_table.h"
+#include "host_time/host_speed.h"
 
 #include <algorithm>
 #include <cmath>

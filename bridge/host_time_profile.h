@@ -1,12 +1,12 @@
 // What a simulation tells its ranks about host time (interposer/host_time.h): the recorded
-// gaps of the simulated program, from the profile (gpu_profiler/host_gap_table.h), and how
+// gaps of the simulated program, from the profile (host_time/host_gap_table.h), and how
 // this machine's CPU time relates to the recording host's, for what must still be
 // measured here.
 #pragma once
 
-#include "host_gap_table.h"
-#include "profile_reader.h"
-#include "readback_table.h"
+#include "gpu_model/profile/profile_reader.h"
+#include "host_time/host_gap_table.h"
+#include "host_time/readback_table.h"
 #include "scenario.h"
 
 #include <array>

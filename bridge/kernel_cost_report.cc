@@ -1,6 +1,6 @@
 #include "kernel_cost_report.h"
 
-#include "kernel_short_name.h"
+#include "gpu_model/kernel_short_name.h"
 
 #include <algorithm>
 #include <fmt/format.h>

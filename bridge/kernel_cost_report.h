@@ -2,7 +2,7 @@
 // run summary and the --report JSON.
 #pragma once
 
-#include "kernel_cost_table.h"
+#include "gpu_model/kernel_cost_table.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>

@@ -3,10 +3,10 @@
 #include "bridge_server.h"
 #include "cli_checks.h"
 #include "engine/simulation_engine.h"
-#include "launcher.h"
-#include "program_name.h"
+#include "gpu_model/profile/program_name.h"
+#include "launch/launcher.h"
+#include "launch/python_command.h"
 #include "progress_line.h"
-#include "python_command.h"
 #include "run_report.h"
 #include "scenario_loader.h"
 

@@ -1,6 +1,6 @@
 #include "run_report.h"
 
-#include "host_gap_table.h"
+#include "host_time/host_gap_table.h"
 #include "kernel_cost_report.h"
 
 #include <algorithm>

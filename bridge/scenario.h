@@ -3,8 +3,9 @@
 // network and the reports.
 #pragma once
 
+#include "gpu_model/gpu_spec.h"
+#include "host_time/readback_table.h"
 #include "nccl/config.h"
-#include "readback_table.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -25,33 +26,6 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-struct GpuSpec
-{
-    std::string model{"H200"};
-    uint64_t memoryBytes{0};
-    int32_t smCount{132};
-    int32_t ccMajor{9};
-    int32_t ccMinor{0};
-    int64_t launchLatencyNs{0}; ///< from enqueue to the earliest start on the GPU
-    /// How long a stream idles after each op before the next one queued on it starts
-    /// (device_timeline.h); 0 in code, the shipped Hopper scenarios set the measured value.
-    int64_t streamGapNs{0};
-    /// Added to it while two or more of the GPU's other streams are blocked on events.
-    int64_t streamGapBesideBlockedNs{0};
-    /// NCCL's CTAs share the SMs with compute kernels (sm_sharing.h); false: collectives
-    /// and kernels never slow each other.
-    bool commInterference{true};
-    /// A collective's speed beside kernels that keep the GPU's memory busy, as a share of
-    /// its speed alone (hbm_share.h); 1: memory sharing does not slow collectives.
-    /// Measured: all-reduces beside fp32 adds on 2 x H100 took x2.15-2.62, median x2.26.
-    double commRateBesideMemoryBound{1.0 / 2.26};
-    double hbmBitsPerSecond{0};  ///< device-to-device copies and memsets
-    double pcieBitsPerSecond{0}; ///< host<->device copies
-    /// Dense peak TFLOP/s by GEMM input type ("bf16", "f16", "f32", "e4m3", ...): the
-    /// roofline estimate of GEMMs the profile has not measured; absent: no roofline.
-    std::map<std::string, double> peakTflops;
-};
-
 struct CpuSpec
 {
     double timeScale{1.0}; ///< simulated CPU ns per ns of the rank's thread CPU time
@@ -69,7 +43,7 @@ struct CpuSpec
     /// (interposer/host_time.h); false: measure it on this machine, as if none were recorded.
     bool recordedHostTime{true};
     /// What each recorded gap is charged ([cpu] host_gap): its context's median, or its
-    /// expected value (gpu_profiler/host_gap_table.h, ExpectedGap).
+    /// expected value (host_time/host_gap_table.h, ExpectedGap).
     bool hostGapMean{false};
 };
 
@@ -133,15 +107,6 @@ struct NetworkSpec
     uint32_t headerBytes{48};
 };
 
-struct KernelSpec
-{
-    int64_t defaultNs{0};
-    std::map<std::string, int64_t> durationsNs; ///< by kernel name (as demangled, arguments off)
-    std::filesystem::path profile;              ///< measured profile (gpu_profiler); empty: none
-    /// Profiles searched before \ref profile, in order (phantora-cluster --profile).
-    std::vector<std::filesystem::path> extraProfiles;
-};
-
 /// [workload]: values the program reads back that kernels would have computed.  The
 /// simulator computes no kernel, so a mixture-of-experts router's choices read back as
 /// zeros (no expert gets a token); these settings give them a distribution instead,
@@ -157,7 +122,7 @@ struct WorkloadSpec
     MoeRouting moeRouting{MoeRouting::None};
     double moeSkew{0.0}; ///< the Zipf exponent of "skew" (0 would be balanced)
     /// Which small device-to-host reads return the value the recording read on the GPU
-    /// (gpu_profiler/readback_table.h) where the value shadow knows nothing of them
+    /// (host_time/readback_table.h) where the value shadow knows nothing of them
     /// (moe_routing's values, the program's own bytes keep precedence): "zeros" none,
     /// "float" float-looking ones (the default: a norm or loss compared with a threshold;
     /// integer counts and sizes depend on the world size and the data), "all" every one.

@@ -10,13 +10,13 @@
 //          [--like PATTERN]... [--dry-run]   program's older recordings)
 //   info --db F                              what a profile holds
 //   kernel-params FILE [--kernel TEXT]       the parameter layouts a binary's kernels have
-#include "forget_host_time.h"
-#include "host_speed.h"
-#include "kernel_params.h"
-#include "profile_reader.h"
-#include "profile_writer.h"
-#include "program_name.h"
-#include "raw_log.h"
+#include "cuda_abi/kernel_params.h"
+#include "gpu_model/profile/forget_host_time.h"
+#include "gpu_model/profile/profile_reader.h"
+#include "gpu_model/profile/profile_writer.h"
+#include "gpu_model/profile/program_name.h"
+#include "gpu_model/profile/raw_log.h"
+#include "host_time/host_speed.h"
 
 #include <CLI/CLI.hpp>
 #include <chrono>

@@ -2,7 +2,7 @@
 //   device-info      prints "meta" lines (raw_log.h) naming the GPU, driver and libraries
 //   replay FILE      runs every replayable op of a missing-ops file (bridge --missing)
 //                    with random data; run under the recorder, which measures them.
-#include "gemm_signature.h"
+#include "gpu_model/profile/gemm_signature.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -69,7 +69,7 @@ int DeviceInfo()
     return 0;
 }
 
-/// The cuBLAS operation a signature's letter names (interposer/cuda_type_names.h).
+/// The cuBLAS operation a signature's letter names (cuda_abi/cuda_type_names.h).
 cublasOperation_t OperationOf(char op)
 {
     return op == 'N' ? CUBLAS_OP_N : (op == 'C' ? CUBLAS_OP_C : CUBLAS_OP_T);

@@ -9,8 +9,8 @@
 // Once per signature, stderr gets the engine the program ran and the workspace it was
 // given: the simulator models workspaces (cudnn_call_signature.h), this is what to
 // compare them with.
-#include "cudnn_call_signature.h"
-#include "cudnn_descriptor.h"
+#include "gpu_model/profile/cudnn_call_signature.h"
+#include "gpu_model/profile/cudnn_descriptor.h"
 #include "recorder_call_scope.h"
 #include "recorder_real_symbol.h"
 

@@ -1,10 +1,10 @@
 #include "recorder_host_gaps.h"
 
-#include "host_boundary.h"
-#include "host_call_site.h"
-#include "host_label.h"
-#include "readback_table.h"
-#include "real_symbol.h"
+#include "cuda_abi/real_symbol.h"
+#include "host_time/host_boundary.h"
+#include "host_time/host_call_site.h"
+#include "host_time/host_label.h"
+#include "host_time/readback_table.h"
 #include "recorder_real_symbol.h"
 
 #include <algorithm>

@@ -3,8 +3,8 @@
 // parameter layout is, a launch is tagged with its argument facts (recorder_launch_args.h).
 // A program linked with the static runtime (nvcc's default) calls none of these: its
 // kernels are keyed by launch shape alone, as before.
-#include "host_boundary.h"
-#include "kernel_params.h"
+#include "cuda_abi/kernel_params.h"
+#include "host_time/host_boundary.h"
 #include "recorder_host_gaps.h"
 #include "recorder_launch_args.h"
 #include "recorder_real_symbol.h"

@@ -6,10 +6,10 @@
 // way (recorder_cudnn_hooks.cc); kernel launches are tagged with their argument facts
 // (recorder_launch_hooks.cc).  At exit one line per op goes to
 // $PHANTORA_RECORD_OUT (raw_log.h describes the format).
-#include "../interposer/cuda_type_names.h"
-#include "host_boundary.h"
-#include "recorder_host_gaps.h"
+#include "cuda_abi/cuda_type_names.h"
+#include "host_time/host_boundary.h"
 #include "recorder_call_scope.h"
+#include "recorder_host_gaps.h"
 #include "recorder_launch_args.h"
 #include "recorder_real_symbol.h"
 

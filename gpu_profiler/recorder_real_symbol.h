@@ -2,7 +2,7 @@
 // runtime) and forwards each call to the real one found here (real_symbol.h).
 #pragma once
 
-#include "real_symbol.h"
+#include "cuda_abi/real_symbol.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 """Re-runs the cuDNN ops of a missing-ops file (phantora-cluster --missing) through PyTorch
 on the GPU, so that libphantora_recorder.so records them under their signatures
-(gpu_profiler/cudnn_signature.h).  `gpu_profiler replay --python PY` runs it under the
+(gpu_model/profile/cudnn_signature.h).  `gpu_profiler replay --python PY` runs it under the
 recorder; on its own it only runs the ops.
 
 A signature holds all PyTorch needs to rebuild the call: attention is

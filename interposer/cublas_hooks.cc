@@ -3,8 +3,8 @@
 // batch) so its duration can be looked up per shape; bare "cublasGemmEx" etc. in a
 // scenario's [kernels.durations] covers every shape.  Everything else in cuBLAS
 // fails loudly (generated stubs).
+#include "cuda_abi/cuda_type_names.h"
 #include "cuda_state.h"
-#include "cuda_type_names.h"
 #include "handle_table.h"
 #include "hook_scope.h"
 #include "value_shadow.h"

@@ -2,8 +2,8 @@
 // cublasLtMatmul becomes one op on its stream, named by its exact signature (shape
 // from the D and A layouts and the transposes, types, batch, epilogue).  The
 // heuristic offers one algorithm with no workspace, which every caller accepts.
+#include "cuda_abi/cuda_type_names.h"
 #include "cuda_state.h"
-#include "cuda_type_names.h"
 #include "handle_table.h"
 #include "hook_scope.h"
 #include "opaque_table.h"

@@ -4,8 +4,8 @@
 #include "cuda_state.h"
 #include "handle_table.h"
 #include "hook_scope.h"
+#include "host_time/host_boundary.h"
 #include "id_allocator.h"
-#include "host_boundary.h"
 
 #include <atomic>
 #include <cuda_runtime_api.h>

@@ -1,6 +1,6 @@
 // cuDNN's backend (graph) API, as cudnn-frontend drives it for PyTorch's attention and
 // convolutions.  Descriptors keep what the program sets and give it back; an operation
-// graph is named at Finalize by its signature (gpu_profiler/cudnn_call_signature.h),
+// graph is named at Finalize by its signature (gpu_model/profile/cudnn_call_signature.h),
 // and the engines, configurations and plans made for it carry that name; each
 // cudnnBackendExecute is one op on the handle's stream, timed by the bridge like a GEMM.
 //

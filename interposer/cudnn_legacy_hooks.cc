@@ -1,6 +1,6 @@
 // cuDNN's legacy (descriptor-and-call) API, as far as PyTorch uses it for
 // nn.BatchNorm*d: tensor descriptors and the batch-norm calls.  Each compute call is one
-// op on the handle's stream, named by its signature (gpu_profiler/cudnn_call_signature.h)
+// op on the handle's stream, named by its signature (gpu_model/profile/cudnn_call_signature.h)
 // and timed by the bridge (measured, else by the bytes it moves over HBM).  Workspaces
 // and reserve spaces are modelled as empty: the calls take none beyond their
 // tensors in this model, and the recorder prints the real sizes for comparison.

@@ -1,12 +1,12 @@
 // What the program's cuDNN handles and descriptors hold, under the simulator: the handle's
-// stream, every backend descriptor's attributes (gpu_profiler/cudnn_descriptor.h) with
+// stream, every backend descriptor's attributes (gpu_model/profile/cudnn_descriptor.h) with
 // what the simulator worked out for it, and the legacy tensor descriptors.  The hook
 // files (cudnn_hooks.cc, cudnn_backend_hooks.cc, cudnn_legacy_hooks.cc) translate the
 // API onto these; each table is reached through its accessor functions only.
 #pragma once
 
-#include "cudnn_call_signature.h"
-#include "cudnn_descriptor.h"
+#include "gpu_model/profile/cudnn_call_signature.h"
+#include "gpu_model/profile/cudnn_descriptor.h"
 
 #include <cstdint>
 #include <cuda_runtime_api.h>

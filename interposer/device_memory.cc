@@ -1,7 +1,5 @@
 #include "device_memory.h"
 
-#include "rank_client.h"
-
 #include <algorithm>
 #include <sys/mman.h>
 

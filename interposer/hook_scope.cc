@@ -7,9 +7,6 @@
 namespace phantora::interposer
 {
 
-thread_local int HookScope::t_depth = 0;
-thread_local bool HookScope::t_charged = false;
-
 void HookScope::InjectJitter()
 {
     static const long maxUs = []

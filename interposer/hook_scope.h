@@ -9,6 +9,7 @@
 // measured the real call's cost as part of the gap).
 #pragma once
 
+#include "call_charge.h"
 #include "host_time.h"
 #include "idle_thread_watch.h"
 #include "rank_client.h"
@@ -22,11 +23,10 @@ class HookScope
 public:
     HookScope()
     {
-        if (t_depth++ == 0)
+        if (CallCharge::Enter())
         {
             RankClient::Get(); // connects on the first call
             SimClock::Get().Charge();
-            t_charged = false;
             IdleThreadWatch::Enter(); // a parked thread says it resumes before its call
             // after the charge: the interposer's own time, forgotten on exit
             InjectJitter();
@@ -34,9 +34,9 @@ public:
     }
     ~HookScope()
     {
-        if (--t_depth == 0)
+        if (CallCharge::Leave())
         {
-            if (!t_charged && HostTime::Get().ChargesCallCost())
+            if (!CallCharge::Charged() && HostTime::Get().ChargesCallCost())
             {
                 SimClock::Get().Advance(RankClient::Get().Welcome().queryOverheadNs);
             }
@@ -52,26 +52,12 @@ public:
 
     /// True while the calling thread is inside an intercepted call: what the
     /// interposer itself does then (locks, threads, waits) is not the program's.
-    static bool Inside() { return t_depth > 0; }
-
-    /// The current call submits GPU work (RankClient, before stamping it): charges the
-    /// call's overhead once.
-    static void SubmitsWork(int64_t callOverheadNs)
-    {
-        if (t_depth > 0 && !t_charged)
-        {
-            t_charged = true;
-            SimClock::Get().Advance(callOverheadNs);
-        }
-    }
+    static bool Inside() { return CallCharge::Inside(); }
 
 private:
     /// PHANTORA_JITTER_US=N sleeps a random 0..N us of real time before each call, to
     /// show (in tests) that host timing cannot change the simulated timeline.
     static void InjectJitter();
-
-    static thread_local int t_depth;
-    static thread_local bool t_charged; ///< the call's overhead is on the clock already
 };
 
 } // namespace phantora::interposer

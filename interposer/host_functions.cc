@@ -14,8 +14,8 @@
 // holds the per-stream threads.
 #include "cuda_state.h"
 #include "hook_scope.h"
-#include "host_boundary.h"
 #include "host_function_runner.h"
+#include "host_time/host_boundary.h"
 #include "id_allocator.h"
 
 #include <cuda_runtime_api.h>

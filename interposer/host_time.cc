@@ -1,7 +1,7 @@
 #include "host_time.h"
 
-#include "host_boundary.h"
-#include "host_call_site.h"
+#include "host_time/host_boundary.h"
+#include "host_time/host_call_site.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,8 +1,8 @@
 // The host time a rank's threads are charged between their GPU calls, when the profile
-// holds a recording of the program (gpu_profiler/host_gap_table.h).
+// holds a recording of the program (host_time/host_gap_table.h).
 //
 // Each program thread's calls are cut into gaps at *boundaries* (the calls that put work
-// on the GPU, wait for it or order it: gpu_profiler/host_label.h).  When a gap starts,
+// on the GPU, wait for it or order it: host_time/host_label.h).  When a gap starts,
 // the thread looks up the recorded host time that followed its last boundaries on the
 // real machine: that is the gap's *budget*, and the thread's own CPU time no longer moves
 // its clock.  The budget is charged, whole, at the first moment anything outside the
@@ -20,8 +20,8 @@
 // forever.  How much host time came from where is counted per source and reported.
 #pragma once
 
-#include "host_gap_table.h"
-#include "readback_table.h"
+#include "host_time/host_gap_table.h"
+#include "host_time/readback_table.h"
 
 #include <array>
 #include <atomic>
@@ -39,7 +39,7 @@ public:
     static HostTime& Get();
 
     /// The table from the Welcome (empty: measure everything), its recorded read-back
-    /// values (gpu_profiler/readback_table.h; empty: none) and [cpu] time_scale.
+    /// values (host_time/readback_table.h; empty: none) and [cpu] time_scale.
     void Load(std::string_view tableBytes, std::string_view readbackBytes, double timeScale);
     bool Active() const { return !m_table.Empty(); }
 
@@ -67,7 +67,7 @@ public:
     /// A device-to-host copy of \p n bytes into \p dst, made by the calling thread's
     /// current intercepted call \p what (host_label.h; its boundary is not counted yet), of
     /// which the value shadow knew no byte: writes the value the recording read there
-    /// (gpu_profiler/readback_table.h) and returns true, or returns false and leaves \p dst
+    /// (host_time/readback_table.h) and returns true, or returns false and leaves \p dst
     /// alone (zeros).  Keyed like the gap that follows the copy: the thread's last
     /// boundaries, this copy last, and \p n.
     bool ServeRecordedRead(std::string_view what, void* dst, std::size_t n);

@@ -3,7 +3,7 @@
 // facts of each launch's arguments that join its key in the profile.
 #pragma once
 
-#include "kernel_params.h"
+#include "cuda_abi/kernel_params.h"
 #include "kernel_signature.h"
 
 #include <mutex>

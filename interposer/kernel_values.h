@@ -10,7 +10,7 @@
 // the shadow knows write their real results; other launches of them forget the output.
 #pragma once
 
-#include "kernel_params.h"
+#include "cuda_abi/kernel_params.h"
 
 #include <string>
 

@@ -1,7 +1,7 @@
 #include "rank_client.h"
 
+#include "call_charge.h"
 #include "device_memory.h"
-#include "hook_scope.h"
 #include "host_time.h"
 #include "lane_socket.h"
 #include "protocol/codec.h"
@@ -300,14 +300,14 @@ void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
     }
     if (callCost)
     {
-        HookScope::SubmitsWork(*callCost);
+        CallCharge::SubmitsWork(*callCost);
     }
     else if (std::holds_alternative<wire::KernelLaunch>(body) ||
              std::holds_alternative<wire::Memcpy>(body) ||
              std::holds_alternative<wire::NcclCollective>(body) ||
              std::holds_alternative<wire::NcclP2P>(body))
     {
-        HookScope::SubmitsWork(m_welcome.callOverheadNs);
+        CallCharge::SubmitsWork(m_welcome.callOverheadNs);
     }
     wire::RequestEnvelope env;
     env.seq = seq;

@@ -3,8 +3,8 @@
 // (cudaGetErrorString): real_symbol.h, with the rank's way of failing.
 #pragma once
 
+#include "cuda_abi/real_symbol.h"
 #include "rank_client.h"
-#include "real_symbol.h"
 
 namespace phantora::interposer
 {

@@ -1,6 +1,6 @@
 #include "request_boundary.h"
 
-#include "host_boundary.h"
+#include "host_time/host_boundary.h"
 
 namespace phantora::interposer
 {

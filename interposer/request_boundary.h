@@ -1,5 +1,5 @@
 // Which requests to the bridge are boundaries of the host-time profile, and what they
-// are called there (gpu_profiler/host_boundary.h): the same names the recorder gives the
+// are called there (host_time/host_boundary.h): the same names the recorder gives the
 // real calls they stand for.
 #pragma once
 

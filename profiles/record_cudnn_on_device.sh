@@ -12,7 +12,7 @@
 #   cudnn_<name>.tsv    raw logs (gpu_profiler record; import them with gpu_profiler import)
 #   record_cudnn.log    the recorder's console: one line per cuDNN signature with the
 #                       engine cuDNN ran and the workspace it was given (the simulator's
-#                       workspace model, gpu_profiler/cudnn_call_signature.h, to compare)
+#                       workspace model, gpu_model/profile/cudnn_call_signature.h, to compare)
 #   real_steps.log      REPS plain runs (no recorder) of every workload, interleaved: each
 #                       prints "mean step X ms ... peak memory allocated N bytes"
 #   env.txt             GPU, driver, torch/CUDA/cuDNN versions

@@ -17,7 +17,7 @@
 # Writes $OUT/megatron_<cell>.tsv and $OUT/record_megatron.log.  ONLY="dense moe" picks cells.
 #
 # The host-time pass keeps the bytes of every device-to-host copy of at most 64 bytes
-# ("readback" lines, ../gpu_profiler/readback_table.h): the gradient norm Megatron's
+# ("readback" lines, ../host_time/readback_table.h): the gradient norm Megatron's
 # clipping reads, so that a simulation clips as the real run does.  A recorder built before
 # them writes none; the log says how many each cell has ("readback lines"), and the norm's
 # values ("norm reads": the float32 read three calls before each step's first `grad * coeff`

@@ -1,4 +1,4 @@
-"""The fork server of `phantora-cluster --fork-server` (bridge/launcher.cc starts it).
+"""The fork server of `phantora-cluster --fork-server` (bridge/launch/launcher.cc starts it).
 
 Every simulated GPU is a live Python process, and each one importing torch on its own
 holds ~0.3 GB of private memory that is the same in all of them (torch's dispatcher
@@ -9,7 +9,7 @@ launcher would have exec'd, `python SCRIPT ARGS` or `python -m MODULE ARGS`: the
 environment, its own stdout/stderr pipes, its own process group, the script run in the
 real `__main__` module.
 
-Protocol with the launcher (bridge/launcher.cc, Launcher::StartForkServer):
+Protocol with the launcher (bridge/launch/launcher.cc, Launcher::StartForkServer):
   PHANTORA_FORK_SERVER_SPEC  an fd (a memfd) holding the JSON spec: "argv" (the command
                              after the interpreter), "preload" (modules to import;
                              "+imports": the program's own top-level imports),

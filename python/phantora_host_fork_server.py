@@ -3,7 +3,7 @@
 A launcher that execs each rank itself (torchrun's agent, srun, a Kubernetes pod's
 entrypoint) gives each one its own interpreter importing torch: ~0.36 GB a rank, the
 same pages in all of them.  Under `phantora-rank` a rank's interpreter is preloaded with
-libphantora_rank_fork.so (bridge/rank_fork_relay.cc), which, before Python starts, asks
+libphantora_rank_fork.so (bridge/launch/rank_fork_relay.cc), which, before Python starts, asks
 this host's fork server for the program to fork the rank instead, and stays behind as
 the rank's stand-in for the launcher: its pid, its signals, its exit status.  The first
 rank of a program on a host starts the server (this module, in a session of its own);

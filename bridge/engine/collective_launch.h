@@ -10,10 +10,10 @@
 #include "engine/nccl_settings.h"
 #include "engine/p2p_matcher.h"
 #include "engine/request_context.h"
-#include "device_timeline.h"
-#include "network_model.h"
+#include "gpu_model/device_timeline.h"
 #include "nccl/plan.h"
 #include "nccl/tuning.h"
+#include "network_model.h"
 #include "protocol/messages.h"
 #include "scenario.h"
 

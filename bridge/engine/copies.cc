@@ -25,6 +25,24 @@ int64_t CopyDurationNs(const GpuSpec& gpu, wire::CopyKind kind, uint64_t bytes)
     return 0;
 }
 
+profile::OpKey CopyKey(wire::CopyKind kind, uint64_t bytes)
+{
+    switch (kind)
+    {
+    case wire::CopyKind::HostToHost:
+        return profile::KeyForCopy("HtoH", bytes);
+    case wire::CopyKind::HostToDevice:
+        return profile::KeyForCopy("HtoD", bytes);
+    case wire::CopyKind::DeviceToHost:
+        return profile::KeyForCopy("DtoH", bytes);
+    case wire::CopyKind::DeviceToDevice:
+        return profile::KeyForCopy("DtoD", bytes);
+    case wire::CopyKind::Memset:
+        return profile::KeyForCopy("memset", bytes);
+    }
+    return profile::KeyForCopy("?", bytes);
+}
+
 std::string CopyLabel(wire::CopyKind kind, uint64_t bytes)
 {
     static constexpr const char* kNames[] = {"memcpy HtoH", "memcpy HtoD", "memcpy DtoH",

@@ -71,7 +71,7 @@ bool MemoryBound(uint64_t ctas, const std::string& name)
 
 SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, TraceRecorder* trace,
                                    SyncMode mode)
-    : m_scenario(scenario), m_trace(trace), m_network(scenario), m_kernels(scenario),
+    : m_scenario(scenario), m_trace(trace), m_network(scenario), m_kernels(scenario.gpu, scenario.kernels, scenario.file),
       m_lanes(CheckedWorldSize(worldSize), trace),
       m_timelines(static_cast<std::size_t>(worldSize),
                   DeviceTimeline(
@@ -117,7 +117,9 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
                 r.lastCall = "kernel " + m.name;
                 ++r.kernels;
                 const uint64_t ctas = Ctas(m, m_scenario.gpu);
-                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(m).ns, 0, m.name, ctas,
+                const profile::OpKey key =
+                    profile::KeyForLaunch(m.name, m.grid, m.block, m.sharedMem);
+                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(key, m.args).ns, 0, m.name, ctas,
                                 MemoryBound(ctas, m.name));
             },
             [&](const wire::Memcpy& m) { OnMemcpy(ctx, m); },
@@ -239,7 +241,9 @@ void SimulationEngine::OnMemcpy(const RequestContext& ctx, const wire::Memcpy& m
     ++r.copies;
     TimelineOf(ctx.rank).EnqueueTimed(
         m.stream, ctx.nowNs,
-        m_kernels.Copy(m.kind, m.bytes, CopyDurationNs(m_scenario.gpu, m.kind, m.bytes)).ns, 0,
+        m_kernels.Copy(CopyKey(m.kind, m.bytes), CopyDurationNs(m_scenario.gpu, m.kind, m.bytes))
+            .ns,
+        0,
         CopyLabel(m.kind, m.bytes));
     if (m.blocking)
     {

@@ -11,7 +11,7 @@
 #include "engine/lanes.h"
 #include "engine/p2p_value_store.h"
 #include "engine/request_context.h"
-#include "device_timeline.h"
+#include "gpu_model/device_timeline.h"
 
 #include <cstdint>
 #include <vector>

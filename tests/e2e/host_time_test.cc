@@ -1,8 +1,8 @@
 // The host-time profile end to end: a program whose real CPU time between GPU calls
 // changes from run to run is simulated with that time recorded in its profile, and its
 // steps come out the same every time, at exactly what the recording says.
-#include "profile_writer.h"
-#include "program_name.h"
+#include "gpu_model/profile/profile_writer.h"
+#include "gpu_model/profile/program_name.h"
 #include "run_helpers.h"
 
 #include <filesystem>

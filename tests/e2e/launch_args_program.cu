@@ -1,5 +1,5 @@
 // One kernel launched at one launch shape with two row lengths, and one kernel with a
-// parameter of every kind: what launch-argument keys (gpu_profiler/kernel_params.h) must
+// parameter of every kind: what launch-argument keys (cuda_abi/kernel_params.h) must
 // tell apart, and what the compiler's parameter layout looks like.
 #include <cstdio>
 #include <cuda_runtime.h>

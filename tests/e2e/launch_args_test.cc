@@ -1,7 +1,7 @@
 // A kernel launched at one launch shape with two row lengths, simulated with a profile
 // that measured it at both: each launch takes the median of its own arguments' samples;
 // a profile without argument facts gives every launch the pooled median.
-#include "profile_writer.h"
+#include "gpu_model/profile/profile_writer.h"
 #include "run_helpers.h"
 
 #include <fmt/format.h>

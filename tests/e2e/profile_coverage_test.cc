@@ -1,7 +1,7 @@
 // Simulations with the committed measured profiles: the bundled CUDA example and the
 // cuBLAS program are timed entirely from measurements, GEMMs take exactly their
 // measured medians, and the report and the missing-ops file say what was estimated.
-#include "profile_reader.h"
+#include "gpu_model/profile/profile_reader.h"
 #include "run_helpers.h"
 
 #include <cctype>

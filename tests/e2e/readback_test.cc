@@ -1,10 +1,10 @@
-// Recorded read-back values end to end (gpu_profiler/readback_table.h): a program that
+// Recorded read-back values end to end (host_time/readback_table.h): a program that
 // launches a clipping kernel only when the "norm" it reads back exceeds 1 takes that branch
 // in simulation when its recording read 2.5 there, and not when read-backs are off; an
 // integer it reads is served only with readback = "all"; a value it wrote itself is read
 // back as written, whatever the recording says.
-#include "profile_writer.h"
-#include "program_name.h"
+#include "gpu_model/profile/profile_writer.h"
+#include "gpu_model/profile/program_name.h"
 #include "run_helpers.h"
 
 #include <cstring>

@@ -1,11 +1,11 @@
 // The measured profiles committed in profiles/ load, describe the GPU they were
 // measured on, and hold the ops of the bundled programs.
-#include "gemm_signature.h"
-#include "profile_reader.h"
-#include "profile_writer.h"
-#include "program_name.h"
-#include "raw_log.h"
-#include "sqlite_handle.h"
+#include "gpu_model/profile/gemm_signature.h"
+#include "gpu_model/profile/profile_reader.h"
+#include "gpu_model/profile/profile_writer.h"
+#include "gpu_model/profile/program_name.h"
+#include "gpu_model/profile/raw_log.h"
+#include "gpu_model/profile/sqlite_handle.h"
 
 #include <filesystem>
 #include <fstream>
@@ -69,7 +69,7 @@ TEST_P(CommittedProfile, HoldsTheBundledProgramsOps)
     }
 }
 
-// The interposer names a conjugate transpose on real data "T" (interposer/cuda_type_names.h
+// The interposer names a conjugate transpose on real data "T" (cuda_abi/cuda_type_names.h
 // GemmOperationName) because every committed GEMM key is real and spells only N and T.
 TEST_P(CommittedProfile, GemmKeysAreRealAndSpellOnlyNAndT)
 {

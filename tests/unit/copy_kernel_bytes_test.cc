@@ -1,8 +1,9 @@
 // Estimates for kernels the profile never measured: a data-movement kernel from the bytes
 // its launch says it moves, another kernel from its template's measured instantiations.
-#include "copy_kernel_bytes.h"
-#include "kernel_cost_table.h"
-#include "profile_writer.h"
+#include "cost_table_calls.h"
+#include "gpu_model/copy_kernel_bytes.h"
+#include "gpu_model/kernel_cost_table.h"
+#include "gpu_model/profile/profile_writer.h"
 #include "scenario_loader.h"
 
 #include <filesystem>
@@ -82,7 +83,7 @@ TEST(CopyKernelBytes, UnmeasuredKernelsAreTimedByBytesThenByTheirTemplate)
                                      "link_bandwidth = \"400Gbps\"\nlink_latency = \"1us\"\n"
                                      "[kernels]\ndefault = \"1s\"\nprofile = \"p.sqlite\"\n";
     const Scenario scenario = LoadScenario(dir / "s.toml");
-    KernelCostTable t(scenario);
+    KernelCostTable t(scenario.gpu, scenario.kernels);
 
     wire::KernelLaunch split;
     split.name = kSplit;
@@ -90,7 +91,7 @@ TEST(CopyKernelBytes, UnmeasuredKernelsAreTimedByBytesThenByTheirTemplate)
     split.block = {128, 1, 1};
     split.args = "5=4000000,6=4"; // 16 MB read and 16 written at 4 TB/s: 8 us, plus the
                                   // cheapest measured kernel (the foreach, 30 us)
-    const OpCost s = t.Kernel(split);
+    const OpCost s = test::PriceLaunch(t, split);
     EXPECT_EQ(s.source, CostSource::Bytes);
     EXPECT_EQ(s.ns, 30'000 + 8'000);
 
@@ -98,7 +99,7 @@ TEST(CopyKernelBytes, UnmeasuredKernelsAreTimedByBytesThenByTheirTemplate)
     copy.name = kCopyForeach;
     copy.grid = {50, 1, 1};
     copy.block = {512, 1, 1};
-    const OpCost c = t.Kernel(copy);
+    const OpCost c = test::PriceLaunch(t, copy);
     EXPECT_EQ(c.source, CostSource::Family);
     // half the blocks of the measured instantiation, but both launches are under one wave
     // of the GPU (op_estimator.h's Waves): its time
@@ -108,6 +109,6 @@ TEST(CopyKernelBytes, UnmeasuredKernelsAreTimedByBytesThenByTheirTemplate)
     other.name = "never_seen(int)";
     other.grid = {1, 1, 1};
     other.block = {32, 1, 1};
-    EXPECT_EQ(t.Kernel(other).source, CostSource::Default);
+    EXPECT_EQ(test::PriceLaunch(t, other).source, CostSource::Default);
     fs::remove_all(dir);
 }

@@ -1,9 +1,10 @@
 // Durations of cuDNN ops: measured where the profile has their signature, else scaled from
 // the nearest measured op of the same API and type (by flops; batch norm by bytes), else
 // the roofline; a scenario's table names them by API.
-#include "cudnn_signature.h"
-#include "kernel_cost_table.h"
-#include "profile_writer.h"
+#include "cost_table_calls.h"
+#include "gpu_model/kernel_cost_table.h"
+#include "gpu_model/profile/cudnn_signature.h"
+#include "gpu_model/profile/profile_writer.h"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -83,31 +84,31 @@ protected:
 // decile of its samples (OpStats::OnStreamNs).
 TEST_F(CudnnCostTest, AMeasuredSignatureTakesItsLowerDecile)
 {
-    KernelCostTable t(scenario);
-    const OpCost c = t.Kernel(Launch(Sdpa("cudnnSdpaFprop", 1024, 1)));
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpCost c = test::PriceLaunch(t, Launch(Sdpa("cudnnSdpaFprop", 1024, 1)));
     EXPECT_EQ(c.source, CostSource::Measured);
     EXPECT_EQ(c.ns, 499200);
 }
 
 TEST_F(CudnnCostTest, AttentionAtAnotherLengthScalesByItsFlops)
 {
-    KernelCostTable t(scenario);
+    KernelCostTable t(scenario.gpu, scenario.kernels);
     // twice the sequence: four times the score matrix
-    const OpCost longer = t.Kernel(Launch(Sdpa("cudnnSdpaFprop", 2048, 1)));
+    const OpCost longer = test::PriceLaunch(t, Launch(Sdpa("cudnnSdpaFprop", 2048, 1)));
     EXPECT_EQ(longer.source, CostSource::ShapeScaled);
     EXPECT_EQ(longer.ns, 4 * 499200);
     // without the causal mask: another family, the only one measured, twice the work
-    const OpCost full = t.Kernel(Launch(Sdpa("cudnnSdpaFprop", 1024, 0)));
+    const OpCost full = test::PriceLaunch(t, Launch(Sdpa("cudnnSdpaFprop", 1024, 0)));
     EXPECT_EQ(full.source, CostSource::ShapeScaled);
     EXPECT_EQ(full.ns, 2 * 499200);
 }
 
 TEST_F(CudnnCostTest, AnUnmeasuredApiFallsToTheRoofline)
 {
-    KernelCostTable t(scenario);
+    KernelCostTable t(scenario.gpu, scenario.kernels);
     // no backward pass measured: 2.5 x the causal forward's 4*8*16*1024^2*64/2 flops at
     // 1000 TFLOP/s (42.95 us), longer than its 134 MB at 4.8 TB/s (27.96 us)
-    const OpCost back = t.Kernel(Launch(Sdpa("cudnnSdpaBprop", 1024, 1)));
+    const OpCost back = test::PriceLaunch(t, Launch(Sdpa("cudnnSdpaBprop", 1024, 1)));
     EXPECT_EQ(back.source, CostSource::Roofline);
     EXPECT_EQ(back.ns, 42950);
     const auto misses = t.Misses();
@@ -117,11 +118,11 @@ TEST_F(CudnnCostTest, AnUnmeasuredApiFallsToTheRoofline)
 
 TEST_F(CudnnCostTest, ConvolutionsScaleByFlopsAndBatchNormByBytes)
 {
-    KernelCostTable t(scenario);
-    const OpCost conv = t.Kernel(Launch(Conv(64)));
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpCost conv = test::PriceLaunch(t, Launch(Conv(64)));
     EXPECT_EQ(conv.source, CostSource::ShapeScaled);
     EXPECT_EQ(conv.ns, 600000);
-    const OpCost bn = t.Kernel(Launch(BatchNorm(8)));
+    const OpCost bn = test::PriceLaunch(t, Launch(BatchNorm(8)));
     EXPECT_EQ(bn.source, CostSource::ShapeScaled);
     EXPECT_EQ(bn.ns, 20000);
 }
@@ -129,9 +130,9 @@ TEST_F(CudnnCostTest, ConvolutionsScaleByFlopsAndBatchNormByBytes)
 TEST_F(CudnnCostTest, NeverFasterThanTheRoofline)
 {
     scenario.gpu.peakTflops["bf16"] = 1.0; // a slow GPU: the measured H200 time is too fast
-    KernelCostTable t(scenario);
+    KernelCostTable t(scenario.gpu, scenario.kernels);
     const auto sig = *CudnnSignature::Parse(Sdpa("cudnnSdpaFprop", 2048, 1));
-    const OpCost c = t.Kernel(Launch(sig.Name()));
+    const OpCost c = test::PriceLaunch(t, Launch(sig.Name()));
     EXPECT_EQ(c.source, CostSource::ShapeScaled);
     EXPECT_EQ(c.ns, std::llround(sig.Flops() / 1e12 * 1e9));
 }
@@ -139,8 +140,8 @@ TEST_F(CudnnCostTest, NeverFasterThanTheRoofline)
 TEST_F(CudnnCostTest, TheScenarioTableNamesThemByApi)
 {
     scenario.kernels.durationsNs["cudnnSdpaBprop"] = 1234;
-    KernelCostTable t(scenario);
-    const OpCost c = t.Kernel(Launch(Sdpa("cudnnSdpaBprop", 4096, 0)));
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpCost c = test::PriceLaunch(t, Launch(Sdpa("cudnnSdpaBprop", 4096, 0)));
     EXPECT_EQ(c.source, CostSource::Table);
     EXPECT_EQ(c.ns, 1234);
 }

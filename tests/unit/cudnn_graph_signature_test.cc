@@ -1,9 +1,9 @@
 // A cuDNN execute's signature from the descriptors a program built
-// (gpu_profiler/cudnn_call_signature.h), on graphs built here the way cudnn-frontend
+// (gpu_model/profile/cudnn_call_signature.h), on graphs built here the way cudnn-frontend
 // builds them: attention forward and backward, a convolution with its epilogue, and a
 // graph that is not simulated.
-#include "cudnn_call_signature.h"
-#include "cudnn_descriptor.h"
+#include "gpu_model/profile/cudnn_call_signature.h"
+#include "gpu_model/profile/cudnn_descriptor.h"
 
 #include <gtest/gtest.h>
 #include <map>

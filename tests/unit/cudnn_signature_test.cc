@@ -1,6 +1,6 @@
-// cuDNN op signatures read back (gpu_profiler/cudnn_signature.h): the round trip, the work
+// cuDNN op signatures read back (gpu_model/profile/cudnn_signature.h): the round trip, the work
 // the estimator scales by, and what counts as the same family.
-#include "cudnn_signature.h"
+#include "gpu_model/profile/cudnn_signature.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "device_timeline.h"
+#include "gpu_model/device_timeline.h"
 
 #include <gtest/gtest.h>
 

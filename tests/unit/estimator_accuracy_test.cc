@@ -1,9 +1,9 @@
 // How good are the estimates for ops a profile has not measured?  Each measured GEMM,
 // kernel and copy of the committed profiles is estimated from the others (leave one
 // out) and compared with its measured median.
-#include "kernel_cost_table.h"
-#include "op_estimator.h"
-#include "profile_reader.h"
+#include "gpu_model/kernel_cost_table.h"
+#include "gpu_model/op_estimator.h"
+#include "gpu_model/profile/profile_reader.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
-// `gpu_profiler forget-host-time` (gpu_profiler/forget_host_time.h): a program's older
+// `gpu_profiler forget-host-time` (gpu_model/profile/forget_host_time.h): a program's older
 // host-time recordings leave the profile, its kernel samples stay.  The real tool imports
 // and forgets, as a user runs it.
+#include "gpu_model/profile/profile_reader.h"
 #include "host_time_profile.h"
-#include "profile_reader.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,6 +1,6 @@
 // cuBLAS operations as GEMM signatures name them, and read back.
-#include "../../interposer/cuda_type_names.h"
-#include "gemm_signature.h"
+#include "cuda_abi/cuda_type_names.h"
+#include "gpu_model/profile/gemm_signature.h"
 
 #include <gtest/gtest.h>
 #include <string>

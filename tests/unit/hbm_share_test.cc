@@ -1,7 +1,7 @@
 // A collective beside memory-bound kernels (hbm_share.h): the share arithmetic, and the
 // engine stretching an all-reduce beside a framework kernel but not beside a GEMM.
 #include "engine/simulation_engine.h"
-#include "hbm_share.h"
+#include "gpu_model/hbm_share.h"
 #include "scripted_ranks.h"
 
 #include <gtest/gtest.h>

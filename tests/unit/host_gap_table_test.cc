@@ -1,7 +1,7 @@
 // The host-time profile's lookups: what a recorded gap is keyed by and how a lookup
 // falls back when the simulated program's calls were not all recorded.
-#include "host_gap_table.h"
-#include "host_speed.h"
+#include "host_time/host_gap_table.h"
+#include "host_time/host_speed.h"
 
 #include <gtest/gtest.h>
 

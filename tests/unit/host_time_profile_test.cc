@@ -1,9 +1,9 @@
 // Which recordings of a program make the host-time table of a simulated command.
+#include "gpu_model/profile/profile_reader.h"
+#include "gpu_model/profile/profile_writer.h"
+#include "gpu_model/profile/raw_log.h"
+#include "host_time/readback_table.h"
 #include "host_time_profile.h"
-#include "profile_reader.h"
-#include "profile_writer.h"
-#include "raw_log.h"
-#include "readback_table.h"
 
 #include <filesystem>
 #include <fstream>

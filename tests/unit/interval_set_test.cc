@@ -1,4 +1,4 @@
-#include "interval_set.h"
+#include "gpu_model/interval_set.h"
 
 #include <gtest/gtest.h>
 

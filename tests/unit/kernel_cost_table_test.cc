@@ -1,9 +1,11 @@
 // Where a simulated op's duration comes from: the scenario's table, the profile, an
 // estimate from the profile at other shapes, the roofline, the default; and what the
 // report and the missing-ops file say about it.
-#include "gemm_signature.h"
-#include "kernel_cost_table.h"
-#include "profile_writer.h"
+#include "cost_table_calls.h"
+#include "engine/copies.h"
+#include "gpu_model/kernel_cost_table.h"
+#include "gpu_model/profile/gemm_signature.h"
+#include "gpu_model/profile/profile_writer.h"
 
 #include <cmath>
 #include <filesystem>
@@ -74,11 +76,11 @@ protected:
 // its kernels with the recorder's host ahead (OpStats::OnStreamNs).
 TEST_F(KernelCostTableTest, MeasuredKernelsTakeTheirMedianLibraryCallsTheirLowerDecile)
 {
-    KernelCostTable t(scenario);
-    const OpCost k = t.Kernel(Launch(kStep, 1024, 256));
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpCost k = test::PriceLaunch(t, Launch(kStep, 1024, 256));
     EXPECT_EQ(k.source, CostSource::Measured);
     EXPECT_EQ(k.ns, 51000);
-    const OpCost g = t.Kernel(Launch(kGemm, 0, 0));
+    const OpCost g = test::PriceLaunch(t, Launch(kGemm, 0, 0));
     EXPECT_EQ(g.source, CostSource::Measured);
     EXPECT_EQ(g.ns, 180200); // 180000, 181000, 182000: a fifth of the way to the second
     EXPECT_DOUBLE_EQ(t.MeasuredShare(), 1.0);
@@ -88,8 +90,8 @@ TEST_F(KernelCostTableTest, MeasuredKernelsTakeTheirMedianLibraryCallsTheirLower
 TEST_F(KernelCostTableTest, TheScenarioTableOverridesTheProfile)
 {
     scenario.kernels.durationsNs["step"] = 3000;
-    KernelCostTable t(scenario);
-    const OpCost k = t.Kernel(Launch(kStep, 1024, 256));
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpCost k = test::PriceLaunch(t, Launch(kStep, 1024, 256));
     EXPECT_EQ(k.source, CostSource::Table);
     EXPECT_EQ(k.ns, 3000);
 }
@@ -98,19 +100,19 @@ TEST_F(KernelCostTableTest, OtherLaunchShapesScaleByThreads)
 {
     // One SM: every launch here is many waves, so time goes with the threads.
     scenario.gpu.smCount = 1;
-    KernelCostTable t(scenario);
-    const OpCost twice = t.Kernel(Launch(kStep, 2048, 256));
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpCost twice = test::PriceLaunch(t, Launch(kStep, 2048, 256));
     EXPECT_EQ(twice.source, CostSource::ShapeScaled);
     EXPECT_EQ(twice.ns, 2 * 51000);
-    const OpCost quarter = t.Kernel(Launch(kStep, 1024, 64));
+    const OpCost quarter = test::PriceLaunch(t, Launch(kStep, 1024, 64));
     EXPECT_EQ(quarter.ns, 51000 / 4);
-    const OpCost unknown = t.Kernel(Launch("other(int)", 1, 32));
+    const OpCost unknown = test::PriceLaunch(t, Launch("other(int)", 1, 32));
     EXPECT_EQ(unknown.source, CostSource::Default);
     EXPECT_EQ(unknown.ns, scenario.kernels.defaultNs);
     EXPECT_LT(t.MeasuredShare(), 1.0);
     // the same op again: the same estimate, counted twice
-    EXPECT_EQ(t.Kernel(Launch(kStep, 2048, 256)).ns, twice.ns);
-    EXPECT_EQ(t.Kernel(Launch("other(int)", 1, 32)).source, CostSource::Default);
+    EXPECT_EQ(test::PriceLaunch(t, Launch(kStep, 2048, 256)).ns, twice.ns);
+    EXPECT_EQ(test::PriceLaunch(t, Launch("other(int)", 1, 32)).source, CostSource::Default);
     EXPECT_EQ(t.DefaultedCount(), 2u);
     const auto misses = t.Misses();
     ASSERT_EQ(misses.size(), 3u);
@@ -125,32 +127,32 @@ TEST_F(KernelCostTableTest, OtherLaunchShapesScaleByThreads)
 TEST_F(KernelCostTableTest, LaunchesSmallerThanTheGpuTakeAboutTheSampleTime)
 {
     scenario.gpu.smCount = 132; // one wave: 270,336 threads
-    KernelCostTable t(scenario);
-    const OpCost quarter = t.Kernel(Launch(kStep, 1024, 64)); // 65,536 threads
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpCost quarter = test::PriceLaunch(t, Launch(kStep, 1024, 64)); // 65,536 threads
     EXPECT_EQ(quarter.source, CostSource::ShapeScaled);
     EXPECT_EQ(quarter.ns, 51000) << "the sample (262,144 threads) and it are one wave each";
-    const OpCost twice = t.Kernel(Launch(kStep, 2048, 256)); // 524,288 threads: 1.94 waves
+    const OpCost twice = test::PriceLaunch(t, Launch(kStep, 2048, 256)); // 524,288 threads: 1.94 waves
     EXPECT_EQ(twice.ns, std::llround(51000.0 * 524288 / 270336));
 }
 
 TEST_F(KernelCostTableTest, GemmsOfTheSameFamilyScaleByFlopsButNeverBeatTheRoofline)
 {
     scenario.gpu.peakTflops["bf16"] = 1000.0;
-    KernelCostTable t(scenario);
+    KernelCostTable t(scenario.gpu, scenario.kernels);
     const std::string half =
         "cublasGemmEx(m=4096,n=2048,k=4096,op=TN,a=bf16,b=bf16,c=bf16,batch=1)";
-    const OpCost h = t.Kernel(Launch(half, 0, 0));
+    const OpCost h = test::PriceLaunch(t, Launch(half, 0, 0));
     EXPECT_EQ(h.source, CostSource::ShapeScaled);
     EXPECT_EQ(h.ns, 180200 / 2); // from the sample's 10th percentile, as it is charged
     // 1000x the work: 1000x the measured time (slower than the 1000 TFLOP/s roofline)
     const std::string big =
         "cublasGemmEx(m=4096,n=4096,k=4096,op=TN,a=bf16,b=bf16,c=bf16,batch=1000)";
-    EXPECT_EQ(t.Kernel(Launch(big, 0, 0)).ns, 180200LL * 1000);
+    EXPECT_EQ(test::PriceLaunch(t, Launch(big, 0, 0)).ns, 180200LL * 1000);
     // with an impossible measurement (faster than the peak) the roofline wins
     scenario.gpu.peakTflops["bf16"] = 1.0;
-    KernelCostTable slow(scenario);
+    KernelCostTable slow(scenario.gpu, scenario.kernels);
     const auto g = GemmSignature::Parse(half);
-    EXPECT_EQ(slow.Kernel(Launch(half, 0, 0)).ns, std::llround(g->Flops() / 1e12 * 1e9));
+    EXPECT_EQ(test::PriceLaunch(slow, Launch(half, 0, 0)).ns, std::llround(g->Flops() / 1e12 * 1e9));
 }
 
 // A GEMM sample too small to fill the GPU (one 128x128 tile on 132 SMs) runs at a
@@ -171,10 +173,10 @@ TEST_F(KernelCostTableTest, AGemmSampleThatDoesNotFillTheGpuScalesByWavesNotFlop
     }
     scenario.gpu.smCount = 132;
     scenario.gpu.peakTflops["f32"] = 66.9;
-    KernelCostTable t(scenario);
+    KernelCostTable t(scenario.gpu, scenario.kernels);
     const std::string wide =
         "cublasSgemmStridedBatched(m=16,n=2048,k=2048,op=NN,a=f32,b=f32,c=f32,batch=16)";
-    const OpCost c = t.Kernel(Launch(wide, 0, 0));
+    const OpCost c = test::PriceLaunch(t, Launch(wide, 0, 0));
     EXPECT_EQ(c.source, CostSource::ShapeScaled);
     // 1 x 16 tiles x 16 batches = 256 tiles: 1.94 waves; k 16x the sample's
     EXPECT_EQ(c.ns, std::llround(4320.0 * (256.0 / 132.0) * 16.0));
@@ -184,7 +186,7 @@ TEST_F(KernelCostTableTest, AGemmSampleThatDoesNotFillTheGpuScalesByWavesNotFlop
     // Still never faster than the roofline: a square 2048 GEMM has as many tiles and k
     // passes as the one above (134 us by waves) but 128x its flops (257 us at the peak).
     const std::string square = "cublasSgemm(m=2048,n=2048,k=2048,op=NN,a=f32,b=f32,c=f32,batch=1)";
-    EXPECT_EQ(t.Kernel(Launch(square, 0, 0)).ns,
+    EXPECT_EQ(test::PriceLaunch(t, Launch(square, 0, 0)).ns,
               std::llround(2.0 * 2048 * 2048 * 2048 / 66.9e12 * 1e9));
 }
 
@@ -192,33 +194,33 @@ TEST_F(KernelCostTableTest, WithoutAProfileGemmsUseTheRooflineThenTheDefault)
 {
     scenario.kernels.profile.clear();
     {
-        KernelCostTable t(scenario);
-        EXPECT_EQ(t.Kernel(Launch(kGemm, 0, 0)).source, CostSource::Default);
+        KernelCostTable t(scenario.gpu, scenario.kernels);
+        EXPECT_EQ(test::PriceLaunch(t, Launch(kGemm, 0, 0)).source, CostSource::Default);
     }
     scenario.gpu.peakTflops["bf16"] = 800.0;
-    KernelCostTable t(scenario);
-    const OpCost c = t.Kernel(Launch(kGemm, 0, 0));
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpCost c = test::PriceLaunch(t, Launch(kGemm, 0, 0));
     EXPECT_EQ(c.source, CostSource::Roofline);
     EXPECT_EQ(c.ns, std::llround(2.0 * 4096 * 4096 * 4096 / 800e12 * 1e9));
     // a thin GEMM is memory-bound: bytes at HBM speed
     const std::string thin = "cublasGemmEx(m=65536,n=1,k=65536,op=TN,a=bf16,b=bf16,c=bf16,batch=1)";
     const auto g = GemmSignature::Parse(thin);
-    EXPECT_EQ(t.Kernel(Launch(thin, 0, 0)).ns,
+    EXPECT_EQ(test::PriceLaunch(t, Launch(thin, 0, 0)).ns,
               std::llround(g->Bytes() * 8 / scenario.gpu.hbmBitsPerSecond * 1e9));
 }
 
 TEST_F(KernelCostTableTest, CopiesInterpolateBetweenMeasuredSizes)
 {
-    KernelCostTable t(scenario);
-    EXPECT_EQ(t.Copy(wire::CopyKind::HostToDevice, 1000, 999).source, CostSource::Measured);
-    const OpCost mid = t.Copy(wire::CopyKind::HostToDevice, 500500, 999);
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    EXPECT_EQ(t.Copy(CopyKey(wire::CopyKind::HostToDevice, 1000), 999).source, CostSource::Measured);
+    const OpCost mid = t.Copy(CopyKey(wire::CopyKind::HostToDevice, 500500), 999);
     EXPECT_EQ(mid.source, CostSource::ShapeScaled);
     EXPECT_EQ(mid.ns, 12000);
     // past the largest: its time, plus the extra bytes at the model's bandwidth (here the
     // model says 2 MB take 40 us: the extra 1 MB, 20 us)
-    EXPECT_EQ(t.Copy(wire::CopyKind::HostToDevice, 2000000, 40000).ns, 22000 + 20000);
+    EXPECT_EQ(t.Copy(CopyKey(wire::CopyKind::HostToDevice, 2000000), 40000).ns, 22000 + 20000);
     // no DtoH copy measured: the scenario's bandwidth model
-    const OpCost model = t.Copy(wire::CopyKind::DeviceToHost, 4096, 1234);
+    const OpCost model = t.Copy(CopyKey(wire::CopyKind::DeviceToHost, 4096), 1234);
     EXPECT_EQ(model.source, CostSource::Roofline);
     EXPECT_EQ(model.ns, 1234);
 }
@@ -228,7 +230,7 @@ TEST_F(KernelCostTableTest, AProfileOfAnotherGpuIsRefused)
     scenario.gpu.model = "H100";
     try
     {
-        KernelCostTable t(scenario);
+        KernelCostTable t(scenario.gpu, scenario.kernels);
         FAIL() << "accepted an H200 profile for an H100 scenario";
     }
     catch (const ProfileError& e)
@@ -242,12 +244,12 @@ TEST_F(KernelCostTableTest, AProfileOfAnotherGpuIsRefused)
 
 TEST_F(KernelCostTableTest, TheMissingFileListsEveryEstimatedOpForTheReplayTool)
 {
-    KernelCostTable t(scenario);
+    KernelCostTable t(scenario.gpu, scenario.kernels);
     const std::string other =
         "cublasGemmEx(m=1024,n=8192,k=1024,op=NN,a=bf16,b=bf16,c=bf16,batch=1)";
-    t.Kernel(Launch(other, 0, 0));
-    t.Kernel(Launch(other, 0, 0));
-    t.Kernel(Launch(kStep, 1024, 256));
+    test::PriceLaunch(t, Launch(other, 0, 0));
+    test::PriceLaunch(t, Launch(other, 0, 0));
+    test::PriceLaunch(t, Launch(kStep, 1024, 256));
     const fs::path file = dir / "missing.json";
     t.WriteMissing(file);
     std::ifstream in(file);
@@ -274,22 +276,22 @@ TEST_F(KernelCostTableTest, SamplesLaunchedWithTheSameArgumentsArePreferred)
         w.AddRun("t", "train.py", "python3 train.py");
         w.Commit();
     }
-    KernelCostTable table(scenario);
+    KernelCostTable table(scenario.gpu, scenario.kernels);
     table.PreferProgram("train.py");
     wire::KernelLaunch same = Launch(kStep, 1024, 256);
     same.args = "1=4096";
-    const OpCost a = table.Kernel(same);
+    const OpCost a = test::PriceLaunch(table, same);
     EXPECT_EQ(a.source, CostSource::Measured);
     EXPECT_EQ(a.ns, 71000);
     EXPECT_EQ(table.FromArgs(), 1u);
     EXPECT_EQ(table.FromProgram(), 0u);
     wire::KernelLaunch other = Launch(kStep, 1024, 256);
     other.args = "1=8192"; // never measured: train.py's own samples
-    EXPECT_EQ(table.Kernel(other).ns, 51000);
+    EXPECT_EQ(test::PriceLaunch(table, other).ns, 51000);
     EXPECT_EQ(table.FromArgs(), 1u);
     EXPECT_EQ(table.FromProgram(), 1u);
-    KernelCostTable pooled(scenario);
-    EXPECT_EQ(pooled.Kernel(other).ns, 61000); // median of all 6: (52000 + 70000) / 2
+    KernelCostTable pooled(scenario.gpu, scenario.kernels);
+    EXPECT_EQ(test::PriceLaunch(pooled, other).ns, 61000); // median of all 6: (52000 + 70000) / 2
     EXPECT_EQ(pooled.FromArgs(), 0u);
 }
 
@@ -306,23 +308,23 @@ TEST_F(KernelCostTableTest, TheSimulatedProgramsOwnMeasurementsArePreferred)
         w.AddRun("other.tsv", "other.py", "python3 other.py");
         w.Commit();
     }
-    KernelCostTable pooled(scenario);
-    EXPECT_EQ(pooled.Kernel(Launch(kStep, 1024, 256)).ns, 90000); // median of all 7
+    KernelCostTable pooled(scenario.gpu, scenario.kernels);
+    EXPECT_EQ(test::PriceLaunch(pooled, Launch(kStep, 1024, 256)).ns, 90000); // median of all 7
     EXPECT_EQ(pooled.FromProgram(), 0u);
 
-    KernelCostTable own(scenario);
+    KernelCostTable own(scenario.gpu, scenario.kernels);
     own.PreferProgram("train.py");
-    const OpCost k = own.Kernel(Launch(kStep, 1024, 256));
+    const OpCost k = test::PriceLaunch(own, Launch(kStep, 1024, 256));
     EXPECT_EQ(k.source, CostSource::Measured);
     EXPECT_EQ(k.ns, 51000);
     EXPECT_EQ(own.FromProgram(), 1u);
     // the GEMM was measured by train.py's run too; the copies as well
-    EXPECT_EQ(own.Kernel(Launch(kGemm, 0, 0)).ns, 180200);
+    EXPECT_EQ(test::PriceLaunch(own, Launch(kGemm, 0, 0)).ns, 180200);
     EXPECT_EQ(own.FromProgram(), 2u);
 
-    KernelCostTable stranger(scenario);
+    KernelCostTable stranger(scenario.gpu, scenario.kernels);
     stranger.PreferProgram("never_recorded.py");
-    EXPECT_EQ(stranger.Kernel(Launch(kStep, 1024, 256)).ns, 90000);
+    EXPECT_EQ(test::PriceLaunch(stranger, Launch(kStep, 1024, 256)).ns, 90000);
     EXPECT_EQ(stranger.FromProgram(), 0u);
 }
 
@@ -353,12 +355,12 @@ TEST_F(KernelCostTableTest, ALibraryCallIsChargedItsSpanWithTheHostAhead)
         w.AddRun("other.tsv", "other.py", "python3 other.py");
         w.Commit();
     }
-    KernelCostTable own(scenario);
+    KernelCostTable own(scenario.gpu, scenario.kernels);
     own.PreferProgram("train.py");
     wire::KernelLaunch call;
     call.name = bprop;
-    EXPECT_EQ(own.Kernel(call).ns, 190450); // train.py's 10th percentile (its median: 202500)
-    EXPECT_EQ(own.Kernel(Launch(kStep, 1024, 256)).ns, 56000); // the kernel's median
-    KernelCostTable pooled(scenario);
-    EXPECT_EQ(pooled.Kernel(call).ns, 190550); // all twelve samples' 10th percentile
+    EXPECT_EQ(test::PriceLaunch(own, call).ns, 190450); // train.py's 10th percentile (its median: 202500)
+    EXPECT_EQ(test::PriceLaunch(own, Launch(kStep, 1024, 256)).ns, 56000); // the kernel's median
+    KernelCostTable pooled(scenario.gpu, scenario.kernels);
+    EXPECT_EQ(test::PriceLaunch(pooled, call).ns, 190550); // all twelve samples' 10th percentile
 }

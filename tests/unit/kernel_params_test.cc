@@ -1,8 +1,8 @@
 // Kernel parameter layouts read from fat binaries nvcc wrote (uncompressed and
 // zstd-compressed), and which of a launch's argument values join its profile key.
-#include "elf_sections.h"
-#include "fatbin_cubins.h"
-#include "kernel_params.h"
+#include "cuda_abi/elf_sections.h"
+#include "cuda_abi/fatbin_cubins.h"
+#include "cuda_abi/kernel_params.h"
 
 #include <cstring>
 #include <fstream>

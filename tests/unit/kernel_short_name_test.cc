@@ -1,6 +1,6 @@
 // Kernel names in the run summary: base names as Nsight Systems shows them, a stable hash
 // where two differ only in what was elided.
-#include "kernel_short_name.h"
+#include "gpu_model/kernel_short_name.h"
 
 #include <gtest/gtest.h>
 

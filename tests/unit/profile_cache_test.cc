@@ -1,11 +1,11 @@
 // The profile cache: what a writer stores a reader finds, bad files are refused with
 // a message naming them, and many readers may open one profile while it is extended.
-#include "op_stats.h"
-#include "profile_reader.h"
-#include "profile_schema.h"
-#include "profile_writer.h"
-#include "program_name.h"
-#include "sqlite_handle.h"
+#include "gpu_model/profile/op_stats.h"
+#include "gpu_model/profile/profile_reader.h"
+#include "gpu_model/profile/profile_schema.h"
+#include "gpu_model/profile/profile_writer.h"
+#include "gpu_model/profile/program_name.h"
+#include "gpu_model/profile/sqlite_handle.h"
 
 #include <algorithm>
 #include <atomic>

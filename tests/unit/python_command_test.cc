@@ -1,5 +1,5 @@
 // Which rank commands the fork server (phantora-cluster --fork-server) can start.
-#include "python_command.h"
+#include "launch/python_command.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// Recorded read-back values (gpu_profiler/readback_table.h): what a recorded read is keyed
+// Recorded read-back values (host_time/readback_table.h): what a recorded read is keyed
 // by, which value a key returns, which reads "float" serves, and how a lookup falls back.
-#include "readback_table.h"
+#include "host_time/readback_table.h"
 
 #include <cstring>
 #include <gtest/gtest.h>

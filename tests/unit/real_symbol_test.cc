@@ -1,4 +1,4 @@
-#include "real_symbol.h"
+#include "cuda_abi/real_symbol.h"
 #include "recorder_real_symbol.h"
 
 #include <array>

@@ -2,7 +2,7 @@
 // that ended before its ranks said goodbye, a phantora-rank gone silent, and the cases
 // that are no failure (a clean end, goodbyes still in flight, a silent host whose ranks
 // are all done).
-#include "remote_supervisors.h"
+#include "launch/remote_supervisors.h"
 
 #include <gtest/gtest.h>
 

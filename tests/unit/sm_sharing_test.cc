@@ -1,5 +1,5 @@
-#include "device_timeline.h"
-#include "sm_sharing.h"
+#include "gpu_model/device_timeline.h"
+#include "gpu_model/sm_sharing.h"
 
 #include <gtest/gtest.h>
 #include <vector>

@@ -1,6 +1,6 @@
 """How long one stream of a real GPU stays idle between two ops when the second is already
 queued: the GPU's own dispatch gap, which the simulation charges after every op
-(`[gpu] stream_gap`, bridge/device_timeline.h).
+(`[gpu] stream_gap`, gpu_model/device_timeline.h).
 
 The stream is held with `torch.cuda._sleep` while the host queues N ops, so no gap below
 can be the host's; torch.profiler (GPU activity only) gives each op's start and end.  The

@@ -58,7 +58,7 @@ struct CudnnSignature
     std::string Family() const;
     /// The numbers of the shape, for "the nearest measured shape" (empty if malformed).
     std::vector<double> Shape() const;
-    /// The operand data type's short name (interposer/cuda_type_names.h names).
+    /// The operand data type's short name (cuda_abi/cuda_type_names.h names).
     std::string Type() const;
 
     /// The name as written (round trip of Parse).

@@ -21,50 +21,34 @@ const char* CostSourceName(CostSource s)
 
 namespace
 {
-std::unique_ptr<profile::ProfileReader> OpenProfile(const Scenario& s)
+std::unique_ptr<profile::ProfileReader> OpenProfile(const GpuSpec& gpu, const KernelSpec& kernels,
+                                                    const std::filesystem::path& describedBy)
 {
     // phantora-cluster --profile's files first, in order, then the scenario's.
-    std::vector<std::filesystem::path> files = s.kernels.extraProfiles;
-    if (!s.kernels.profile.empty())
+    std::vector<std::filesystem::path> files = kernels.extraProfiles;
+    if (!kernels.profile.empty())
     {
-        files.push_back(s.kernels.profile);
+        files.push_back(kernels.profile);
     }
     if (files.empty())
     {
         return nullptr;
     }
     auto p = std::make_unique<profile::ProfileReader>(files);
-    if (p->GpuModel() != s.gpu.model)
+    if (p->GpuModel() != gpu.model)
     {
         throw profile::ProfileError(fmt::format(
             "profile {} was measured on \"{}\" but the scenario {} has [gpu] model = \"{}\"",
-            p->File().string(), p->GpuModel(), s.file.string(), s.gpu.model));
+            p->File().string(), p->GpuModel(), describedBy.string(), gpu.model));
     }
     return p;
 }
-
-const char* CopyDirection(wire::CopyKind kind)
-{
-    switch (kind)
-    {
-    case wire::CopyKind::HostToHost:
-        return "HtoH";
-    case wire::CopyKind::HostToDevice:
-        return "HtoD";
-    case wire::CopyKind::DeviceToHost:
-        return "DtoH";
-    case wire::CopyKind::DeviceToDevice:
-        return "DtoD";
-    case wire::CopyKind::Memset:
-        return "memset";
-    }
-    return "?";
-}
 } // namespace
 
-KernelCostTable::KernelCostTable(const Scenario& scenario)
-    : m_spec(scenario.kernels), m_profile(OpenProfile(scenario)),
-      m_estimator(m_profile.get(), scenario.gpu)
+KernelCostTable::KernelCostTable(const GpuSpec& gpu, const KernelSpec& kernels,
+                                 const std::filesystem::path& describedBy)
+    : m_spec(kernels), m_profile(OpenProfile(gpu, kernels, describedBy)),
+      m_estimator(m_profile.get(), gpu)
 {
 }
 
@@ -166,10 +150,9 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
     return c;
 }
 
-OpCost KernelCostTable::Kernel(const wire::KernelLaunch& launch)
+OpCost KernelCostTable::Kernel(const OpKey& key, const std::string& args)
 {
-    return Lookup(profile::KeyForLaunch(launch.name, launch.grid, launch.block, launch.sharedMem),
-                  -1, launch.args);
+    return Lookup(key, -1, args);
 }
 
 int64_t KernelCostTable::DurationNs(std::string_view kernelName)
@@ -177,12 +160,8 @@ int64_t KernelCostTable::DurationNs(std::string_view kernelName)
     return Lookup(profile::KeyForLaunch(kernelName, {}, {}, 0), -1).ns;
 }
 
-OpCost KernelCostTable::Copy(wire::CopyKind kind, uint64_t bytes, int64_t modelNs)
+OpCost KernelCostTable::Copy(const OpKey& key, int64_t modelNs)
 {
-    OpKey key;
-    key.kind = kind == wire::CopyKind::Memset ? OpKind::Memset : OpKind::Memcpy;
-    key.name = CopyDirection(kind);
-    key.bytes = bytes;
     return Lookup(key, std::max<int64_t>(modelNs, 0));
 }
 

@@ -3,7 +3,7 @@
 // (and their ranks) may open one profile at once.
 #pragma once
 
-#include "host_gap_table.h"
+#include "host_time/host_gap_table.h"
 #include "op_key.h"
 #include "op_stats.h"
 #include "sqlite_handle.h"

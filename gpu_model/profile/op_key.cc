@@ -79,4 +79,13 @@ OpKey KeyForLaunch(std::string_view name, const std::array<uint32_t, 3>& grid,
     return k;
 }
 
+OpKey KeyForCopy(std::string_view direction, uint64_t bytes)
+{
+    OpKey k;
+    k.kind = direction == "memset" ? OpKind::Memset : OpKind::Memcpy;
+    k.name = std::string(direction);
+    k.bytes = bytes;
+    return k;
+}
+
 } // namespace phantora::profile

@@ -2,7 +2,7 @@
 // one op from several recordings and replays merge into one set of statistics.
 #pragma once
 
-#include "host_gap_table.h"
+#include "host_time/host_gap_table.h"
 #include "op_key.h"
 #include "sqlite_handle.h"
 

@@ -54,4 +54,8 @@ struct OpKey
 OpKey KeyForLaunch(std::string_view name, const std::array<uint32_t, 3>& grid,
                    const std::array<uint32_t, 3>& block, uint32_t sharedMem);
 
+/// A copy of \p bytes as the profile keys it: \p direction "HtoH", "HtoD", "DtoH" or
+/// "DtoD" (a memcpy), or "memset".
+OpKey KeyForCopy(std::string_view direction, uint64_t bytes);
+
 } // namespace phantora::profile

@@ -14,7 +14,7 @@
 // read on the GPU, made by the SEQ-th (from 0) boundary call of THREAD (readback_table.h).
 #pragma once
 
-#include "host_gap_table.h"
+#include "host_time/host_gap_table.h"
 #include "op_key.h"
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Short names of CUDA data types and cuBLAS operations, as they appear in GEMM op
-// signatures (gpu_profiler/gemm_signature.h reads them back).
+// signatures (gpu_model/profile/gemm_signature.h reads them back).
 #pragma once
 
 #include <cublas_api.h>

@@ -1,8 +1,8 @@
 #include "op_estimator.h"
 
 #include "copy_kernel_bytes.h"
-#include "cudnn_signature.h"
-#include "gemm_signature.h"
+#include "gpu_model/profile/cudnn_signature.h"
+#include "gpu_model/profile/gemm_signature.h"
 
 #include <algorithm>
 #include <cmath>

@@ -17,7 +17,7 @@ struct GemmSignature
     std::string api; ///< cublasGemmEx, cublasGemmStridedBatchedEx, cublasSgemm, cublasLtMatmul...
     int64_t m{0}, n{0}, k{0};
     char opA{'N'}, opB{'N'};
-    std::string a, b, c; ///< data type short names (interposer/cuda_type_names.h)
+    std::string a, b, c; ///< data type short names (cuda_abi/cuda_type_names.h)
     int64_t batch{1};
     int64_t epilogue{-1}; ///< cublasLtMatmul only
 

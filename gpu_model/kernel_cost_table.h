@@ -7,10 +7,9 @@
 // say what share of the simulated GPU time was measured.
 #pragma once
 
-#include "op_estimator.h"
-#include "profile_reader.h"
-#include "protocol/messages.h"
-#include "scenario.h"
+#include "gpu_model/gpu_spec.h"
+#include "gpu_model/op_estimator.h"
+#include "gpu_model/profile/profile_reader.h"
 
 #include <array>
 #include <cstdint>
@@ -46,9 +45,12 @@ struct OpCost
 class KernelCostTable
 {
 public:
-    /// Opens the scenario's profile if it names one; throws profile::ProfileError if it
-    /// cannot be read or was measured on another GPU model than the scenario's.
-    explicit KernelCostTable(const Scenario& scenario);
+    /// Opens \p kernels' profiles if it names any; throws profile::ProfileError if one
+    /// cannot be read or was measured on another GPU model than \p gpu's.  \p describedBy
+    /// (the scenario file) names where \p gpu was given, in that error.  Both specs must
+    /// outlive the table.
+    KernelCostTable(const GpuSpec& gpu, const KernelSpec& kernels,
+                    const std::filesystem::path& describedBy = {});
 
     /// A measured kernel takes the median of its samples launched with the same arguments
     /// (kernel_params.h ArgFacts) where the profile has some; any other measured op takes
@@ -61,9 +63,12 @@ public:
     /// Measured kernels whose duration came from samples launched with their arguments.
     uint64_t FromArgs() const { return m_fromArgs; }
 
-    OpCost Kernel(const wire::KernelLaunch& launch);
-    /// \p modelNs: the scenario's bandwidth model of this copy, used when not measured.
-    OpCost Copy(wire::CopyKind kind, uint64_t bytes, int64_t modelNs);
+    /// A kernel launch, GEMM or cuDNN call (profile::KeyForLaunch), with the launch's
+    /// argument facts (kernel_params.h ArgFacts) where the interposer read them.
+    OpCost Kernel(const profile::OpKey& key, const std::string& args = {});
+    /// A copy or memset (profile::KeyForCopy); \p modelNs: the scenario's bandwidth model
+    /// of it, used when not measured.
+    OpCost Copy(const profile::OpKey& key, int64_t modelNs);
     /// A launch known by name alone (no launch shape).
     int64_t DurationNs(std::string_view kernelName);
 

@@ -12,9 +12,9 @@
 //                bytes at the HBM bandwidth, whichever takes longer (batch norm: bytes).
 #pragma once
 
-#include "gemm_signature.h"
-#include "profile_reader.h"
-#include "scenario.h"
+#include "gpu_model/gpu_spec.h"
+#include "gpu_model/profile/gemm_signature.h"
+#include "gpu_model/profile/profile_reader.h"
 
 #include <cstdint>
 #include <map>

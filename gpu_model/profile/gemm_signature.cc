@@ -95,7 +95,7 @@ std::optional<GemmSignature> GemmSignature::Parse(std::string_view name)
         else if (key == "op")
         {
             // C (conjugate transpose) appears only with complex types (see
-            // interposer/cuda_type_names.h GemmOperationName).
+            // cuda_abi/cuda_type_names.h GemmOperationName).
             auto known = [](char c) { return c == 'N' || c == 'T' || c == 'C'; };
             haveOp = value.size() == 2 && known(value[0]) && known(value[1]);
             if (haveOp)
