@@ -7,7 +7,7 @@ Megatron dense, DeepSpeed ZeRO-1 and ZeRO-2:
 data/raw/profiles/H100/interleaved-2026-11-26T1900/, and for Megatron and ZeRO-1 also
 interleaved-2026-11-26T1942/, for ZeRO-2 and TorchTitan interleaved-2026-11-26T2001/, for
 all four interleaved-2026-11-27T0147/, and for TorchTitan interleaved-2026-11-27T0212/
-(other leases; the runs of all pooled) (profiles/record_host_interleaved_on_device.sh:
+(other leases; the runs of all pooled) (tools/device/record_host_interleaved_on_device.sh:
 `== record r` blocks are recorder runs, left out; `== real r` blocks are plain runs, used).
 TorchTitan debug: data/raw/profiles/H100/record_frameworks_titan_real_steps.log (two plain
 runs, `== rep r` blocks).
@@ -149,9 +149,9 @@ def collect():
         "source": "bench/accuracy/collect_frameworks.py from data/raw/profiles/H100/"
                   "interleaved-2026-11-26T1900/*.log, interleaved-2026-11-26T1942/*.log, interleaved-2026-11-26T2001/*.log and "
                   "interleaved-2026-11-27T0147/*.log, interleaved-2026-11-27T0212/titan_debug.log "
-                  "(profiles/record_host_interleaved_on_device.sh) and "
+                  "(tools/device/record_host_interleaved_on_device.sh) and "
                   "data/raw/profiles/H100/record_frameworks_titan_real_steps.log "
-                  "(profiles/record_frameworks_on_device.sh ONLY=titan_debug STEPS=12 REPS=2)",
+                  "(tools/device/record_frameworks_on_device.sh ONLY=titan_debug STEPS=12 REPS=2)",
     }
     return {"suite": "frameworks_h100", "env": env, "cells": cells}
 

@@ -10,7 +10,7 @@ that lease's imported (`gpu_profiler import`), a scenario extending the suite's 
 copy as its profile, the cell's command simulated (accuracy.py), and the real figure of that
 lease's plain runs (collect_frameworks.py: the median of their steps pooled); then per cell
 the mean of its leases' signed errors.  Recordings
-are made by profiles/record_host_interleaved_on_device.sh; the leases are the rows of
+are made by tools/device/record_host_interleaved_on_device.sh; the leases are the rows of
 data/leases.tsv (read_leases), and a new lease adds a row there.
 """
 
