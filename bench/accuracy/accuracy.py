@@ -6,7 +6,7 @@ It runs every suite (a training script, its matrix of cells, the committed real 
 of those cells and the scenario that simulates them):
 
   train_gpt  examples/torch/train_gpt.py, matrix.tsv, real/H200.json (one H200, written on the
-             GPU machine by measure_real_on_device.sh and collect_real.py),
+             GPU machine by tools/device/measure_real_on_device.sh and collect_real.py),
              scenarios/h200-profile.toml;
   train_gpt_x4  the same script and matrix, real/H200x4-train_gpt.json (its 2- and 4-GPU cells
              on one host of 4 H200s with NVLink), scenarios/h200x4-nvlink-profiled.toml;
@@ -254,7 +254,7 @@ SUITES = {
                                  "H200-cudnn_gpt.json", "h200-profile.toml"),
     "cudnn_cnn": mean_step_suite("cudnn_cnn", "train_cnn.py", "matrix-cudnn_cnn.tsv",
                                  "H200-cudnn_cnn.json", "h200-profile.toml"),
-    # The GPU-only figures: three leases of 4 x H200, 2026-11-26 (gpu_ahead_on_device.sh).
+    # The GPU-only figures: three leases of 4 x H200, 2026-11-26 (tools/device/gpu_ahead_on_device.sh).
     "gpt_ref": gpt_ref_suite("gpt_ref", "H200x4-gpt_ref.json", "h200x4-nvlink-profiled.toml",
                              gpu_only="H200x4-gpt_ref-gpu-only.json"),
     # The same cells on 4 H100s: one lease held the one-GPU recordings, the world-size 2 and
@@ -507,7 +507,7 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
     missing = sum(1 for r in rows if r[1] == NOT_MEASURED)
     if missing:
         print(f"{missing} cells not measured: they need a multi-GPU machine "
-              f"(bench/accuracy/measure_real_on_device.sh runs them where the GPUs exist)", file=out)
+              f"(tools/device/measure_real_on_device.sh runs them where the GPUs exist)", file=out)
     for message in failed:
         print(message, file=out)
     return step_err, mem_err, len(failed)

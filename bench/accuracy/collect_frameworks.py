@@ -3,13 +3,14 @@ figure traces to a file:
 
     python3 bench/accuracy/collect_frameworks.py > bench/accuracy/real/H100-frameworks.json
 
-Megatron dense, DeepSpeed ZeRO-1 and ZeRO-2: profiles/raw/H100/interleaved-2026-11-26T1900/,
-and for Megatron and ZeRO-1 also interleaved-2026-11-26T1942/, for ZeRO-2 and TorchTitan
-interleaved-2026-11-26T2001/, for all four interleaved-2026-11-27T0147/, and for TorchTitan
-interleaved-2026-11-27T0212/ (other leases; the runs of all pooled)
-(profiles/record_host_interleaved_on_device.sh: `== record r` blocks are recorder runs, left
-out; `== real r` blocks are plain runs, used).  TorchTitan debug:
-profiles/raw/H100/record_frameworks_titan_real_steps.log (two plain runs, `== rep r` blocks).
+Megatron dense, DeepSpeed ZeRO-1 and ZeRO-2:
+data/raw/profiles/H100/interleaved-2026-11-26T1900/, and for Megatron and ZeRO-1 also
+interleaved-2026-11-26T1942/, for ZeRO-2 and TorchTitan interleaved-2026-11-26T2001/, for
+all four interleaved-2026-11-27T0147/, and for TorchTitan interleaved-2026-11-27T0212/
+(other leases; the runs of all pooled) (tools/device/record_host_interleaved_on_device.sh:
+`== record r` blocks are recorder runs, left out; `== real r` blocks are plain runs, used).
+TorchTitan debug: data/raw/profiles/H100/record_frameworks_titan_real_steps.log (two plain
+runs, `== rep r` blocks).
 
 A cell's real step is the median over every real run's steps in the metric's window (Megatron
 steps 5-19, DeepSpeed 4-11, TorchTitan 5-12; all runs' steps pooled); its range spans the runs'
@@ -30,7 +31,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import accuracy  # noqa: E402
 
-RAW = os.path.join(accuracy.ROOT, "profiles", "raw", "H100")
+RAW = os.path.join(accuracy.ROOT, "data", "raw", "profiles", "H100")
 INTERLEAVED = os.path.join(RAW, "interleaved-2026-11-26T1900")
 INTERLEAVED_2 = os.path.join(RAW, "interleaved-2026-11-26T1942")  # a second lease, two turns
 INTERLEAVED_3 = os.path.join(RAW, "interleaved-2026-11-26T2001")  # a third, two turns
@@ -140,17 +141,17 @@ def collect():
                     "T20:01Z, 2026-11-27T02:01Z and T02:12Z (TorchTitan)",
         "device": "one NVIDIA H100 80GB HBM3 (seven leases)",
         "query": "NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB, 1980 MHz, 2619 MHz, 700.00 W "
-                 "(the TorchTitan lease's profiles/raw/H100/record_frameworks_env.txt)",
+                 "(the TorchTitan lease's data/raw/profiles/H100/record_frameworks_env.txt)",
         "torch": "2.11.0+cu130 cuda 13.0 nccl 2.28.9; megatron-core 0.16.1, deepspeed 0.19.8, torchtitan 0.2.2",
         "reps": "10 real runs a cell (Megatron, ZeRO-1, ZeRO-2: 3, 2 and 5 on three leases, each in turns "
                 "with a host-time recording); 15 (TorchTitan: 2 after a recording, then 2, 5 and 6 in turns "
                 "with recordings)",
-        "source": "bench/accuracy/collect_frameworks.py from profiles/raw/H100/interleaved-2026-11-26T1900/"
-                  "*.log, interleaved-2026-11-26T1942/*.log, interleaved-2026-11-26T2001/*.log and "
+        "source": "bench/accuracy/collect_frameworks.py from data/raw/profiles/H100/"
+                  "interleaved-2026-11-26T1900/*.log, interleaved-2026-11-26T1942/*.log, interleaved-2026-11-26T2001/*.log and "
                   "interleaved-2026-11-27T0147/*.log, interleaved-2026-11-27T0212/titan_debug.log "
-                  "(profiles/record_host_interleaved_on_device.sh) and "
-                  "profiles/raw/H100/record_frameworks_titan_real_steps.log "
-                  "(profiles/record_frameworks_on_device.sh ONLY=titan_debug STEPS=12 REPS=2)",
+                  "(tools/device/record_host_interleaved_on_device.sh) and "
+                  "data/raw/profiles/H100/record_frameworks_titan_real_steps.log "
+                  "(tools/device/record_frameworks_on_device.sh ONLY=titan_debug STEPS=12 REPS=2)",
     }
     return {"suite": "frameworks_h100", "env": env, "cells": cells}
 

@@ -1,7 +1,8 @@
 """The real GPU's own step time, from gpu_ahead_on_device.sh's logs, in the harness's format.
 
-    cd bench/accuracy/real && python3 ../collect_gpu_only.py --size 217m \
-        -o H200x4-gpt_ref-gpu-only.json H200x4/ahead-2026-11-26T{2127,2137,2159}/ahead.log
+    python3 bench/accuracy/collect_gpu_only.py --size 217m \
+        -o bench/accuracy/real/H200x4-gpt_ref-gpu-only.json \
+        data/raw/accuracy/H200x4/ahead-2026-11-26T{2127,2137,2159}/ahead.log
 
 gpu_ahead_on_device.sh runs workloads/phase_times.py on each cell twice: as is, and with the
 GPU held at every step's start (--gpu-ahead-ms) so that the host has issued the step before

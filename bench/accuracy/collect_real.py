@@ -4,8 +4,8 @@
     python3 bench/accuracy/collect_real.py --results RESULTS --suite gpt_ref --size 217m \
         [--env KEY=VALUE ...] -o real.json
 
---dir: what measure_real_on_device.sh wrote (env.txt, runs.log, probe.log, host_speed.json,
-host_speed_end.json), the train_gpt suite. Per cell (size, mode, gpus): every repetition's
+--dir: what tools/device/measure_real_on_device.sh wrote (env.txt, runs.log, probe.log,
+host_speed.json, host_speed_end.json), the train_gpt suite. Per cell (size, mode, gpus): every repetition's
 rank-0 'mean step' and peak memory lines, their median, min and max, the exact command, and
 host_probe.py's summary.
 

@@ -10,7 +10,8 @@ that lease's imported (`gpu_profiler import`), a scenario extending the suite's 
 copy as its profile, the cell's command simulated (accuracy.py), and the real figure of that
 lease's plain runs (collect_frameworks.py: the median of their steps pooled); then per cell
 the mean of its leases' signed errors.  Recordings
-are made by profiles/record_host_interleaved_on_device.sh; a new lease adds a line to LEASES.
+are made by tools/device/record_host_interleaved_on_device.sh; the leases are the rows of
+data/leases.tsv (read_leases), and a new lease adds a row there.
 """
 
 import argparse
@@ -29,31 +30,40 @@ import collect_frameworks  # noqa: E402
 
 RAW = collect_frameworks.RAW
 
-# cell -> (the runs holding its program's host time that a lease's recordings replace, as
-# `forget-host-time --like` patterns; [(lease, its real-run log, its raw logs' glob)])
-LEASES = {
-    "megatron/dense/1": (["megatron_dense%"], [
-        ("11-26T19:00", "interleaved-2026-11-26T1900/megatron_dense.log", "megatron_dense_host*-2026-11-26T1900.tsv.zst"),
-        ("11-26T19:42", "interleaved-2026-11-26T1942/megatron_dense.log", "megatron_dense_host*-2026-11-26T1942.tsv.zst"),
-        ("11-27T01:47", "interleaved-2026-11-27T0147/megatron_dense.log", "megatron_dense_host*-2026-11-27T0147.tsv.zst"),
-    ]),
-    "deepspeed/zero1/1": (["deepspeed_zero1%"], [
-        ("11-26T19:00", "interleaved-2026-11-26T1900/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-26T1900.tsv.zst"),
-        ("11-26T19:42", "interleaved-2026-11-26T1942/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-26T1942.tsv.zst"),
-        ("11-27T01:53", "interleaved-2026-11-27T0147/deepspeed_zero1.log", "deepspeed_zero1_host*-2026-11-27T0147.tsv.zst"),
-    ]),
-    "deepspeed/zero2/1": (["deepspeed_zero2%"], [
-        ("11-26T19:08", "interleaved-2026-11-26T1900/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-26T1908.tsv.zst"),
-        ("11-26T20:01", "interleaved-2026-11-26T2001/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-26T2001.tsv.zst"),
-        ("11-27T01:57", "interleaved-2026-11-27T0147/deepspeed_zero2.log", "deepspeed_zero2_host*-2026-11-27T0147.tsv.zst"),
-    ]),
-    "torchtitan/debug/1": (["torchtitan_llama3_debug%", "titan_debug%"], [
-        ("11-26T08:55", "record_frameworks_titan_real_steps.log", "torchtitan_llama3_debug-2026-11-26.tsv.zst"),
-        ("11-26T20:01", "interleaved-2026-11-26T2001/titan_debug.log", "titan_debug_host*-2026-11-26T2001.tsv.zst"),
-        ("11-27T02:01", "interleaved-2026-11-27T0147/titan_debug.log", "titan_debug_host*-2026-11-27T0147.tsv.zst"),
-        ("11-27T02:12", "interleaved-2026-11-27T0212/titan_debug.log", "titan_debug_host*-2026-11-27T0212.tsv.zst"),
-    ]),
-}
+LEASES_FILE = os.path.join(accuracy.ROOT, "data", "leases.tsv")
+# Its columns: the cell; the runs holding its program's host time that a lease's recordings
+# replace, as `forget-host-time --like` patterns joined by commas (the same on every row of
+# a cell); the lease's label; its real-run log and its raw logs' glob, under RAW.
+COLUMNS = ("cell", "forget_like", "lease", "real_log", "raw_logs")
+
+
+def read_leases(path=LEASES_FILE):
+    """cell -> (forget-host-time --like patterns, [(lease, its real-run log, its raw logs'
+    glob)]), in the order of \\p path's rows; ValueError naming the file and line of a
+    malformed one."""
+    where = accuracy.rel(path)
+    leases = {}
+    with open(path, newline="") as f:
+        lines = f.read().splitlines()
+    if not lines or lines[0].split("\t") != list(COLUMNS):
+        raise ValueError(f"{where}:1: expected the header line {' '.join(COLUMNS)} (tab-separated), "
+                         f"got {lines[0] if lines else 'an empty file'!r}")
+    for number, line in enumerate(lines[1:], 2):
+        fields = line.split("\t")
+        if len(fields) != len(COLUMNS) or not all(x and x.strip() == x for x in fields):
+            raise ValueError(f"{where}:{number}: expected {len(COLUMNS)} non-empty tab-separated fields "
+                             f"({', '.join(COLUMNS)}), got {line!r}")
+        cell, like, lease, real_log, raw_glob = fields
+        patterns = like.split(",")
+        if not all(patterns):
+            raise ValueError(f"{where}:{number}: forget_like {like!r}: an empty pattern")
+        if cell in leases and leases[cell][0] != patterns:
+            raise ValueError(f"{where}:{number}: forget_like {like!r} of {cell} differs from its "
+                             f"earlier rows' {','.join(leases[cell][0])!r}")
+        leases.setdefault(cell, (patterns, []))[1].append((lease, real_log, raw_glob))
+    if not leases:
+        raise ValueError(f"{where}: no leases")
+    return leases
 
 
 def lease_profile(build, workdir, name, patterns, raw_logs):
@@ -76,9 +86,13 @@ def lease_profile(build, workdir, name, patterns, raw_logs):
 
 
 def main():
+    try:
+        table = read_leases()
+    except (OSError, ValueError) as e:
+        sys.exit(f"per_lease.py: {e}")
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--build", required=True, help="a built tree (phantora-cluster, gpu_profiler, venv/)")
-    p.add_argument("--cells", nargs="*", default=list(LEASES), help=f"of {', '.join(LEASES)}")
+    p.add_argument("--cells", nargs="*", default=list(table), help=f"of {', '.join(table)}")
     p.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args()
     suite = accuracy.SUITES["frameworks_h100"]
@@ -86,13 +100,13 @@ def main():
     # each cell's metric and step window, as the pooled real data takes them
     windows = {f"{size}/{mode}/1": (metric, first, last)
                for size, mode, metric, _, first, last in collect_frameworks.CELLS}
-    unknown = [c for c in a.cells if c not in LEASES]
+    unknown = [c for c in a.cells if c not in table]
     if unknown:
-        sys.exit(f"per_lease.py: unknown cell(s) {', '.join(unknown)}; known: {', '.join(LEASES)}")
+        sys.exit(f"per_lease.py: unknown cell(s) {', '.join(unknown)}; known: {', '.join(table)}")
     print(f"{'cell':22s} {'lease':11s} {'recordings':>10s} {'real ms':>9s} {'sim ms':>9s} {'err %':>7s}")
     with tempfile.TemporaryDirectory(prefix="per-lease-") as workdir:
         for cell_key in a.cells:
-            patterns, leases = LEASES[cell_key]
+            patterns, leases = table[cell_key]
             cell = matrix[cell_key]
             errors = []
             for lease, real_log, raw_glob in leases:

@@ -5,6 +5,7 @@ consistency and the user errors. Run by CTest (phantora-accuracy-harness) or dir
     python3 bench/accuracy/test_harness.py
 """
 
+import glob
 import io
 import json
 import os
@@ -21,6 +22,7 @@ import accuracy  # noqa: E402
 import collect_frameworks  # noqa: E402
 import collect_gpu_only  # noqa: E402
 import collect_real  # noqa: E402
+import per_lease  # noqa: E402
 
 RESULT = {"tag": "t", "mode": "fsdp", "world": 4, "layers": 12, "d": 1024, "heads": 16, "vocab": 32000,
           "seq": 1024, "batch": 8, "params": 1, "iter_s_median": 0.0439433049999991,
@@ -205,6 +207,41 @@ class FrameworksSuite(unittest.TestCase):
                 f.write("== record 1\nstep 4: 99.0 ms\n")
             with self.assertRaisesRegex(ValueError, "x.log: no plain runs"):
                 collect_frameworks.plain_runs(log)
+
+
+    def test_leases_name_existing_logs_of_the_suite_cells(self):
+        leases = per_lease.read_leases()
+        matrix = accuracy.SUITES["frameworks_h100"].matrix
+        cells = {accuracy.key(c) for c in accuracy.read_matrix(matrix)}
+        self.assertEqual(set(leases), cells)
+        for cell, (patterns, rows) in leases.items():
+            self.assertTrue(patterns, cell)
+            for lease, real_log, raw_glob in rows:
+                self.assertTrue(os.path.exists(os.path.join(per_lease.RAW, real_log)), (cell, lease))
+                self.assertTrue(glob.glob(os.path.join(per_lease.RAW, raw_glob)), (cell, lease))
+
+    def test_a_malformed_lease_row_is_named(self):
+        header = "\t".join(per_lease.COLUMNS) + "\n"
+        good = "a/b/1\ta%\t11-26T19:00\tx.log\tx*.tsv.zst\n"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "leases.tsv")
+            for text, message in [
+                    ("cell lease\n", "leases.tsv:1: expected the header line"),
+                    (header + good + "a/b/1\ta%\t11-26T19:42\tx.log\n",
+                     "leases.tsv:3: expected 5 non-empty"),
+                    (header + "a/b/1\ta% \t11-26T19:00\tx.log\tx*\n", "leases.tsv:2: expected 5 non-empty"),
+                    (header + "a/b/1\ta%,\t11-26T19:00\tx.log\tx*\n", "leases.tsv:2: forget_like 'a%,'"),
+                    (header + good + "a/b/1\tb%\t11-26T19:42\tx.log\tx*\n",
+                     "leases.tsv:3: forget_like 'b%' of a/b/1"),
+                    (header, "leases.tsv: no leases")]:
+                with open(path, "w") as f:
+                    f.write(text)
+                with self.assertRaisesRegex(ValueError, re.escape(message)):
+                    per_lease.read_leases(path)
+            with open(path, "w") as f:
+                f.write(header + good)
+            self.assertEqual(per_lease.read_leases(path),
+                             {"a/b/1": (["a%"], [("11-26T19:00", "x.log", "x*.tsv.zst")])})
 
 
 class SavedResults(unittest.TestCase):

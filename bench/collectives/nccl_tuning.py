@@ -4,9 +4,9 @@ one table: what was measured and how NCCL ran it.
 
     python3 bench/collectives/nccl_tuning.py --dir OUT -o tests/data/<machine>/nccl_perf.csv
 
-OUT is what measure_on_device.sh wrote: nccl_perf_<mode>_<N>gpu.csv and
-nccl_debug_<mode>_<N>gpu.<pid>.log (one log a rank; the lowest pid, rank 0's in practice,
-is read: every rank makes the same choice). Rows keep nccl_perf.py's columns and add
+OUT is what tools/device/measure_collectives_on_device.sh wrote: nccl_perf_<mode>_<N>gpu.csv
+and nccl_debug_<mode>_<N>gpu.<pid>.log (one log a rank; the lowest pid, rank 0's in
+practice, is read: every rank makes the same choice). Rows keep nccl_perf.py's columns and add
 algorithm, protocol and channels; send_recv rows have none (NCCL logs no tuning for
 point-to-point). Standard library only.
 """

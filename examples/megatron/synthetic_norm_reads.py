@@ -1,7 +1,7 @@
 """Adds synthetic read-back values to a copy of a profile: the gradient norm Megatron's
 clipping reads in each step of the one-GPU dense recording, which was recorded before
 read-back values were kept (host_time/readback_table.h).  For showing the mechanism
-end to end without a GPU; a re-recording (profiles/record_megatron_on_device.sh) holds the
+end to end without a GPU; a re-recording (tools/device/record_megatron_on_device.sh) holds the
 real values.
 
     python3 examples/megatron/synthetic_norm_reads.py profiles/H100.sqlite OUT.sqlite [VALUE]

@@ -1,5 +1,5 @@
-// The recorder's output, one line per GPU op, tab-separated (kept in profiles/raw/
-// beside the databases, so every number in a profile can be traced to a run):
+// The recorder's output, one line per GPU op, tab-separated (kept in data/raw/profiles/,
+// so every number in a profile can be traced to a run):
 //   meta  KEY  VALUE
 //   op    KIND NAME GRID_X GRID_Y GRID_Z BLOCK_X BLOCK_Y BLOCK_Z SHARED_MEM BYTES DURATION_NS
 //   [ARGS]
@@ -38,7 +38,7 @@ struct RawLog
     std::map<std::string, host_time::Sequence> hostThreads;
 
     /// Throws ProfileError naming the file and line of anything malformed.  A file named
-    /// "*.zst" is read through zstd (how profiles/raw keeps the large ones).
+    /// "*.zst" is read through zstd (how data/raw/profiles keeps the large ones).
     static RawLog Read(const std::filesystem::path& file);
 };
 

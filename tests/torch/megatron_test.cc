@@ -231,7 +231,7 @@ TEST(Megatron, MoeRoutingSwitchReachesTheAllGatherDispatcher)
     EXPECT_EQ(ExpertRows(skew, 1), 2 * 2 * (37 + 24));
 }
 
-// One rank, EP = 1 (what profiles/record_megatron_on_device.sh records on one GPU): no
+// One rank, EP = 1 (what tools/device/record_megatron_on_device.sh records on one GPU): no
 // all-to-all, so the dispatcher's own masked_select reads back the nonzero count a
 // reduction kernel wrote into a block PyTorch's caching allocator handed out again.  It
 // used to read the bytes a host-to-device copy had left there for a tensor freed since

@@ -97,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(Profiles, CommittedProfile, ::testing::Values("H100", "
 
 namespace
 {
-/// Raw logs in profiles/raw: plain (.tsv) or compressed (.tsv.zst, RawLog::Read).
+/// Raw logs in data/raw/profiles: plain (.tsv) or compressed (.tsv.zst, RawLog::Read).
 bool IsRawLog(const std::filesystem::path& p)
 {
     const std::string name = p.filename().string();
@@ -115,7 +115,7 @@ bool IsRawLog(const std::filesystem::path& p)
 TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
 {
     const std::filesystem::path rawDir =
-        std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles" / "raw" / GetParam();
+        std::filesystem::path(PHANTORA_SOURCE_DIR) / "data" / "raw" / "profiles" / GetParam();
     const std::filesystem::path db =
         std::filesystem::temp_directory_path() /
         ("phantora-reimport-" + GetParam() + "-" + std::to_string(::getpid()) + ".sqlite");

@@ -1,8 +1,10 @@
 #!/bin/bash
+# Usage: OUT=DIR [STEPS=6] [ONLY="SIZE_MODE..."]
+#        bash tools/device/record_train_gpt_on_device.sh
 # examples/torch/train_gpt.py recorded for real on one GPU, once per one-GPU cell of
 # bench/accuracy/matrix.tsv, with the binaries built here copied to build-devbin/
 # (gpu_profiler, gpu_profiler_gpu, libphantora_recorder.so).  Since the recorder keys each
-# kernel launch by its scalar arguments (../cuda_abi/kernel_params.h), a simulation
+# kernel launch by its scalar arguments (cuda_abi/kernel_params.h), a simulation
 # of each size takes the durations of its own kernels' arguments.
 # Writes $OUT/torch_train_gpt_<size>.tsv (one process) or torch_train_gpt_<mode>_<size>.tsv
 # (torchrun, one worker) and $OUT/record_train_gpt.log.  ONLY="w1024_single ddp_default..."

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Second measuring run (after measure_on_device.sh, same binaries in build-devbin/):
+# Usage: OUT=DIR bash tools/device/measure_torch_gpt_on_device.sh
+# Second measuring run (after measure_kernels_on_device.sh, same binaries in build-devbin/):
 # examples/torch/train_gpt.py for real on one GPU at two sizes, and a replay of the
 # GEMMs a simulation of it reported missing (phantora-cluster --missing).
 set -u

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Usage: OUT=DIR [RANKS="2 4"] [SUITES="gpt_ref train_gpt"] [STEPS=6] [WARMUP=2]
+#        bash tools/device/record_multirank_on_device.sh
 # Host time of the multi-rank code paths: the accuracy harness's DDP and FSDP cells recorded
 # at world size 2 and 4 with `gpu_profiler record --host-time-only` (one run, no GPU op
 # durations: those come from the one-GPU recordings; here kernels share SMs with

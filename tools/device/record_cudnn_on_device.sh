@@ -1,4 +1,6 @@
 #!/bin/bash
+# Usage: [OUT=DIR] [STEPS=12] [WARMUP=4] [REPS=3] [PY=python3] [ONLY="NAME..."]
+#        [MISSING=file.json] bash tools/device/record_cudnn_on_device.sh
 # cuDNN workloads recorded for real on one GPU, and their real step times measured on the
 # same lease, for issue 13's check (one-GPU simulated step within 5 % of the real one):
 #   - examples/torch/train_gpt.py --attention auto (PyTorch's own SDPA choice: cuDNN's fused
@@ -8,7 +10,7 @@
 #     norm), 224x224 images, batch 32.
 # Run from the repository root with the binaries built here copied to build-devbin/
 # (gpu_profiler, gpu_profiler_gpu, libphantora_recorder.so, replay_cudnn.py, lib/ with
-# libfmt, libsqlite3 and CUPTI), as profiles/record_train_gpt_on_device.sh is.  Writes under $OUT:
+# libfmt, libsqlite3 and CUPTI), as record_train_gpt_on_device.sh is.  Writes under $OUT:
 #   cudnn_<name>.tsv    raw logs (gpu_profiler record; import them with gpu_profiler import)
 #   record_cudnn.log    the recorder's console: one line per cuDNN signature with the
 #                       engine cuDNN ran and the workspace it was given (the simulator's

@@ -1,19 +1,23 @@
 #!/bin/bash
+# Usage: [KIND=nvidia-h200] [OUT=DIR] [SUITE=train_gpt|gpt_ref|cudnn_gpt|cudnn_cnn] [REPS=5]
+#        [STEPS=25] [WARMUP=5] [ONLY_GPUS="2 4"] [ONLY_MODES="ddp fsdp"] [PY=python3]
+#        [RUN_TIMEOUT=240] bash tools/device/measure_real_on_device.sh
 # Real side of the accuracy harness: runs every cell of bench/accuracy/matrix.tsv that
 # this machine has enough GPUs for, REPS times each (one process, or one torchrun, per
 # repetition), plus the host-speed benchmark (host_speed.py) and the host-time probe
-# (host_probe.py, one-GPU cells), and writes under $OUT:
+# (bench/accuracy/host_probe.py, one-GPU cells), and writes under $OUT:
 #   env.txt          date, nvidia-smi (full and --query-gpu), torch/CUDA/NCCL versions, CPU;
 #   runs.log         every run's command and output, between '### ...' markers;
 #   probe.log        host_probe.py's output (one-GPU cells);
 #   host_speed.json, host_speed_end.json  host_speed.py's output before and after the runs;
 #   real.json        all of it parsed (collect_real.py): commit it as bench/accuracy/real/<KIND>.json.
-# Run from the repository root on the GPU machine:
-#   KIND=nvidia-h200 OUT=/some/dir bash bench/accuracy/measure_real_on_device.sh
+# Run from the repository root on the GPU machine, e.g.
+#   KIND=nvidia-h200 OUT=/some/dir bash tools/device/measure_real_on_device.sh
 # Environment: REPS (5), STEPS (25), WARMUP (5), KIND (a label for the device kind),
 # ONLY_GPUS (measure only cells of these many GPUs, e.g. "2 4"), ONLY_MODES (e.g. "ddp fsdp"),
-# SUITE (train_gpt: examples/torch/train_gpt.py over matrix.tsv; gpt_ref:
-# workloads/gpt_ref.py over matrix-gpt_ref.tsv, whose RESULT lines collect_real.py --results reads;
+# SUITE (train_gpt: examples/torch/train_gpt.py over bench/accuracy/matrix.tsv; gpt_ref:
+# bench/accuracy/workloads/gpt_ref.py over matrix-gpt_ref.tsv, whose RESULT lines
+# collect_real.py --results reads;
 # cudnn_gpt, cudnn_cnn: matrix-cudnn_gpt.tsv with train_gpt.py, matrix-cudnn_cnn.tsv with
 # examples/torch/train_cnn.py).
 # DDP and FSDP cells (one GPU included: init_process_group needs a rendezvous) run

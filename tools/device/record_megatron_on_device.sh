@@ -1,4 +1,6 @@
 #!/bin/bash
+# Usage: OUT=DIR [STEPS=6] [ONLY="dense moe"] [NO_REAL=1] [WHEELS=device-wheels]
+#        bash tools/device/record_megatron_on_device.sh
 # examples/megatron/train_gpt.py (Megatron-core 0.16.1, local layer spec, bf16) recorded for
 # real on one GPU under `torchrun --nproc_per_node 1` (TP = PP = 1): the dense default size
 # and the smallest MoE (4 experts, top-2, EP = 1), each with gpu_profiler's host-time pass,
@@ -17,7 +19,7 @@
 # Writes $OUT/megatron_<cell>.tsv and $OUT/record_megatron.log.  ONLY="dense moe" picks cells.
 #
 # The host-time pass keeps the bytes of every device-to-host copy of at most 64 bytes
-# ("readback" lines, ../host_time/readback_table.h): the gradient norm Megatron's
+# ("readback" lines, host_time/readback_table.h): the gradient norm Megatron's
 # clipping reads, so that a simulation clips as the real run does.  A recorder built before
 # them writes none; the log says how many each cell has ("readback lines"), and the norm's
 # values ("norm reads": the float32 read three calls before each step's first `grad * coeff`

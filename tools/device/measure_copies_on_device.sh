@@ -1,7 +1,8 @@
 #!/bin/bash
-# Third measuring run: copies and memsets of common sizes (replay/copies.json: HtoD and
-# DtoH with pinned host memory, DtoD, memset; 4 B to 256 MiB) and, as a check against
-# the first run, the 4096^3 bf16 GEMM; 5 warm-ups, 20 measured runs each.
+# Usage: OUT=DIR bash tools/device/measure_copies_on_device.sh
+# Third measuring run: copies and memsets of common sizes (profiles/replay/copies.json:
+# HtoD and DtoH with pinned host memory, DtoD, memset; 4 B to 256 MiB) and, as a check
+# against the first run, the 4096^3 bf16 GEMM; 5 warm-ups, 20 measured runs each.
 set -u
 B=$PWD/build-devbin
 export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}

@@ -1,4 +1,6 @@
 #!/bin/bash
+# Usage: [OUT=DIR] [STEPS=12] [WARMUP=4] [REPS=2] [PY=python3] [ONLY="NAME..."]
+#        bash tools/device/record_frameworks_on_device.sh
 # DeepSpeed and TorchTitan examples recorded for real on one GPU, and their real step times
 # measured on the same lease, for issue 16's check (each framework's one-GPU configuration
 # simulated within 5 % of the real one).  The GPU machine has torch but neither framework:
@@ -6,7 +8,7 @@
 # (cp312, made on the development machine with `pip download --python-version 3.12
 # --only-binary=:all:` and, for DeepSpeed's sdist, `DS_BUILD_OPS=0 pip wheel --no-deps`)
 # and are installed with --no-deps --no-index.
-# Run from the repository root with build-devbin/ as profiles/record_train_gpt_on_device.sh
+# Run from the repository root with build-devbin/ as tools/device/record_train_gpt_on_device.sh
 # says.  Writes under $OUT:
 #   <name>.tsv        raw logs (gpu_profiler record; import them with gpu_profiler import)
 #   real_steps.log    REPS plain runs (no recorder) of every workload, interleaved

@@ -1,21 +1,23 @@
 #!/bin/bash
+# Usage: [OUT=DIR] [REPS=2] [GPUS="2 4"|none] [AHEAD=80] [STEPS=15] [WARMUP=5] [TRACE=1]
+#        [TRACE_CELLS="single:1 ddp:2"] bash tools/device/gpu_ahead_on_device.sh
 # On a machine with 2 or 4 GPUs: how much of gpt_ref.py's real step is the GPU's own work.
-# Each cell of workloads/phase_times.py runs twice in a row, as is and with the GPU held
-# for AHEAD ms (torch.cuda._sleep) at every step's start: in the second run the host has
-# issued most of the step before the GPU starts it, so the phases time the GPU alone
+# Each cell of bench/accuracy/workloads/phase_times.py runs twice in a row, as is and with
+# the GPU held for AHEAD ms (torch.cuda._sleep) at every step's start: in the second run the
+# host has issued most of the step before the GPU starts it, so the phases time the GPU alone
 # (ranks then start together too, since every rank's host is far ahead).  Where the two
 # runs agree the step is the GPU's; where the held run is shorter, the host set the pace
 # by that much.  Per-block CUDA events from gradient hooks (--grad-events) cut the
 # backward.  Before every FSDP2 run the script logs what else runs on the CPUs (FSDP2's
-# real step moves between about 44 and 91 ms from run to run, README "The GPU machine's
-# own CPUs move the real FSDP2 step").
+# real step moves between about 44 and 91 ms from run to run, bench/accuracy/README.md
+# "The GPU machine's own CPUs move the real FSDP2 step").
 # Environment: REPS rounds (2), GPUS world sizes (2 4, those the machine has; none: the
 # one-GPU cell alone), AHEAD ms
 # (80), STEPS (15), WARMUP (5), OUT.  Writes $OUT/ahead.log.  TRACE=1 then also runs the
 # cells of TRACE_CELLS ("single:1 ddp:2" unless set; MODE:WORLD) with the GPU held and
 # torch.profiler on the last steps (GPU activity only: with the host far ahead, the
 # profiler's own cost cannot reach the GPU's timeline) and writes $OUT/trace_MODEWORLD.tgz,
-# for step_trace.py.  REPS=0 runs the traces alone.
+# for bench/accuracy/step_trace.py.  REPS=0 runs the traces alone.
 set -u
 OUT=${OUT:-/tmp/ahead-out}
 mkdir -p "$OUT"

@@ -1,10 +1,13 @@
 #!/bin/bash
+# Usage: [OUT=DIR] [REPS=3] [PIN=4] [SUMMARY=REGEX] [PY=python3]
+#        bash tools/device/pinned_runs_on_device.sh CMD ARGS...
 # The same command run unpinned and pinned to the host's fastest CPUs, interleaved, on the
 # GPU machine: how much of a host-bound step's real time is the CPU the launcher landed on
-# (bench/accuracy/README.md, "the host's two states").  cpu_speed.py ranks the CPUs first
-# (median ns per iteration of host_speed.py's Python workload on each) and again at the end.
+# (bench/accuracy/README.md, "the host's two states").  bench/accuracy/cpu_speed.py ranks
+# the CPUs first (median ns per iteration of host_speed.py's Python workload on each) and
+# again at the end.
 #
-#   OUT=DIR REPS=3 PIN=4 bash bench/accuracy/pinned_runs_on_device.sh CMD ARGS...
+#   OUT=DIR REPS=3 PIN=4 bash tools/device/pinned_runs_on_device.sh CMD ARGS...
 #
 # Writes DIR/cpu_speed_start.txt, DIR/cpu_speed_end.txt, DIR/runs.log (each run's output
 # tail under a "== run K unpinned|pinned CPUS" header) and DIR/summary.txt (the lines of
@@ -15,7 +18,7 @@ REPS=${REPS:-3}
 PIN=${PIN:-4}
 SUMMARY=${SUMMARY:-"mean step|iter_s_median"}
 PY=${PY:-python3}
-HERE=$(cd "$(dirname "$0")" && pwd)
+HERE=$(cd "$(dirname "$0")/../../bench/accuracy" && pwd)  # cpu_speed.py
 mkdir -p "$OUT"
 [ $# -gt 0 ] || { echo "usage: $0 CMD ARGS..." >&2; exit 2; }
 

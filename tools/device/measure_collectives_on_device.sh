@@ -1,7 +1,9 @@
 #!/bin/bash
+# Usage: [OUT=DIR] [GPUS="2 4"] [MODES="graph eager"] [MAX_BYTES=4G] [FACTOR=2]
+#        bash tools/device/measure_collectives_on_device.sh
 # Real collectives and compute-communication interference on the GPUs of this machine, for
 # tests/data/<machine>/ (see its README). Run from the repository root on the GPU machine:
-#   OUT=/some/dir bash bench/collectives/measure_on_device.sh
+#   OUT=/some/dir bash tools/device/measure_collectives_on_device.sh
 # Environment: GPUS ("2 4": the world sizes to measure, each at most the GPUs here), MODES
 # ("graph eager"), MAX_BYTES (4G), FACTOR (2). Writes under $OUT: env.txt (nvidia-smi,
 # topology, versions), nccl_perf_<mode>_<N>gpu.csv, nccl_debug_<mode>_<N>gpu.<pid>.log (each

@@ -1,11 +1,14 @@
 #!/bin/bash
+# Usage: [OUT=DIR] [REPS=3] [FREE_REPS=N] [TRACE_FLAGS=--cuda-only] [TRACE_MODES="ddp fsdp"]
+#        [SKIP_TRACES=1] [SKIP_FSDP_RUNS=1] bash tools/device/ddp_trace_on_device.sh
 # Issue 12 diagnostics on the GPU machine (2 or 4 GPUs), output packed in $OUT/out.tgz:
-#  1. torch.profiler traces of gpt_ref.py single, DDP on 2 (and 4) GPUs (profile_steps.py);
+#  1. torch.profiler traces of gpt_ref.py single, DDP on 2 (and 4) GPUs (profile_steps.py,
+#     both in bench/accuracy/workloads/);
 #  2. the host: lscpu, NUMA, GPU affinity, and cpu_speed.py (each CPU's speed);
 #  3. FSDP2 on 2 GPUs unpinned and pinned (taskset) REPS times each, with the CPU every
 #     rank thread ran on sampled once a second (ps psr), to see whether the two step-time
 #     states of FSDP2 follow where the ranks land.
-# From the repository root:  OUT=/some/dir bash bench/accuracy/ddp_trace_on_device.sh
+# From the repository root, as the usage line says.
 set -u
 # A device call returns only a few files: everything is written to a scratch folder and
 # only out.tgz goes to $OUT.

@@ -1,15 +1,17 @@
 #!/bin/bash
+# Usage: [OUT=DIR] [REPS=3] [ONLY="CELL..."] [CPU_TRACE=1]
+#        bash tools/device/record_host_interleaved_on_device.sh
 # Host-bound cells of issues 15 and 16 (Megatron dense, DeepSpeed ZeRO-1 and ZeRO-2 on one
 # GPU) and of issue 12 (gpt_ref.py's FSDP2 on two), each recorded for host time and run for real in turns on one lease: record,
 # real, record, real, ... REPS times.  The GPU machine's CPUs change speed within minutes
-# (../bench/accuracy/README.md, "The GPU machine's own CPUs move the real FSDP2 step"),
+# (bench/accuracy/README.md, "The GPU machine's own CPUs move the real FSDP2 step"),
 # so a recording made minutes before or after the real runs stands for another host; taken
 # in turns, the recordings' median gaps and the real runs' median step come from the same
 # stretch of time.  Every recording runs exactly the command the real run and the
 # simulation run (same steps and warm-up), so the simulation finds "runs with the same
 # arguments".  Kernels are not recorded (--host-time-only): the committed profile has
 # these programs' kernels.
-# Run from the repository root with build-devbin/ (profiles/device_env.sh), the
+# Run from the repository root with build-devbin/ (tools/device/device_env.sh), the
 # megatron-core wheel in .whl-megatron/, DeepSpeed's in .whl-ds/ (or both frameworks and TorchTitan
 # in .whl-device/, as for record_frameworks_on_device.sh).  Writes under $OUT:
 #   <cell>_host<r>.tsv   raw host-time logs (gpu_profiler import them)
@@ -20,7 +22,7 @@
 # REPS (3), ONLY (cells; default "megatron_dense deepspeed_zero1 deepspeed_zero2").
 # CPU_TRACE=1: while each run goes, the busiest thread's CPU every half second (`# cpus:
 # tid@cpu ...`, ps's lifetime %CPU picks the thread: the program's main one), and after it
-# every CPU's speed (`# cpu speed:`, ../bench/accuracy/cpu_speed.py, ns per iteration):
+# every CPU's speed (`# cpu speed:`, bench/accuracy/cpu_speed.py, ns per iteration):
 # does a run's step follow the speed of the CPU its main thread sat on?
 set -u
 . "$(dirname "$0")/device_env.sh"
@@ -36,7 +38,7 @@ declare -A CMD=(
   # TorchTitan's debug model (its wheels in .whl-device/, as record_frameworks_on_device.sh)
   [titan_debug]="$T -m torchtitan.train --job.config_file examples/torchtitan/llama3_debug.toml --training.steps 12"
   # gpt_ref's FSDP2 cell on 2 GPUs (host-bound; bench/accuracy's gpt_ref_h100 suite): the
-  # host time of 2 real ranks, as profiles/record_multirank_on_device.sh records it
+  # host time of 2 real ranks, as tools/device/record_multirank_on_device.sh records it
   [gpt_ref_fsdp_x2]="torchrun --standalone --nproc_per_node 2 bench/accuracy/workloads/gpt_ref.py --layers 12 --dim 1024 --heads 16 --batch 8 --mode fsdp --steps 20 --warmup 5"
 )
 for cell in ${ONLY:-megatron_dense deepspeed_zero1 deepspeed_zero2}; do

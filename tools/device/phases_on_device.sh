@@ -1,8 +1,11 @@
 #!/bin/bash
-# On a machine with 2 GPUs: gpt_ref.py's step cut into phases (workloads/phase_times.py),
-# on one GPU and on two with DDP (and FSDP2 once), runs interleaved so that the host's
-# drift (README: "The GPU machine's own CPUs move the real FSDP2 step") falls on all cells
-# alike; then NCCL's all-reduce alone on the two GPUs (nccl_perf.py, graph mode), to set
+# Usage: [OUT=DIR] [REPS=3] [FLAGS=--layer-events] [NO_EXTRA=1]
+#        bash tools/device/phases_on_device.sh
+# On a machine with 2 GPUs: gpt_ref.py's step cut into phases
+# (bench/accuracy/workloads/phase_times.py), on one GPU and on two with DDP (and FSDP2
+# once), runs interleaved so that the host's drift (bench/accuracy/README.md: "The GPU
+# machine's own CPUs move the real FSDP2 step") falls on all cells alike; then NCCL's
+# all-reduce alone on the two GPUs (bench/collectives/nccl_perf.py, graph mode), to set
 # the simulated collective against this card's.  Writes $OUT/phases.log and
 # $OUT/nccl_perf_graph_2gpu.csv.  REPS (default 3) rounds; FLAGS (e.g. --layer-events) go to
 # phase_times.py; NO_EXTRA=1 leaves out gpt_ref.py, FSDP2 and nccl_perf.

@@ -1,9 +1,11 @@
 #!/bin/bash
+# Usage: OUT=DIR [MODES="single ddp fsdp"] [NO_REAL=1]
+#        bash tools/device/record_gpt_ref_on_device.sh
 # The accuracy harness's multi-GPU reference script (bench/accuracy/workloads/gpt_ref.py,
 # 12 layers, width 1024, batch 8: 217.7 M parameters) recorded for real on one GPU, as a
 # user records their own script before simulating it on many: `single` as one process,
 # `ddp` and `fsdp` under `torchrun --nproc_per_node 1`, each with gpu_profiler's host-time
-# pass (../gpu_profiler/README.md), then its real step time without the recorder on the
+# pass (gpu_profiler/README.md), then its real step time without the recorder on the
 # same lease (RESULT lines), so the simulated one-GPU step can be checked against a run of
 # the very host the host time was recorded on.  Binaries built here are in build-devbin/
 # (gpu_profiler, gpu_profiler_gpu, libphantora_recorder.so, lib/).

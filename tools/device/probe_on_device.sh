@@ -1,9 +1,11 @@
 #!/bin/bash
-# Host-side diagnosis of the one-GPU cells on the GPU machine: host_probe.py for each
-# default-size mode (single, ddp, fsdp), plain (timers only), under torch.profiler with
-# CPU activity only, and with CUDA activity too (the GPU's kernel time per step, and a
+# Usage: [OUT=DIR] [MODES="single ddp fsdp"] [FLAGS="--layers 4 ..."]
+#        bash tools/device/probe_on_device.sh
+# Host-side diagnosis of the one-GPU cells on the GPU machine: bench/accuracy/host_probe.py
+# for each default-size mode (single, ddp, fsdp), plain (timers only), under torch.profiler
+# with CPU activity only, and with CUDA activity too (the GPU's kernel time per step, and a
 # Chrome trace).  Writes under $OUT: probe_<mode>.log, trace_<mode>.json.gz.
-# Run from the repository root on the GPU machine:  OUT=/some/dir bash bench/accuracy/probe_on_device.sh
+# Run from the repository root on the GPU machine.
 set -u
 OUT=${OUT:-/tmp/probe-out}
 mkdir -p "$OUT"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Usage: OUT=DIR bash tools/device/measure_kernels_on_device.sh
 # Runs on the GPU machine from the repository root, with the x86-64 binaries built
 # here copied to build-devbin/ (gpu_profiler, gpu_profiler_gpu, libphantora_recorder.so,
 # the example programs, and lib/ with libfmt, libsqlite3 and CUPTI).  Writes raw logs
