@@ -1,5 +1,7 @@
 #include "device_memory.h"
 
+#include "fatal.h"
+
 #include <algorithm>
 #include <sys/mman.h>
 

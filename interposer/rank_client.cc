@@ -34,13 +34,6 @@ int EnvInt(const char* name, int fallback)
 
 } // namespace
 
-void Fatal(const std::string& message)
-{
-    std::fprintf(stderr, "phantora interposer (pid %d): %s\n", getpid(), message.c_str());
-    std::fflush(stderr);
-    std::_Exit(86);
-}
-
 std::atomic<RankClient*> RankClient::s_connected{nullptr};
 std::atomic<bool> RankClient::s_forked{false};
 

@@ -17,6 +17,7 @@
 // static destructor used to run (see Goodbye).
 #pragma once
 
+#include "fatal.h"
 #include "protocol/curve_keys.h"
 #include "protocol/messages.h"
 
@@ -138,7 +139,5 @@ private:
     /// Set in a process forked from a connected rank: its sockets are the parent's.
     static std::atomic<bool> s_forked;
 };
-
-[[noreturn]] void Fatal(const std::string& message);
 
 } // namespace phantora::interposer

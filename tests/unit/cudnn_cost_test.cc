@@ -5,6 +5,7 @@
 #include "gpu_model/kernel_cost_table.h"
 #include "gpu_model/profile/cudnn_signature.h"
 #include "gpu_model/profile/profile_writer.h"
+#include "scenario.h"
 
 #include <filesystem>
 #include <fmt/format.h>

@@ -230,7 +230,7 @@ TEST_F(KernelCostTableTest, AProfileOfAnotherGpuIsRefused)
     scenario.gpu.model = "H100";
     try
     {
-        KernelCostTable t(scenario.gpu, scenario.kernels);
+        KernelCostTable t(scenario.gpu, scenario.kernels, scenario.file);
         FAIL() << "accepted an H200 profile for an H100 scenario";
     }
     catch (const ProfileError& e)

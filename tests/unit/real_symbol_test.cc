@@ -1,5 +1,5 @@
 #include "cuda_abi/real_symbol.h"
-#include "recorder_real_symbol.h"
+#include "gpu_profiler/recorder_real_symbol.h"
 
 #include <array>
 #include <dlfcn.h>
