@@ -17,9 +17,9 @@
 #include <nccl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <string>
 #include <sys/epoll.h>
 #include <sys/select.h>
-#include <string>
 #include <time.h>
 #include <unistd.h>
 #include <unordered_map>

@@ -4,6 +4,7 @@
 #include "host_time/host_call_site.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,7 +12,6 @@
 #include <string>
 #include <unistd.h>
 #include <utility>
-#include <cmath>
 
 namespace phantora::interposer
 {

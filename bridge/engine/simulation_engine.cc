@@ -71,7 +71,8 @@ bool MemoryBound(uint64_t ctas, const std::string& name)
 
 SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, TraceRecorder* trace,
                                    SyncMode mode)
-    : m_scenario(scenario), m_trace(trace), m_network(scenario), m_kernels(scenario.gpu, scenario.kernels, scenario.file),
+    : m_scenario(scenario), m_trace(trace), m_network(scenario),
+      m_kernels(scenario.gpu, scenario.kernels, scenario.file),
       m_lanes(CheckedWorldSize(worldSize), trace),
       m_timelines(static_cast<std::size_t>(worldSize),
                   DeviceTimeline(
@@ -119,8 +120,8 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
                 const uint64_t ctas = Ctas(m, m_scenario.gpu);
                 const profile::OpKey key =
                     profile::KeyForLaunch(m.name, m.grid, m.block, m.sharedMem);
-                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(key, m.args).ns, 0, m.name, ctas,
-                                MemoryBound(ctas, m.name));
+                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(key, m.args).ns, 0, m.name,
+                                ctas, MemoryBound(ctas, m.name));
             },
             [&](const wire::Memcpy& m) { OnMemcpy(ctx, m); },
             [&](const wire::Synchronize& m)
@@ -243,8 +244,7 @@ void SimulationEngine::OnMemcpy(const RequestContext& ctx, const wire::Memcpy& m
         m.stream, ctx.nowNs,
         m_kernels.Copy(CopyKey(m.kind, m.bytes), CopyDurationNs(m_scenario.gpu, m.kind, m.bytes))
             .ns,
-        0,
-        CopyLabel(m.kind, m.bytes));
+        0, CopyLabel(m.kind, m.bytes));
     if (m.blocking)
     {
         // cudaMemcpy: on the legacy default stream (ordered after the blocking

@@ -131,7 +131,8 @@ TEST_F(KernelCostTableTest, LaunchesSmallerThanTheGpuTakeAboutTheSampleTime)
     const OpCost quarter = test::PriceLaunch(t, Launch(kStep, 1024, 64)); // 65,536 threads
     EXPECT_EQ(quarter.source, CostSource::ShapeScaled);
     EXPECT_EQ(quarter.ns, 51000) << "the sample (262,144 threads) and it are one wave each";
-    const OpCost twice = test::PriceLaunch(t, Launch(kStep, 2048, 256)); // 524,288 threads: 1.94 waves
+    const OpCost twice =
+        test::PriceLaunch(t, Launch(kStep, 2048, 256)); // 524,288 threads: 1.94 waves
     EXPECT_EQ(twice.ns, std::llround(51000.0 * 524288 / 270336));
 }
 
@@ -152,7 +153,8 @@ TEST_F(KernelCostTableTest, GemmsOfTheSameFamilyScaleByFlopsButNeverBeatTheRoofl
     scenario.gpu.peakTflops["bf16"] = 1.0;
     KernelCostTable slow(scenario.gpu, scenario.kernels);
     const auto g = GemmSignature::Parse(half);
-    EXPECT_EQ(test::PriceLaunch(slow, Launch(half, 0, 0)).ns, std::llround(g->Flops() / 1e12 * 1e9));
+    EXPECT_EQ(test::PriceLaunch(slow, Launch(half, 0, 0)).ns,
+              std::llround(g->Flops() / 1e12 * 1e9));
 }
 
 // A GEMM sample too small to fill the GPU (one 128x128 tile on 132 SMs) runs at a
@@ -212,7 +214,8 @@ TEST_F(KernelCostTableTest, WithoutAProfileGemmsUseTheRooflineThenTheDefault)
 TEST_F(KernelCostTableTest, CopiesInterpolateBetweenMeasuredSizes)
 {
     KernelCostTable t(scenario.gpu, scenario.kernels);
-    EXPECT_EQ(t.Copy(CopyKey(wire::CopyKind::HostToDevice, 1000), 999).source, CostSource::Measured);
+    EXPECT_EQ(t.Copy(CopyKey(wire::CopyKind::HostToDevice, 1000), 999).source,
+              CostSource::Measured);
     const OpCost mid = t.Copy(CopyKey(wire::CopyKind::HostToDevice, 500500), 999);
     EXPECT_EQ(mid.source, CostSource::ShapeScaled);
     EXPECT_EQ(mid.ns, 12000);
@@ -359,7 +362,8 @@ TEST_F(KernelCostTableTest, ALibraryCallIsChargedItsSpanWithTheHostAhead)
     own.PreferProgram("train.py");
     wire::KernelLaunch call;
     call.name = bprop;
-    EXPECT_EQ(test::PriceLaunch(own, call).ns, 190450); // train.py's 10th percentile (its median: 202500)
+    EXPECT_EQ(test::PriceLaunch(own, call).ns,
+              190450); // train.py's 10th percentile (its median: 202500)
     EXPECT_EQ(test::PriceLaunch(own, Launch(kStep, 1024, 256)).ns, 56000); // the kernel's median
     KernelCostTable pooled(scenario.gpu, scenario.kernels);
     EXPECT_EQ(test::PriceLaunch(pooled, call).ns, 190550); // all twelve samples' 10th percentile
