@@ -2,9 +2,9 @@
 // collective runs alone on GPUs 0 .. N-1 of the scenario's network, through the same
 // NCCL model and transport as phantora-cluster, and the table has nccl-tests' columns.
 // NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS act as on a real run.
+#include "nccl/environment.h"
 #include "nccl/selection.h"
 #include "nccl_bench.h"
-#include "nccl_environment.h"
 #include "scenario_loader.h"
 #include "units.h"
 
@@ -84,7 +84,7 @@ int main(int argc, char** argv)
         }
         // NCCL reads these in the benchmark's process, as on a real nccl-tests run.
         scenario.nccl =
-            phantora::WithNcclTuningEnv(scenario.nccl, phantora::NcclTuningEnvFromProcess());
+            phantora::nccl::WithEnvironment(scenario.nccl, phantora::nccl::Environment::OfProcess());
         const auto kind = phantora::ParseCollectiveKind(op);
         if (!kind || *kind == phantora::nccl::CollectiveKind::SendRecv)
         {

@@ -74,25 +74,17 @@ size_t TypeSize(ncclDataType_t t)
 }
 
 /// What NCCL would read from this process's environment, and from the config passed
-/// to the call, to tune the new communicator.
-wire::NcclTuningEnv TuningEnv(const ncclConfig_t* config)
+/// to the call, to tune the new communicator: sent as it is, the bridge parses it
+/// (nccl/environment.h).
+nccl::Environment TuningEnv(const ncclConfig_t* config)
 {
-    auto env = [](const char* name)
+    if (!config)
     {
-        const char* v = std::getenv(name);
-        return std::string(v ? v : "");
-    };
-    wire::NcclTuningEnv t{env("NCCL_ALGO"), env("NCCL_PROTO"), env("NCCL_MIN_NCHANNELS"),
-                          env("NCCL_MAX_NCHANNELS"), env("NCCL_NVLS_ENABLE")};
-    if (config && t.minChannels.empty() && config->minCTAs != NCCL_CONFIG_UNDEF_INT)
-    {
-        t.minChannels = std::to_string(config->minCTAs);
+        return nccl::Environment::OfProcess();
     }
-    if (config && t.maxChannels.empty() && config->maxCTAs != NCCL_CONFIG_UNDEF_INT)
-    {
-        t.maxChannels = std::to_string(config->maxCTAs);
-    }
-    return t;
+    auto given = [](int ctas)
+    { return ctas == NCCL_CONFIG_UNDEF_INT ? std::nullopt : std::optional<int>(ctas); };
+    return nccl::Environment::OfProcess(given(config->minCTAs), given(config->maxCTAs));
 }
 
 /// Issues a collective.  Its send buffer's bytes travel with it when the value

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "nccl/collective_kind.h"
+#include "nccl/environment.h"
 
 #include <array>
 #include <cereal/cereal.hpp>
@@ -179,29 +180,30 @@ struct Synchronize
     template <class A> void serialize(A& ar) { ar(wholeDevice, stream); }
 };
 
-/// NCCL's tuning variables as the rank's process had them when it created a
-/// communicator (NCCL reads them there); empty: unset.
-struct NcclTuningEnv
+} // namespace phantora::wire
+
+namespace phantora::nccl
 {
-    std::string algo;         ///< NCCL_ALGO
-    std::string proto;        ///< NCCL_PROTO
-    std::string minChannels;  ///< NCCL_MIN_NCHANNELS, or ncclConfig_t::minCTAs
-    std::string maxChannels;  ///< NCCL_MAX_NCHANNELS, or ncclConfig_t::maxCTAs
-    std::string nvlsEnable{}; ///< NCCL_NVLS_ENABLE
-    bool operator==(const NcclTuningEnv&) const = default;
-    template <class A> void serialize(A& ar)
-    {
-        ar(BoundedString{algo}, BoundedString{proto}, BoundedString{minChannels},
-           BoundedString{maxChannels}, BoundedString{nvlsEnable});
-    }
-};
+/// A communicator creation call carries NCCL's tuning variables as the rank's process had
+/// them (NCCL reads them there): the NCCL model's own type, sent as it is and parsed by
+/// the bridge (nccl/environment.h).
+template <class A> void serialize(A& ar, Environment& env)
+{
+    using wire::BoundedString;
+    ar(BoundedString{env.algo}, BoundedString{env.proto}, BoundedString{env.minChannels},
+       BoundedString{env.maxChannels}, BoundedString{env.nvlsEnable});
+}
+} // namespace phantora::nccl
+
+namespace phantora::wire
+{
 
 struct NcclCommInit
 {
     NcclId id{};
     int32_t nranks{0};
     int32_t rank{0};
-    NcclTuningEnv tuning{};
+    nccl::Environment tuning{}; ///< the rank's NCCL_* variables (and ncclConfig_t's CTA bounds)
     template <class A> void serialize(A& ar) { ar(id, nranks, rank, tuning); }
 };
 
@@ -286,7 +288,7 @@ struct NcclCommSplit
     uint64_t parent{0};
     int32_t color{0}; ///< NCCL_SPLIT_NOCOLOR (-1): this rank joins no new communicator
     int32_t key{0};
-    NcclTuningEnv tuning{};
+    nccl::Environment tuning{}; ///< the rank's NCCL_* variables (and ncclConfig_t's CTA bounds)
     template <class A> void serialize(A& ar) { ar(parent, color, key, tuning); }
 };
 

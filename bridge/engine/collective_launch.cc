@@ -61,14 +61,19 @@ void CollectiveLaunch::EnqueueCollective(const RequestContext& ctx, const Commun
     m_ticketOrder[ticket] = {ctx.rank, rankCollectives};
     int64_t& issuedAt = m_lastIssueNs[{comm.handle, sequence}];
     issuedAt = std::max(issuedAt, ctx.nowNs);
-    const nccl::Choice choice = ChoiceFor(m.op, comm, m.bytes);
+    // Its kernel holds the SMs of the channels NCCL picks, for the time the tuning model
+    // gives it; one rank's is a copy inside its GPU, no NCCL kernel to count, and one NCCL
+    // refuses holds none until it starts and ends the run saying why.
+    const CollectiveChoice chosen = ChooseOnce(comm, sequence, m.op, m.bytes);
+    const bool kernel = comm.ranks.size() >= 2 && chosen.choice;
+    const uint32_t channels = kernel ? chosen.choice->nChannels : 0;
+    const int64_t expectedNs = kernel ? std::llround(chosen.choice->estimatedNs) : 0;
     m_timelines[static_cast<std::size_t>(ctx.rank)].EnqueueCollective(
         m.stream, ctx.nowNs, ticket,
         [this, &comm, sequence, member, op = m.op, bytes = m.bytes, ticket,
          root = m.root](int64_t readyNs)
         { m_matcher.Ready(comm, sequence, member, op, bytes, ticket, readyNs, root); },
-        fmt::format("{} {} B", CollectiveName(m.op), m.bytes), choice.nChannels,
-        std::llround(choice.estimatedNs));
+        fmt::format("{} {} B", CollectiveName(m.op), m.bytes), channels, expectedNs);
 }
 
 CollectiveLaunch::P2PBatch CollectiveLaunch::NumberP2P(const Communicator& comm, int member,
@@ -107,14 +112,12 @@ void CollectiveLaunch::EnqueueP2P(const RequestContext& ctx, const Communicator&
     }
     const uint64_t ticket = NextTicket();
     const std::string label = fmt::format("send/recv {} ops {} B", batch.ops.size(), batch.bytes);
-    // The SMs a send/recv kernel holds: the channels NCCL gives one pair of that size.
-    const nccl::Choice choice =
-        ChoiceFor(wire::CollectiveOp::SendRecv, comm, batch.bytes, /*pair=*/true);
+    const auto [channels, expectedNs] = P2PKernel(comm, batch.bytes);
     m_timelines[static_cast<std::size_t>(ctx.rank)].EnqueueCollective(
         stream, ctx.nowNs, ticket,
         [this, &comm, member, ticket, ops = std::move(batch.ops)](int64_t readyNs)
         { m_p2p.Ready(comm, member, ticket, ops, readyNs); },
-        label, choice.nChannels, std::llround(choice.estimatedNs));
+        label, channels, expectedNs);
 }
 
 std::vector<std::string> CollectiveLaunch::Incomplete() const
@@ -140,7 +143,11 @@ void CollectiveLaunch::StartTransfer(const P2PMatcher::Transfer& t,
     }
     // Each matched pair runs as NCCL runs one send/recv; the pairs of one group share the
     // network.  A lone pair gets the channels and protocol NCCL picks for its size; pairs
-    // of a group those NCCL picks for the group (as for an all-to-all of its bytes).
+    // of a group those NCCL picks for the group (as for an all-to-all of its bytes).  This
+    // is the one choice for the transfer, made here and not carried from EnqueueP2P: a
+    // rank's batch there is one side's ops, priced as one pair of its total bytes on one
+    // node to size its kernel, while the pair's nodes, its own bytes and the group it
+    // belongs to are known only once both sides are matched.
     const uint32_t perNode = std::max(m_scenario.topology.gpusPerNode, 1U);
     nccl::CommShape pair;
     pair.nRanks = 2;
@@ -174,33 +181,70 @@ nccl::CommShape CollectiveLaunch::ShapeOf(uint32_t nRanks) const
     return shape;
 }
 
-nccl::Choice CollectiveLaunch::ChoiceFor(wire::CollectiveOp op, const Communicator& comm,
-                                         uint64_t bytes, bool pair) const
+CollectiveLaunch::CollectiveChoice CollectiveLaunch::ChoiceFor(wire::CollectiveOp op,
+                                                               const Communicator& comm,
+                                                               uint64_t bytes) const
 {
-    nccl::Choice none;
-    none.nChannels = 0;
+    CollectiveChoice c;
+    c.op = op;
+    c.bytes = bytes;
+    try
+    {
+        c.choice = nccl::Choose(op, ShapeOf(static_cast<uint32_t>(comm.ranks.size())), bytes,
+                                m_nccl.For(comm));
+    }
+    catch (const std::invalid_argument& e)
+    {
+        // NCCL refuses the call (NCCL_ALGO=tree for an all-gather): StartMatched reports it
+        // when the collective starts, as MakePlan would.
+        c.refusal = e.what();
+    }
+    return c;
+}
+
+CollectiveLaunch::CollectiveChoice CollectiveLaunch::ChooseOnce(const Communicator& comm,
+                                                                uint64_t sequence,
+                                                                wire::CollectiveOp op,
+                                                                uint64_t bytes)
+{
+    // Chosen once per collective and carried to its plan: nothing the choice depends on
+    // changes between its members' enqueues and its start.  The communicator's settings
+    // are fixed when it is created, before any member leaves the creation call
+    // (CommunicatorSetup, NcclSettings::Settle); its ranks, hence its shape, never change;
+    // and the matcher starts it only if every member called the same operation on the same
+    // bytes.
+    auto [it, first] = m_choices.try_emplace({comm.handle, sequence});
+    if (first)
+    {
+        it->second = ChoiceFor(op, comm, bytes);
+    }
+    else if (it->second.op != op || it->second.bytes != bytes)
+    {
+        // Another call than the first member's: the matcher ends the run naming both when
+        // this member's stream reaches it; until then its kernel is its own call's.
+        return ChoiceFor(op, comm, bytes);
+    }
+    return it->second;
+}
+
+std::pair<uint32_t, int64_t> CollectiveLaunch::P2PKernel(const Communicator& comm,
+                                                         uint64_t bytes) const
+{
     if (comm.ranks.size() < 2)
     {
-        return none; // one rank: a copy inside its GPU, no NCCL kernel to count
+        return {0, 0}; // one rank: a copy inside its GPU, no NCCL kernel to count
     }
     try
     {
-        return nccl::Choose(op, ShapeOf(pair ? 2U : static_cast<uint32_t>(comm.ranks.size())),
-                            bytes, m_nccl.For(comm));
+        // The channels NCCL gives one pair of that size.
+        const nccl::Choice c =
+            nccl::Choose(nccl::CollectiveKind::SendRecv, ShapeOf(2), bytes, m_nccl.For(comm));
+        return {c.nChannels, std::llround(c.estimatedNs)};
     }
     catch (const std::invalid_argument&)
     {
-        // A spec NCCL refuses: PlanFor() reports it when the collective starts; until
-        // then the collective holds no SMs.
-        return none;
+        return {0, 0}; // a spec NCCL refuses: the transfer reports it when it starts
     }
-}
-
-nccl::Plan CollectiveLaunch::PlanFor(wire::CollectiveOp op, const Communicator& comm,
-                                     uint64_t bytes) const
-{
-    return nccl::MakePlan(op, ShapeOf(static_cast<uint32_t>(comm.ranks.size())), bytes,
-                          m_nccl.For(comm));
 }
 
 void CollectiveLaunch::StartMatched(const MatchedCollective& c)
@@ -226,8 +270,23 @@ void CollectiveLaunch::StartMatched(const MatchedCollective& c)
             m_ticketOrder.erase(it);
         }
     }
+    // The choice its first member's enqueue made (ChooseOnce).
+    auto chosen = m_choices.find({c.comm->handle, c.sequence});
+    if (chosen == m_choices.end() || chosen->second.op != c.op || chosen->second.bytes != c.bytes)
+    {
+        throw std::logic_error(fmt::format("{} #{} on communicator {} starts without NCCL's choice",
+                                           CollectiveName(c.op), c.sequence, c.comm->handle));
+    }
+    const CollectiveChoice made = std::move(chosen->second);
+    m_choices.erase(chosen);
+    if (!made.choice)
+    {
+        throw std::invalid_argument(made.refusal);
+    }
     m_network.StartCollective(
-        c.startNs, PlanFor(c.op, *c.comm, c.bytes), std::move(gpus),
+        c.startNs,
+        nccl::MakePlan(c.op, ShapeOf(n), c.bytes, m_nccl.For(*c.comm), *made.choice),
+        std::move(gpus),
         [this, members = std::move(members), startNs = c.startNs](int64_t endNs)
         {
             const int64_t inSituNs = InSituEnd(members, startNs, endNs);

@@ -2,7 +2,8 @@
 // queued on its rank's timeline as a ticket; once every member's stream reached it
 // (paired up by communicators.h) it runs on the network with the plan NCCL would pick,
 // ordered among same-instant starts by who issued it, never by message arrival, and its
-// end releases the members' streams.
+// end releases the members' streams.  NCCL's choice for a collective (algorithm, protocol,
+// channels) is made once, when its first member enqueues it, and carried to its plan.
 #pragma once
 
 #include "engine/collective_matcher.h"
@@ -92,13 +93,25 @@ private:
     void StartTransfer(const P2PMatcher::Transfer& t, std::function<void(int64_t)> done);
     /// A communicator of \p nRanks on the scenario's nodes, as the tuning model sees it.
     nccl::CommShape ShapeOf(uint32_t nRanks) const;
-    /// What NCCL picks for \p op over \p bytes on \p comm (on one pair of its ranks if
-    /// \p pair): its channels are the SMs the collective's kernel holds.  nChannels 0 for
-    /// a spec NCCL refuses.
-    nccl::Choice ChoiceFor(wire::CollectiveOp op, const Communicator& comm, uint64_t bytes,
-                           bool pair = false) const;
-    /// The NCCL plan the communicator's settings give \p op over \p bytes.
-    nccl::Plan PlanFor(wire::CollectiveOp op, const Communicator& comm, uint64_t bytes) const;
+
+    /// NCCL's choice for one collective of a communicator, or why NCCL refuses it.
+    struct CollectiveChoice
+    {
+        wire::CollectiveOp op{};
+        uint64_t bytes{0};
+        std::optional<nccl::Choice> choice; ///< none: NCCL refuses the communicator's settings
+        std::string refusal;                ///< why (nccl::Choose's message)
+    };
+    /// What NCCL picks for \p op over \p bytes on \p comm, by the communicator's settings.
+    CollectiveChoice ChoiceFor(wire::CollectiveOp op, const Communicator& comm,
+                               uint64_t bytes) const;
+    /// The choice for member \p member's collective \p sequence on \p comm: made when the
+    /// first member enqueues it, kept for the plan it starts with (StartMatched).
+    CollectiveChoice ChooseOnce(const Communicator& comm, uint64_t sequence,
+                                wire::CollectiveOp op, uint64_t bytes);
+    /// The SMs (channels) a send/recv kernel moving \p bytes between two ranks of \p comm
+    /// holds, and the tuning model's time for it; {0, 0} for a spec NCCL refuses.
+    std::pair<uint32_t, int64_t> P2PKernel(const Communicator& comm, uint64_t bytes) const;
 
     const Scenario& m_scenario;
     NetworkModel& m_network;
@@ -114,6 +127,9 @@ private:
     /// (comm, sequence) -> the latest clock a member issued it at: a rank reading the
     /// collective's values cannot have them before then (WaitAnswers, CommitPolicy).
     std::map<std::pair<uint64_t, uint64_t>, int64_t> m_lastIssueNs;
+    /// (comm, sequence) -> NCCL's choice for that collective, from its first member's
+    /// enqueue until it starts.
+    std::map<std::pair<uint64_t, uint64_t>, CollectiveChoice> m_choices;
     /// (comm, from, to, sequence) -> the clock the send was issued at: a receiver reading
     /// its bytes cannot have them before then.
     std::map<std::tuple<uint64_t, int, int, uint64_t>, int64_t> m_sendIssueNs;

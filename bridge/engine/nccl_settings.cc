@@ -1,7 +1,6 @@
 #include "engine/nccl_settings.h"
 
 #include "engine/simulation_error.h"
-#include "nccl_environment.h"
 
 #include <fmt/format.h>
 #include <stdexcept>
@@ -11,7 +10,7 @@ namespace phantora
 
 NcclSettings::NcclSettings(const nccl::Config& scenarioNccl) : m_scenarioNccl(scenarioNccl) {}
 
-void NcclSettings::RecordCreation(int rank, const wire::NcclTuningEnv& env)
+void NcclSettings::RecordCreation(int rank, const nccl::Environment& env)
 {
     m_creationTuning[rank] = env;
 }
@@ -27,13 +26,13 @@ void NcclSettings::Settle(const std::vector<std::pair<int, const Communicator*>>
         {
             continue; // NCCL_SPLIT_NOCOLOR
         }
-        const wire::NcclTuningEnv& env = m_creationTuning[rank];
+        const nccl::Environment& env = m_creationTuning[rank];
         auto [it, first] = reference.emplace(comm->handle, rank);
         if (first)
         {
             try
             {
-                m_commNccl[comm->handle] = WithNcclTuningEnv(m_scenarioNccl, env);
+                m_commNccl[comm->handle] = nccl::WithEnvironment(m_scenarioNccl, env);
             }
             catch (const std::invalid_argument& e)
             {
@@ -42,7 +41,7 @@ void NcclSettings::Settle(const std::vector<std::pair<int, const Communicator*>>
             }
             continue;
         }
-        const wire::NcclTuningEnv& ref = m_creationTuning[it->second];
+        const nccl::Environment& ref = m_creationTuning[it->second];
         if (!(env == ref))
         {
             throw SimulationError(fmt::format(

@@ -9,8 +9,9 @@
 // runs NVLS-tree.  The published figure (https://github.com/NVIDIA/nccl/issues/1221, 8 x H100
 // servers with 8 x 400 Gb/s NICs): NVLS lifts the all-reduce from ~330 to ~430 GB/s busbw on
 // 2 servers and gains nothing on more (~320 either way).
+#include "nccl/config.h"
+#include "nccl/environment.h"
 #include "nccl_bench.h"
-#include "nccl_environment.h"
 #include "scenario_loader.h"
 
 #include <fmt/format.h>
@@ -27,11 +28,11 @@ constexpr double kRingBusBw = 370e9; // B/s, nccl-tests#212
 constexpr double kNvlsBusBw = 480e9;
 constexpr double kTolerance = 0.10;
 
-phantora::Scenario Load(const std::string& name, phantora::wire::NcclTuningEnv env = {})
+phantora::Scenario Load(const std::string& name, phantora::nccl::Environment env = {})
 {
     phantora::Scenario s =
         phantora::LoadScenario(std::string(PHANTORA_SOURCE_DIR) + "/scenarios/" + name);
-    s.nccl = phantora::WithNcclTuningEnv(s.nccl, env);
+    s.nccl = phantora::nccl::WithEnvironment(s.nccl, env);
     return s;
 }
 

@@ -1,7 +1,8 @@
 // Every NCCL collective called by a running program takes, on the simulated network, the
 // time the NCCL model gives it run alone (phantora-nccl-tests' path), whatever its root.
+#include "nccl/config.h"
+#include "nccl/environment.h"
 #include "nccl_bench.h"
-#include "nccl_environment.h"
 #include "run_helpers.h"
 #include "scenario_loader.h"
 
@@ -119,7 +120,7 @@ TEST(Collectives, RanksNcclVariablesOverrideTheScenarioAsInNccl)
     const auto scenarioFile = WriteFile("s.toml", SwitchScenario(ranks, kNoHostTime));
     const phantora::Scenario plain = phantora::LoadScenario(scenarioFile);
     phantora::Scenario scenario = plain;
-    scenario.nccl = phantora::WithNcclTuningEnv(scenario.nccl, {"", "LL", "", "2"});
+    scenario.nccl = phantora::nccl::WithEnvironment(scenario.nccl, {"", "LL", "", "2"});
     std::string output;
     const auto seen = ExpectEachOpTakesTheModelsTime("NCCL_PROTO=LL NCCL_MAX_NCHANNELS=2 ",
                                                      scenarioFile, scenario, ranks, bytes, &output);

@@ -74,9 +74,18 @@ TEST(Codec, RequestsRoundTrip)
     }
     init.nranks = 4;
     init.rank = 2;
+    init.tuning = {"allreduce:tree", "^LL128", "2", "8", "0"};
     const NcclCommInit init2 = RoundTripRequest(init);
     EXPECT_EQ(init2.id, init.id);
     EXPECT_EQ(init2.rank, 2);
+    EXPECT_TRUE(init2.tuning == init.tuning) << "NCCL's variables travel as the rank had them";
+
+    const NcclCommSplit split2 = RoundTripRequest(NcclCommSplit{7, 1, 3, {"", "LL", "", "", "2"}});
+    EXPECT_EQ(split2.parent, 7U);
+    EXPECT_EQ(split2.key, 3);
+    EXPECT_EQ(split2.tuning.proto, "LL");
+    EXPECT_EQ(split2.tuning.nvlsEnable, "2");
+    EXPECT_TRUE(split2.tuning.algo.empty() && split2.tuning.maxChannels.empty());
 
     const NcclCollective c2 = RoundTripRequest(NcclCollective{
         5, CollectiveOp::AllReduce, 1 << 20, 9, 0, DataType::Uint8, RedOp::Sum, false, ""});

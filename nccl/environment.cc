@@ -1,24 +1,19 @@
-#include "nccl_environment.h"
+#include "environment.h"
 
-#include "nccl/selection.h"
+#include "config.h"
+#include "selection.h"
 
-#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
-#include <fmt/format.h>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
-namespace phantora
+namespace phantora::nccl
 {
 
 namespace
 {
-
-std::string Getenv(const char* name)
-{
-    const char* v = std::getenv(name);
-    return v ? v : "";
-}
 
 std::optional<uint32_t> Channels(const char* name, const std::string& value)
 {
@@ -31,31 +26,25 @@ std::optional<uint32_t> Channels(const char* name, const std::string& value)
     // NCCL's MAXCHANNELS is 64.
     if (*end != '\0' || n < 1 || n > 64)
     {
-        throw std::invalid_argument(
-            fmt::format("{}='{}': expected a channel count from 1 to 64", name, value));
+        throw std::invalid_argument(std::string(name) + "='" + value +
+                                    "': expected a channel count from 1 to 64");
     }
     return static_cast<uint32_t>(n);
 }
 
 } // namespace
 
-wire::NcclTuningEnv NcclTuningEnvFromProcess()
-{
-    return {Getenv("NCCL_ALGO"), Getenv("NCCL_PROTO"), Getenv("NCCL_MIN_NCHANNELS"),
-            Getenv("NCCL_MAX_NCHANNELS"), Getenv("NCCL_NVLS_ENABLE")};
-}
-
-nccl::Config WithNcclTuningEnv(nccl::Config config, const wire::NcclTuningEnv& env)
+Config WithEnvironment(Config config, const Environment& env)
 {
     // The selection's own errors name the variable and the offending token.
     if (!env.algo.empty())
     {
-        nccl::ValidateAlgorithmSpec(env.algo);
+        ValidateAlgorithmSpec(env.algo);
         config.algorithm = env.algo;
     }
     if (!env.proto.empty())
     {
-        nccl::ValidateProtocolSpec(env.proto);
+        ValidateProtocolSpec(env.proto);
         config.protocol = env.proto;
     }
     const auto lo = Channels("NCCL_MIN_NCHANNELS", env.minChannels);
@@ -64,8 +53,8 @@ nccl::Config WithNcclTuningEnv(nccl::Config config, const wire::NcclTuningEnv& e
     config.maxChannels = hi.value_or(config.maxChannels);
     if (lo && hi && *lo > *hi)
     {
-        throw std::invalid_argument(
-            fmt::format("NCCL_MIN_NCHANNELS={} is above NCCL_MAX_NCHANNELS={}", *lo, *hi));
+        throw std::invalid_argument("NCCL_MIN_NCHANNELS=" + std::to_string(*lo) +
+                                    " is above NCCL_MAX_NCHANNELS=" + std::to_string(*hi));
     }
     // NCCL_NVLS_ENABLE: 0 off, 1 forced on, 2 (NCCL's default) on where the GPUs report
     // multicast support, which is what the scenario's nvls key says.
@@ -75,8 +64,8 @@ nccl::Config WithNcclTuningEnv(nccl::Config config, const wire::NcclTuningEnv& e
         const long v = std::strtol(env.nvlsEnable.c_str(), &end, 10);
         if (*end != '\0' || v < 0 || v > 2)
         {
-            throw std::invalid_argument(
-                fmt::format("NCCL_NVLS_ENABLE='{}': expected 0, 1 or 2", env.nvlsEnable));
+            throw std::invalid_argument("NCCL_NVLS_ENABLE='" + env.nvlsEnable +
+                                        "': expected 0, 1 or 2");
         }
         if (v == 1 && !config.nvlsEnable)
         {
@@ -95,4 +84,4 @@ nccl::Config WithNcclTuningEnv(nccl::Config config, const wire::NcclTuningEnv& e
     return config;
 }
 
-} // namespace phantora
+} // namespace phantora::nccl
