@@ -23,6 +23,9 @@
 # The tars are appended to cell by cell, so a call cut short still brings back what ran.
 # BUDGET (seconds from the start, default 530): a cell is started only while the time so
 # far plus the longest cell so far fits.  ONLY: cells, in the order given.
+# Cost measured on an H200 (2026-12-01): 49-98 s a cell (two real runs and both recorder
+# passes; 13 cells in two calls of 493 and 444 s).  That lease's data, with the commands:
+# data/raw/profiles/H200/zoo-2026-12-01T2154/ and data/raw/accuracy/H200/zoo-2026-12-01T2154/.
 set -u
 D=$(dirname "$0")
 if [ -f "$D/device_env.sh" ]; then . "$D/device_env.sh"; else . profiles/device_env.sh; fi
