@@ -105,7 +105,7 @@ private:
     /// What NCCL picks for \p op over \p bytes on \p comm, by the communicator's settings.
     CollectiveChoice ChoiceFor(wire::CollectiveOp op, const Communicator& comm,
                                uint64_t bytes) const;
-    /// The choice for member \p member's collective \p sequence on \p comm: made when the
+    /// The choice for collective \p sequence on \p comm: made when its
     /// first member enqueues it, kept for the plan it starts with (StartMatched).
     CollectiveChoice ChooseOnce(const Communicator& comm, uint64_t sequence,
                                 wire::CollectiveOp op, uint64_t bytes);
