@@ -30,20 +30,15 @@ int64_t CollectiveEnd(const Scenario& s, const nccl::Environment& env, wire::Col
                       uint64_t bytes)
 {
     test::ScriptedRanks r(s, 2, SyncMode::Conservative);
-    auto send = [&r](int rank, int64_t clockNs, wire::Request body)
-    {
-        r.Send(rank, clockNs, std::move(body));
-        r.Progress();
-    };
     for (int rank = 0; rank < 2; ++rank)
     {
-        send(rank, 0, test::HelloOf(rank, 2));
+        r.SendAndProgress(rank, 0, test::HelloOf(rank, 2));
     }
     for (int rank = 0; rank < 2; ++rank)
     {
         wire::NcclCommInit init = test::CommInit(1, rank, 2);
         init.tuning = env;
-        send(rank, 0, init);
+        r.SendAndProgress(rank, 0, init);
     }
     for (int rank = 0; rank < 2; ++rank)
     {
@@ -52,18 +47,12 @@ int64_t CollectiveEnd(const Scenario& s, const nccl::Environment& env, wire::Col
         m.op = op;
         m.bytes = bytes;
         m.stream = 2;
-        send(rank, kStartNs, m);
+        r.SendAndProgress(rank, kStartNs, m);
         wire::Synchronize sync;
         sync.stream = 2;
-        send(rank, kStartNs + 1000, sync);
+        r.SendAndProgress(rank, kStartNs + 1000, sync);
     }
-    for (int rank = 0; rank < 2; ++rank)
-    {
-        if (!r.resumes[rank].empty())
-        {
-            send(rank, r.resumes[rank].back(), wire::Goodbye{});
-        }
-    }
+    r.GoodbyeAfterLastResume(2);
     EXPECT_EQ(r.resumes[0].size(), 1U);
     return r.resumes[0].empty() ? 0 : r.resumes[0].back();
 }

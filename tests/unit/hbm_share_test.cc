@@ -89,39 +89,28 @@ int64_t AllReduceEndBeside(const std::string& kernel, double rateBeside)
 {
     const Scenario s = TwoGpus(rateBeside);
     test::ScriptedRanks r(s, 2, SyncMode::Conservative);
-    auto send = [&r](int rank, int64_t clockNs, wire::Request body)
-    {
-        r.Send(rank, clockNs, std::move(body));
-        r.Progress();
-    };
     for (int rank = 0; rank < 2; ++rank)
     {
-        send(rank, 0, test::HelloOf(rank, 2));
+        r.SendAndProgress(rank, 0, test::HelloOf(rank, 2));
     }
     for (int rank = 0; rank < 2; ++rank)
     {
-        send(rank, 0, test::CommInit(1, rank, 2));
+        r.SendAndProgress(rank, 0, test::CommInit(1, rank, 2));
     }
     for (int rank = 0; rank < 2; ++rank)
     {
-        send(rank, 1000, wire::KernelLaunch{1, kernel, {8, 1, 1}, {256, 1, 1}, 0, ""});
+        r.SendAndProgress(rank, 1000, wire::KernelLaunch{1, kernel, {8, 1, 1}, {256, 1, 1}, 0, ""});
         wire::NcclCollective ar;
         ar.comm = r.CommOf(rank);
         ar.op = wire::CollectiveOp::AllReduce;
         ar.bytes = 64 << 20;
         ar.stream = 2;
-        send(rank, 2000, ar);
+        r.SendAndProgress(rank, 2000, ar);
         wire::Synchronize sync;
         sync.stream = 2;
-        send(rank, 3000, sync);
+        r.SendAndProgress(rank, 3000, sync);
     }
-    for (int rank = 0; rank < 2; ++rank)
-    {
-        if (!r.resumes[rank].empty())
-        {
-            send(rank, r.resumes[rank].back(), wire::Goodbye{});
-        }
-    }
+    r.GoodbyeAfterLastResume(2);
     EXPECT_EQ(r.resumes[0].size(), 1U);
     EXPECT_EQ(r.resumes[1].size(), 1U);
     return r.resumes[0].empty() ? 0 : r.resumes[0].back();

@@ -47,6 +47,25 @@ public:
         }
     }
 
+    /// Send, then Progress: a request as the engine meets it between two polls.
+    void SendAndProgress(int rank, int64_t clockNs, wire::Request body)
+    {
+        Send(rank, clockNs, std::move(body));
+        Progress();
+    }
+
+    /// Each of ranks 0 .. \p worldSize - 1 that was resumed leaves at its last resume.
+    void GoodbyeAfterLastResume(int worldSize)
+    {
+        for (int rank = 0; rank < worldSize; ++rank)
+        {
+            if (!resumes[rank].empty())
+            {
+                SendAndProgress(rank, resumes[rank].back(), wire::Goodbye{});
+            }
+        }
+    }
+
     uint64_t CommOf(int rank) const { return m_comm.at(rank); }
     /// Resume instants, per rank, in the order given.
     std::map<int, std::vector<int64_t>> resumes;
