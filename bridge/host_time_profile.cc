@@ -1,5 +1,6 @@
 #include "host_time_profile.h"
 
+#include "gpu_model/profile/learned_host_model.h"
 #include "gpu_model/profile/program_name.h"
 #include "host_time/host_gap_table.h"
 #include "host_time/host_speed.h"
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -159,7 +161,15 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
 {
     HostTimeProfile p;
     p.readbackMode = readback;
+    p.measuredByChoice = cpu.hostTime == HostTimeMode::Measured;
+    std::unique_ptr<profile::ProfileReader> modelProfile;
+    if (!profile && !cpu.hostModel.empty() && cpu.hostTime != HostTimeMode::Measured)
+    {
+        modelProfile = std::make_unique<profile::ProfileReader>(cpu.hostModel);
+        profile = modelProfile.get();
+    }
     std::vector<double> speeds;
+    std::vector<double> allSpeeds;
     if (profile)
     {
         // The program's own recordings that hold host time; of those, the ones given the
@@ -176,6 +186,10 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
         std::map<Preference, std::vector<std::string>> bySimilarity;
         for (const auto& [run, r] : profile->Runs())
         {
+            if (r.hostSpeedNs)
+            {
+                allSpeeds.push_back(*r.hostSpeedNs);
+            }
             if (r.program != program || program.empty())
             {
                 continue;
@@ -184,7 +198,7 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
             {
                 speeds.push_back(*r.hostSpeedNs);
             }
-            if (cpu.recordedHostTime && r.hostGaps)
+            if (cpu.hostTime == HostTimeMode::Recorded && r.hostGaps)
             {
                 const auto items = ArgumentItems(profile::ProgramArguments(r.command));
                 const double distance =
@@ -199,6 +213,7 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
             const auto table = host_time::GapTable::Build(
                 sequences,
                 cpu.hostGapMean ? host_time::GapStatistic::Mean : host_time::GapStatistic::Median);
+            p.origin = HostTimeOrigin::Recording;
             p.table = table.Serialize();
             p.keys = table.Keys();
             const auto reads = host_time::ReadbackTable::Build(sequences);
@@ -219,13 +234,7 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
         if (speeds.empty())
         {
             // Another program's recordings still tell how fast the recording host was.
-            for (const auto& [run, r] : profile->Runs())
-            {
-                if (r.hostSpeedNs)
-                {
-                    speeds.push_back(*r.hostSpeedNs);
-                }
-            }
+            speeds = allSpeeds;
         }
     }
     if (cpu.localScale)
@@ -240,32 +249,40 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
         p.localScale = p.recordingHostNs / p.localHostNs;
         p.localScaleSource = "measured";
     }
+    if (profile && p.table.empty() && cpu.hostTime != HostTimeMode::Measured)
+    {
+        p.LearnModel(*profile, cpu, profile::ReferenceHostNs(*profile));
+    }
     return p;
 }
 
-std::string HostTimeProfile::Describe(const Charged& charged) const
+void HostTimeProfile::LearnModel(const profile::ProfileReader& profile, const CpuSpec& cpu,
+                                 double referenceHostNs)
 {
-    if (table.empty())
+    auto learned = profile::LearnHostModel(
+        profile, cpu.hostGapMean ? host_time::GapStatistic::Mean : host_time::GapStatistic::Median,
+        referenceHostNs);
+    if (learned.table.Empty())
     {
-        return "host time: measured on this machine (the profile holds no recording of this "
-               "program)" +
-               fmt::format("; this machine's CPU time x {:.3f}", localScale) + ScaleOrigin();
+        return;
     }
-    std::string line = fmt::format("host time: recorded ({} run{}{}, at world size {}, {} gaps);",
-                                   runs.size(), runs.size() == 1 ? "" : "s",
-                                   sameArguments ? " with the same arguments"
-                                                 : " with the arguments most like these",
-                                   recordedRanks, gaps);
+    origin = HostTimeOrigin::Model;
+    table = learned.table.Serialize();
+    keys = learned.table.Keys();
+    gaps = learned.gaps;
+    modelPrograms = learned.programs;
+    modelRuns = learned.runs;
+    modelFile = profile.File().filename().string();
+}
+
+std::string HostTimeProfile::BySource(const Charged& charged)
+{
     constexpr auto kMeasured = static_cast<std::size_t>(host_time::Source::Measured);
     uint64_t all = 0;
-    int64_t allNs = 0;
-    for (std::size_t i = 0; i < charged.gaps.size(); ++i)
+    for (const uint64_t n : charged.gaps)
     {
-        all += charged.gaps[i];
-        allNs += charged.ns[i];
+        all += n;
     }
-    const uint64_t recorded = all - charged.gaps[kMeasured];
-    line += fmt::format(" {} of {} gaps charged from it", recorded, all);
     std::string bySource;
     for (std::size_t i = 0; i < kMeasured; ++i)
     {
@@ -277,7 +294,40 @@ std::string HostTimeProfile::Describe(const Charged& charged) const
                             host_time::SourceName(static_cast<host_time::Source>(i)));
         }
     }
-    line += bySource.empty() ? "" : " (" + bySource + ")";
+    return bySource.empty() ? "" : " (" + bySource + ")";
+}
+
+std::string HostTimeProfile::Describe(const Charged& charged) const
+{
+    if (origin == HostTimeOrigin::Measured)
+    {
+        return std::string("host time: measured on this machine (") +
+               (measuredByChoice ? "[cpu] host_time = \"measured\")"
+                                 : "no profile holds a recording to learn the host-time model "
+                                   "from: name one in [kernels] profile or [cpu] host_model)") +
+               fmt::format("; this machine's CPU time x {:.3f}", localScale) + ScaleOrigin();
+    }
+    std::string line =
+        origin == HostTimeOrigin::Recording
+            ? fmt::format("host time: recorded ({} run{}{}, at world size {}, {} gaps);",
+                          runs.size(), runs.size() == 1 ? "" : "s",
+                          sameArguments ? " with the same arguments"
+                                        : " with the arguments most like these",
+                          recordedRanks, gaps)
+            : fmt::format("host time: model of {} recorded program{} ({} runs, {} gaps in {}; "
+                          "none of this program), {} keys;",
+                          modelPrograms, modelPrograms == 1 ? "" : "s", modelRuns, gaps,
+                          modelFile, keys);
+    constexpr auto kMeasured = static_cast<std::size_t>(host_time::Source::Measured);
+    uint64_t all = 0;
+    int64_t allNs = 0;
+    for (std::size_t i = 0; i < charged.gaps.size(); ++i)
+    {
+        all += charged.gaps[i];
+        allNs += charged.ns[i];
+    }
+    const uint64_t known = all - charged.gaps[kMeasured];
+    line += fmt::format(" {} of {} gaps charged from it", known, all) + BySource(charged);
     if (const uint64_t n = charged.gaps[kMeasured]; n > 0)
     {
         // Often one gap: a rank's start-up (building the model or the optimizer on the CPU)

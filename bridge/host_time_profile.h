@@ -17,10 +17,27 @@
 namespace phantora
 {
 
+/// Where a run's host time comes from (the summary's first words on it).
+enum class HostTimeOrigin : uint8_t
+{
+    Recording, ///< the simulated program's own recordings
+    Model,     ///< the model of every recorded program (host_time/host_time_model.h)
+    Measured,  ///< this machine's CPU time, scaled: [cpu] host_time = "measured", or nothing
+               ///< recorded to learn from
+};
+
 struct HostTimeProfile
 {
-    /// The program's recorded gaps (host_time::GapTable, serialized); empty: none.
+    HostTimeOrigin origin{HostTimeOrigin::Measured};
+    /// The gaps the ranks charge (host_time::GapTable, serialized): the program's recording
+    /// or the model; empty: measure.
     std::string table;
+    /// What the model learned from (origin Model): programs and runs, and the file.
+    std::size_t modelPrograms{0};
+    std::size_t modelRuns{0};
+    std::string modelFile;
+    /// origin Measured because the scenario asked for it ([cpu] host_time = "measured").
+    bool measuredByChoice{false};
     /// The recorded read-back values the ranks return (host_time::ReadbackTable filtered
     /// by [workload] readback, serialized); empty: none.
     std::string readbacks;
@@ -45,8 +62,12 @@ struct HostTimeProfile
     double localHostNs{0};
 
     /// For \p command (the simulated program) on \p ranks ranks of \p scenario, whose
-    /// profile is \p profile (nullptr: none).  Measures this machine's host speed when the profile
-    /// knows the recording host's and the scenario does not give [cpu] local_scale.
+    /// profile is \p profile (nullptr: none; then [cpu] host_model's file, if named, is
+    /// read for the model).  The program's recordings where the profile holds some and
+    /// [cpu] host_time allows, else the host-time model of every recorded program, else
+    /// (nothing recorded, or "measured") this machine's CPU time.  Measures this machine's
+    /// host speed when the profile knows the recording host's and the scenario does not
+    /// give [cpu] local_scale.
     /// Host time the ranks were charged, per host_time::Source.
     struct Charged
     {
@@ -74,6 +95,12 @@ struct HostTimeProfile
 private:
     /// Where localScale came from, for Describe: " (host speed: ...)" or "".
     std::string ScaleOrigin() const;
+    /// Sets table (and origin, modelPrograms, modelRuns) to the model of every program
+    /// \p profile recorded, each run scaled to \p referenceHostNs (0: unscaled).
+    void LearnModel(const profile::ProfileReader& profile, const CpuSpec& cpu,
+                    double referenceHostNs);
+    /// How the charged gaps split by key, for Describe: " (80.1% context, ...)".
+    static std::string BySource(const Charged& charged);
 };
 
 } // namespace phantora

@@ -221,6 +221,22 @@ int main(int argc, char** argv)
     {
         nproc = static_cast<int>(scenario.topology.gpus);
     }
+    if (scenario.kernels.profile.empty() && scenario.kernels.extraProfiles.empty() &&
+        scenario.cpu.hostModel.empty() && scenario.cpu.timeScale > 0)
+    {
+        // Host time is the host's, whatever the GPU: a scenario that measured no GPU still
+        // charges the model of the programs recorded on the GPU machines (of its GPU where
+        // we have a profile of it), not this machine's CPU time.
+        const std::filesystem::path profiles = std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles";
+        for (const std::string& name : {scenario.gpu.model, std::string("H200")})
+        {
+            if (std::filesystem::is_regular_file(profiles / (name + ".sqlite")))
+            {
+                scenario.cpu.hostModel = profiles / (name + ".sqlite");
+                break;
+            }
+        }
+    }
 
     const auto wallStart = std::chrono::steady_clock::now();
     try

@@ -110,7 +110,13 @@ nlohmann::json HostTimeJson(const SimulationEngine& engine)
         sources[host_time::SourceName(static_cast<host_time::Source>(i))] = {
             {"ns", t.ns[i]}, {"gaps", t.gaps[i]}};
     }
-    return {{"recorded_runs", p.runs},
+    const char* origin = p.origin == HostTimeOrigin::Recording ? "recording"
+                         : p.origin == HostTimeOrigin::Model       ? "model"
+                                                                   : "measured";
+    return {{"origin", origin},
+            {"model_programs", p.modelPrograms},
+            {"model_runs", p.modelRuns},
+            {"recorded_runs", p.runs},
             {"same_arguments", p.sameArguments},
             {"recorded_world_size", p.recordedRanks},
             {"recorded_gaps", p.gaps},

@@ -26,6 +26,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+enum class HostTimeMode : uint8_t
+{
+    Recorded, ///< the program's recording, else the model
+    Model,    ///< the model, even for a recorded program
+    Measured, ///< this machine's CPU time, scaled (local_scale)
+};
+
 struct CpuSpec
 {
     double timeScale{1.0}; ///< simulated CPU ns per ns of the rank's thread CPU time
@@ -39,9 +46,14 @@ struct CpuSpec
     /// This machine's CPU ns -> the recording host's, for host time the profile does not
     /// hold; unset: measured at start-up (host_time_profile.h).
     std::optional<double> localScale;
-    /// Charge the host time the profile recorded for the program between its GPU calls
-    /// (interposer/host_time.h); false: measure it on this machine, as if none were recorded.
-    bool recordedHostTime{true};
+    /// Where the host time between a program's GPU calls comes from ([cpu] host_time):
+    /// the program's recording in the profile, else the host-time model learned from every
+    /// recorded program (host_time/host_time_model.h); always the model; or this
+    /// machine's CPU time (the only choice that depends on the simulating machine).
+    HostTimeMode hostTime{HostTimeMode::Recorded};
+    /// A profile whose recordings train the host-time model when [kernels] names none
+    /// ([cpu] host_model); empty: the [kernels] profile's.
+    std::filesystem::path hostModel;
     /// What each recorded gap is charged ([cpu] host_gap): its context's median, or its
     /// expected value (host_time/host_gap_table.h, ExpectedGap).
     bool hostGapMean{false};

@@ -87,15 +87,39 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
     }
 }
 
+/// A profile database named by \p key: relative to the file that names it (this scenario
+/// or one it extends), so a scenario and its profile travel together.
+std::filesystem::path ProfilePath(const Section& s, std::string_view key, const std::string& value)
+{
+    const std::filesystem::path writer = s.FileOf(*s.Node(key));
+    std::filesystem::path path =
+        std::filesystem::path(value).is_absolute() ? std::filesystem::path(value)
+                                                   : writer.parent_path() / value;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+    {
+        s.Fail(*s.Node(key), std::string(key),
+               fmt::format("expected a profile database (gpu_profiler), but {} is not a file",
+                           path.string()));
+    }
+    return path;
+}
+
 void ReadCpu(const Section& s, CpuSpec& cpu)
 {
-    s.AllowOnly(
-        {"time_scale", "call_overhead", "query_overhead", "local_scale", "host_time", "host_gap"});
+    s.AllowOnly({"time_scale", "call_overhead", "query_overhead", "local_scale", "host_time",
+                 "host_gap", "host_model"});
     cpu.timeScale = s.Number("time_scale", false, 0.0).value_or(cpu.timeScale);
     cpu.localScale = s.Number("local_scale", false, 0.0);
-    if (auto mode = s.Choice("host_time", false, {"recorded", "measured"}))
+    if (auto mode = s.Choice("host_time", false, {"recorded", "model", "measured"}))
     {
-        cpu.recordedHostTime = *mode == "recorded";
+        cpu.hostTime = *mode == "recorded" ? HostTimeMode::Recorded
+                       : *mode == "model"  ? HostTimeMode::Model
+                                           : HostTimeMode::Measured;
+    }
+    if (auto model = s.String("host_model", false))
+    {
+        cpu.hostModel = ProfilePath(s, "host_model", *model);
     }
     if (auto statistic = s.Choice("host_gap", false, {"median", "mean"}))
     {
@@ -263,7 +287,7 @@ void ReadCustomTopology(const Section& s, TopologySpec& topo)
         {
             if (!declared.emplace(name, key).second)
             {
-                s.Fail(*s.Node(key), key,
+                s.Fail(*s.Node(key), std::string(key),
                        fmt::format("'{}' is declared twice (already {})", name, declared[name]));
             }
         }
@@ -369,18 +393,7 @@ void ReadKernels(const Section& s, KernelSpec& k)
     k.defaultNs = std::llround(*s.DurationNs("default", true));
     if (auto profile = s.String("profile", false))
     {
-        // Relative to the file that names it (this scenario or one it extends), so a
-        // scenario and its profile travel together.
-        const std::filesystem::path writer = s.FileOf(*s.Node("profile"));
-        k.profile = std::filesystem::path(*profile).is_absolute() ? std::filesystem::path(*profile)
-                                                                  : writer.parent_path() / *profile;
-        std::error_code ec;
-        if (!std::filesystem::is_regular_file(k.profile, ec))
-        {
-            s.Fail(*s.Node("profile"), "profile",
-                   fmt::format("expected a profile database (gpu_profiler), but {} is not a file",
-                               k.profile.string()));
-        }
+        k.profile = ProfilePath(s, "profile", *profile);
     }
     const Section durations = s.Sub("durations");
     if (const toml::table* t = durations.Table())

@@ -1,5 +1,7 @@
 #include "host_gap_table.h"
 
+#include "host_boundary.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -115,57 +117,105 @@ void Context::Push(const HostLabel& label)
     m_count = std::min(m_count + 1, kDepth);
 }
 
+int64_t Reduce(std::vector<int64_t> samples, GapStatistic statistic)
+{
+    if (samples.empty())
+    {
+        return 0;
+    }
+    return statistic == GapStatistic::Mean ? ExpectedGap(std::move(samples)) : Median(samples);
+}
+
+const HostLabel& GapSamples::Label(const std::string& text)
+{
+    auto it = m_labels.find(text);
+    if (it == m_labels.end())
+    {
+        it = m_labels.emplace(text, HostLabel::FromText(text)).first;
+    }
+    return it->second;
+}
+
+void GapSamples::Add(const Sequence& s, double scale)
+{
+    if (s.labels.size() != s.gapBeforeNs.size())
+    {
+        throw std::invalid_argument("host-time sequence: labels and gaps differ in length");
+    }
+    const auto scaled = [scale](int64_t ns)
+    { return scale == 1.0 ? ns : std::llround(static_cast<double>(ns) * scale); };
+    for (std::size_t i = 0; i < s.callNs.size() && i < s.labels.size(); ++i)
+    {
+        if (s.callNs[i] >= 0)
+        {
+            for (const auto& [key, source] : CallKeys(Label(s.labels[i])))
+            {
+                m_calls[key].push_back(scaled(s.callNs[i]));
+            }
+        }
+    }
+    Context ctx;
+    for (std::size_t i = 0; i + 1 < s.labels.size(); ++i)
+    {
+        ctx.Push(Label(s.labels[i]));
+        if (s.gapBeforeNs[i + 1] < 0)
+        {
+            continue;
+        }
+        // A key's samples are kept in the order of the sequences, whatever the hashes, so
+        // a mean sums them in the same order on every machine.
+        const int64_t gap = scaled(s.gapBeforeNs[i + 1]);
+        const bool kindOnly =
+            m_keys == Keys::KindAfterWaits &&
+            boundary::Waits(std::string_view(s.labels[i]).substr(0, s.labels[i].rfind('@')));
+        ctx.ForEachKey(
+            [&](uint64_t key, Source source)
+            {
+                if (!kindOnly || source == Source::Kind)
+                {
+                    m_gaps[key].push_back(gap);
+                }
+            });
+        m_all.push_back(gap);
+    }
+}
+
+GapTable GapSamples::Reduce(GapStatistic statistic) const
+{
+    std::unordered_map<uint64_t, int64_t> gaps;
+    gaps.reserve(m_gaps.size());
+    for (const auto& [key, v] : m_gaps)
+    {
+        gaps.emplace(key, host_time::Reduce(v, statistic));
+    }
+    std::unordered_map<uint64_t, int64_t> calls;
+    for (const auto& [key, v] : m_calls)
+    {
+        calls.emplace(key, host_time::Reduce(v, statistic));
+    }
+    return GapTable::FromFigures(std::move(gaps), std::move(calls),
+                                 m_all.empty() ? std::nullopt
+                                               : std::optional(host_time::Reduce(m_all, statistic)));
+}
+
 GapTable GapTable::Build(const std::vector<Sequence>& threads, GapStatistic statistic)
 {
-    const auto charge = [statistic](std::vector<int64_t>& v)
-    { return statistic == GapStatistic::Mean ? ExpectedGap(std::move(v)) : Median(v); };
-    // std::map: the samples of a key are gathered in a fixed order, whatever the hashes.
-    std::map<uint64_t, std::vector<int64_t>> samples;
-    std::map<uint64_t, std::vector<int64_t>> calls;
-    std::vector<int64_t> all;
+    GapSamples samples;
     for (const Sequence& s : threads)
     {
-        if (s.labels.size() != s.gapBeforeNs.size())
-        {
-            throw std::invalid_argument("host-time sequence: labels and gaps differ in length");
-        }
-        for (std::size_t i = 0; i < s.callNs.size() && i < s.labels.size(); ++i)
-        {
-            if (s.callNs[i] >= 0)
-            {
-                for (const auto& [key, source] : CallKeys(HostLabel::FromText(s.labels[i])))
-                {
-                    calls[key].push_back(s.callNs[i]);
-                }
-            }
-        }
-        Context ctx;
-        for (std::size_t i = 0; i + 1 < s.labels.size(); ++i)
-        {
-            ctx.Push(HostLabel::FromText(s.labels[i]));
-            const int64_t gap = s.gapBeforeNs[i + 1];
-            if (gap < 0)
-            {
-                continue;
-            }
-            ctx.ForEachKey([&](uint64_t key, Source) { samples[key].push_back(gap); });
-            all.push_back(gap);
-        }
+        samples.Add(s);
     }
+    return samples.Reduce(statistic);
+}
+
+GapTable GapTable::FromFigures(std::unordered_map<uint64_t, int64_t> gaps,
+                               std::unordered_map<uint64_t, int64_t> calls,
+                               std::optional<int64_t> global)
+{
     GapTable t;
-    t.m_ns.reserve(samples.size());
-    for (auto& [key, v] : samples)
-    {
-        t.m_ns.emplace(key, charge(v));
-    }
-    for (auto& [key, v] : calls)
-    {
-        t.m_call.emplace(key, charge(v));
-    }
-    if (!all.empty())
-    {
-        t.m_global = charge(all);
-    }
+    t.m_ns = std::move(gaps);
+    t.m_call = std::move(calls);
+    t.m_global = global;
     return t;
 }
 

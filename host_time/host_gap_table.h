@@ -103,6 +103,49 @@ private:
     int m_count{0};
 };
 
+class GapTable;
+
+/// The recorded samples behind a GapTable, gathered thread by thread: every gap under each
+/// key of the context before it (Context::ForEachKey), every call's own time under its
+/// call keys.  GapTable::Build reduces them to one figure a key; the host-time model
+/// (host_time_model.h) reduces each program's alone and then combines the programs.
+class GapSamples
+{
+public:
+    /// Which keys a gap is gathered under.
+    enum class Keys : uint8_t
+    {
+        All,
+        /// A gap after a call that waits (a synchronize, a blocking copy: host_boundary.h's
+        /// Waits) only under its kind: what a program does once it has the GPU's result
+        /// (reads a loss, logs, loads the next batch) is that program's own work, which
+        /// the call sites before it do not tell (host_time_model.h).
+        KindAfterWaits,
+    };
+    explicit GapSamples(Keys keys = Keys::All) : m_keys(keys) {}
+
+    /// Adds \p thread's gaps and call times, each multiplied by \p scale (a recording
+    /// host's speed relative to another's); throws std::invalid_argument for a sequence
+    /// whose labels and gaps differ in length.
+    void Add(const Sequence& thread, double scale = 1.0);
+    bool Empty() const { return m_all.empty(); }
+    /// The table: each key's samples reduced to \p statistic.
+    GapTable Reduce(GapStatistic statistic) const;
+
+private:
+    const HostLabel& Label(const std::string& text);
+
+    Keys m_keys;
+    std::unordered_map<uint64_t, std::vector<int64_t>> m_gaps;
+    std::unordered_map<uint64_t, std::vector<int64_t>> m_calls;
+    std::vector<int64_t> m_all;
+    /// A recording names a few hundred calls a million times: hash each text once.
+    std::unordered_map<std::string, HostLabel> m_labels;
+};
+
+/// \p samples reduced to \p statistic (the median, or ExpectedGap); 0 for none.
+int64_t Reduce(std::vector<int64_t> samples, GapStatistic statistic);
+
 class GapTable
 {
 public:
@@ -114,6 +157,15 @@ public:
 
     static GapTable Build(const std::vector<Sequence>& threads,
                           GapStatistic statistic = GapStatistic::Median);
+    /// A table of figures already reduced (host_time_model.h): key -> ns for gaps and for
+    /// calls, and the figure of every gap (nullopt: an empty table).
+    static GapTable FromFigures(std::unordered_map<uint64_t, int64_t> gaps,
+                                std::unordered_map<uint64_t, int64_t> calls,
+                                std::optional<int64_t> global);
+    /// The figures, for combining tables (host_time_model.h).
+    const std::unordered_map<uint64_t, int64_t>& GapFigures() const { return m_ns; }
+    const std::unordered_map<uint64_t, int64_t>& CallFigures() const { return m_call; }
+    std::optional<int64_t> GlobalFigure() const { return m_global; }
 
     /// The recorded host time that follows \p context; nullopt if the table is empty.
     std::optional<Hit> Lookup(const Context& context) const;

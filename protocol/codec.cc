@@ -12,10 +12,15 @@ namespace phantora::wire
 namespace
 {
 
-// The largest message we ever send is a kernel name plus a few numbers; anything
-// bigger is not ours, and refusing it early keeps a hostile length prefix from
-// making cereal allocate gigabytes.
-constexpr std::size_t kMaxMessageBytes = 1 << 20;
+// The largest request a rank sends is a kernel name plus a few numbers, or a small
+// collective's values; anything bigger is not ours, and refusing it early keeps a hostile
+// length prefix from making cereal allocate gigabytes.
+constexpr std::size_t kMaxRequestBytes = 1 << 20;
+// A reply can be larger: the Welcome carries the host-time and read-back tables (each
+// bounded by kMaxHostTableBytes), which for a model of every recorded program or a long
+// recording exceed a request's bound by far.  Replies come from the bridge the rank
+// connected to with its token or CURVE key.
+constexpr std::size_t kMaxReplyBytes = 2 * std::size_t{kMaxHostTableBytes} + kMaxRequestBytes;
 
 template <class Envelope> std::string EncodeEnvelope(const Envelope& m)
 {
@@ -34,6 +39,8 @@ template <class Envelope> std::string EncodeEnvelope(const Envelope& m)
 
 template <class Envelope> Envelope DecodeEnvelope(std::string_view bytes, const char* what)
 {
+    constexpr std::size_t kMaxMessageBytes =
+        std::is_same_v<Envelope, RequestEnvelope> ? kMaxRequestBytes : kMaxReplyBytes;
     if (bytes.size() > kMaxMessageBytes)
     {
         throw DecodeError(std::string(what) + " of " + std::to_string(bytes.size()) +

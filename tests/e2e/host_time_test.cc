@@ -121,3 +121,23 @@ TEST(HostTime, MeasuredHostTimeFollowsTheProgramsRealCpuWork)
     }
     EXPECT_GT(distinct.size(), 1u);
 }
+
+TEST(HostTime, AProgramTheProfileNeverRecordedIsChargedTheModelAndItsStepsRepeat)
+{
+    // The profile recorded another program (its name and command are not this one's), so
+    // this program's host time comes from the model of what was recorded: its calls match
+    // the other program's by name, and the random busy work between them no longer shows.
+    const fs::path profile = RecordedProfile("python3 some_other_script.py");
+    const fs::path scenario = WriteFile("model.toml", Scenario(profile, "recorded"));
+    nlohmann::json report;
+    const auto quiet = Simulate(scenario, "", &report);
+    const auto jittered = Simulate(scenario, "PHANTORA_JITTER_US=200");
+    ASSERT_EQ(quiet.size(), static_cast<std::size_t>(kSteps));
+    EXPECT_EQ(report["host_time"]["origin"], "model") << report["host_time"].dump(2);
+    EXPECT_EQ(report["host_time"]["model_programs"], 1) << report["host_time"].dump(2);
+    for (int step = 1; step < kSteps; ++step)
+    {
+        EXPECT_EQ(quiet.at({0, step}), 1'500'000) << "step " << step;
+        EXPECT_EQ(jittered.at({0, step}), quiet.at({0, step})) << "step " << step;
+    }
+}

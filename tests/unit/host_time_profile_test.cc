@@ -161,6 +161,7 @@ TEST(HostTimeProfile, APathArgumentMatchesTheSameFileNamedFromAnotherDirectory)
 TEST(HostTimeProfile, TheSummaryCountsGapsSoOneStartUpGapDoesNotHideTheRecordedSteps)
 {
     phantora::HostTimeProfile p;
+    p.origin = phantora::HostTimeOrigin::Recording;
     p.table = "x"; // a recording was found (its contents do not matter to the line)
     p.runs = {"deepspeed_zero1.tsv"};
     p.sameArguments = true;
@@ -192,9 +193,22 @@ TEST(HostTimeProfile, TheSummaryCountsGapsSoOneStartUpGapDoesNotHideTheRecordedS
     c.ns[static_cast<std::size_t>(Source::Measured)] = 0;
     EXPECT_EQ(p.Describe(c).find("measured here"), std::string::npos) << p.Describe(c);
 
+    p.origin = phantora::HostTimeOrigin::Model;
+    p.modelPrograms = 3;
+    p.modelRuns = 34;
+    p.modelFile = "H200.sqlite";
+    p.keys = 1234;
+    EXPECT_NE(p.Describe(c).find("host time: model of 3 recorded programs (34 runs, 14230 gaps in "
+                                 "H200.sqlite; none of this program), 1234 keys; 14225 of 14225 "
+                                 "gaps charged from it"),
+              std::string::npos)
+        << p.Describe(c);
+
+    p.origin = phantora::HostTimeOrigin::Measured;
     p.table.clear();
-    EXPECT_NE(p.Describe(c).find("measured on this machine (the profile holds no recording"),
-              std::string::npos);
+    EXPECT_NE(p.Describe(c).find("measured on this machine (no profile holds a recording"),
+              std::string::npos)
+        << p.Describe(c);
 }
 
 } // namespace
