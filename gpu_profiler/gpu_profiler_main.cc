@@ -8,10 +8,13 @@
 //   label-runs --db F RAW...                 name the programs of runs merged before
 //   forget-host-time --db F [RUN...]         remove runs' host time (a re-recorded
 //          [--like PATTERN]... [--dry-run]   program's older recordings)
+//   leave-out --db F --out F --program NAME  a copy of a profile without a program's
+//          [--program NAME]...               recordings (accuracy on unrecorded programs)
 //   info --db F                              what a profile holds
 //   kernel-params FILE [--kernel TEXT]       the parameter layouts a binary's kernels have
 #include "cuda_abi/kernel_params.h"
 #include "gpu_model/profile/forget_host_time.h"
+#include "gpu_model/profile/leave_out.h"
 #include "gpu_model/profile/profile_reader.h"
 #include "gpu_model/profile/profile_writer.h"
 #include "gpu_model/profile/program_name.h"
@@ -337,6 +340,35 @@ int ForgetHostTimeOf(const fs::path& db, const std::vector<std::string>& runs,
     return 0;
 }
 
+int LeaveOutOf(const fs::path& db, const fs::path& out, const std::vector<std::string>& programs)
+{
+    const LeaveOutResult r = LeaveOut(db, out, programs);
+    LeftOutRun total;
+    for (const auto& run : r.runs)
+    {
+        std::printf("%s (%s): removed %lld kernel samples, %lld host gaps, %lld read-back "
+                    "values\n",
+                    run.run.c_str(), run.program.c_str(), static_cast<long long>(run.samples),
+                    static_cast<long long>(run.gaps), static_cast<long long>(run.readbacks));
+        total.samples += run.samples;
+        total.gaps += run.gaps;
+        total.readbacks += run.readbacks;
+    }
+    std::printf("left out %s: %zu runs, %lld kernel samples, %lld host gaps, %lld read-back "
+                "values\n",
+                fmt::format("{}", fmt::join(programs, ", ")).c_str(), r.runs.size(),
+                static_cast<long long>(total.samples), static_cast<long long>(total.gaps),
+                static_cast<long long>(total.readbacks));
+    std::printf("ops: %lld dropped (no other run measured them), %lld recomputed from other "
+                "runs' samples (%lld with another median), %lld kept\n",
+                static_cast<long long>(r.opsDropped), static_cast<long long>(r.opsRecomputed),
+                static_cast<long long>(r.opsMedianChanged), static_cast<long long>(r.opsKept));
+    std::printf("dropped %lld boundary labels no gap uses any more\n",
+                static_cast<long long>(r.labelsDropped));
+    std::printf("wrote %s\n", out.c_str());
+    return 0;
+}
+
 int Info(const fs::path& db)
 {
     ProfileReader r(db);
@@ -472,6 +504,23 @@ int main(int argc, char** argv)
         ->allow_extra_args(false);
     forget->add_flag("--dry-run", dryRun, "say what would be removed, change nothing");
 
+    fs::path leftOutDb;
+    std::vector<std::string> leftOutPrograms;
+    auto* leaveOut = app.add_subcommand(
+        "leave-out",
+        "write a copy of a profile without every run of some programs (their kernel samples, "
+        "host gaps, read-back values, runs rows), each op's statistics recomputed from the "
+        "samples left: a simulation of such a program is then timed as one never recorded");
+    // No ExistingFile check: LeaveOut's own error names the file as the others do.
+    leaveOut->add_option("--db", db, "profile database to read (not changed)")->required();
+    leaveOut->add_option("--out", leftOutDb, "the copy to write (replaced)")->required();
+    leaveOut
+        ->add_option("--program", leftOutPrograms,
+                     "a program as the runs table names it (profile::ProgramName: "
+                     "train_gpt.py, torchtitan.train); repeatable")
+        ->required()
+        ->allow_extra_args(false);
+
     fs::path binary;
     std::string kernelFilter;
     auto* params = app.add_subcommand(
@@ -497,6 +546,10 @@ int main(int argc, char** argv)
         if (*forget)
         {
             return ForgetHostTimeOf(db, forgetRuns, forgetLikes, dryRun);
+        }
+        if (*leaveOut)
+        {
+            return LeaveOutOf(db, leftOutDb, leftOutPrograms);
         }
         if (*params)
         {

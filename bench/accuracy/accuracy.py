@@ -34,8 +34,12 @@ phantora-cluster on this machine (no GPU) and prints, suite by suite,
   timeline alone);
 
 then the mean and max absolute step-time and memory errors over the suite's measured cells,
-and at the end over all of them. Cells the real data lacks are listed as not measured and
-not simulated. --cells picks cells (e.g. gpt_ref/fsdp/4). Standard library only.
+and at the end over all of them. Each suite's table comes twice (--profile-knows, default
+both): with the scenario's profile as it is ("recorded": it holds recordings of the very
+program simulated), then "left out": with a copy of it that holds no recording of the cell's
+program (gpu_profiler leave-out, left_out.py), as a user gets for a program never recorded.
+Cells the real data lacks are listed as not measured and not simulated. --cells picks cells
+(e.g. gpt_ref/fsdp/4). Standard library only (tomllib, Python 3.11, for the left-out tables).
 --sim-results FILE prints the tables from saved simulated results (--save-sim writes them)
 instead of running the simulator: the CTests use that.
 """
@@ -50,12 +54,15 @@ import subprocess
 import sys
 import tempfile
 
+import left_out
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 MEAN_RE = re.compile(r"rank 0: mean step ([0-9.]+) ms, .*peak memory allocated (\d+) bytes .*reserved (\d+) bytes")
 RESULT_RE = re.compile(r"RESULT (\{.*\})\s*$")
 COVERAGE_RE = re.compile(r"([0-9.]+)% of the GPU time measured")
 NOT_MEASURED = "not measured (needs a multi-GPU machine)"
+PROFILE_KNOWS = ("recorded", "left-out", "both")
 
 
 def rel(path):
@@ -427,9 +434,23 @@ def load_sim_results(path):
     for name, s in suites.items():
         if name not in SUITES:
             raise ValueError(f"{path}: unknown suite '{name}' (known: {', '.join(SUITES)})")
-        if not isinstance(s, dict) or not isinstance(s.get("cells"), dict):
+        if not isinstance(s, dict):
+            raise ValueError(f"{path}: suite '{name}' is not an object")
+        out = s.get("left_out")
+        if out is not None and not (isinstance(out, dict) and isinstance(out.get("cells"), dict)
+                                    and isinstance(out.get("programs"), dict)):
+            raise ValueError(f"{path}: suite '{name}': 'left_out' has no 'cells' and 'programs' objects")
+        if not isinstance(s.get("cells"), dict) and out is None:
             raise ValueError(f"{path}: suite '{name}' has no 'cells' object")
     return suites
+
+
+def check_saved_passes(path, name, saved, knows):
+    """A pass --profile-knows asks for alone must be in the saved results (\p knows "both"
+    shows what they hold: files saved before left-out tables hold only the recorded)."""
+    field = {"recorded": "cells", "left-out": "left_out"}.get(knows)
+    if field and field not in saved:
+        raise ValueError(f"{path}: suite '{name}' holds no {knows} results (--profile-knows {knows})")
 
 
 def minmax(values):
@@ -572,9 +593,9 @@ def print_real_header(path, real):
           f"{env.get('date_utc', '?')}; reps {env.get('reps', '?')}")
 
 
-def run_suite(args, suite, matrix, real, tmp):
-    """Simulates the suite's measured cells of \\p matrix; its saved-results object."""
-    measured = {key(c) for c in real["cells"] if "step_ms" in c}
+def prepare_suite(args, suite, real, tmp):
+    """Prints how the suite is simulated; (its saved-results object without cells, the
+    scenario to simulate)."""
     scenario = suite.scenario
     scenario_name = rel(scenario)
     print(f"simulated: {scenario_name}, {suite.describe_steps(args.steps, args.warmup)}, "
@@ -597,11 +618,24 @@ def run_suite(args, suite, matrix, real, tmp):
     if suite.script != SUITES_DEFAULT_SCRIPTS[suite.name]:
         print(f"script: {rel(suite.script)} instead of the suite's "
               f"{rel(SUITES_DEFAULT_SCRIPTS[suite.name])} (--script)", flush=True)
-    off = None if args.no_host_off else host_off_scenario(scenario, tmp, f"{suite.name}-host-off.toml")
+    return ({"scenario": scenario_name, "time_scale": time_scale, "steps": args.steps,
+             "warmup": args.warmup, "reps": args.sim_reps, "real": rel(suite.real),
+             "script": rel(suite.script) if suite.script else None}, scenario)
+
+
+def measured_cells(matrix, real):
+    """The cells of \p matrix that \p real measured."""
+    measured = {key(c) for c in real["cells"] if "step_ms" in c}
+    return [c for c in matrix if key(c) in measured]
+
+
+def simulate_cells(args, suite, cells, scenario_of):
+    """Each cell simulated (--sim-reps times, and once with host time off unless
+    --no-host-off) with the scenarios \p scenario_of(cell) gives: (scenario, host-off
+    scenario or None); {cell key: result}, or {"failed": why} where a simulation failed."""
     sim = {}
-    for c in matrix:
-        if key(c) not in measured:
-            continue
+    for c in cells:
+        scenario, off = scenario_of(c)
         try:
             s = simulate_reps(args.build, suite, scenario, c, args.steps, args.warmup, args.sim_reps,
                               args.verbose, args.sim_timeout)
@@ -611,9 +645,58 @@ def run_suite(args, suite, matrix, real, tmp):
         except SimulationFailed as e:  # the other cells still run; the table says which failed
             s = {"failed": str(e)}
         sim[key(c)] = s
-    return {"scenario": scenario_name, "time_scale": time_scale, "steps": args.steps,
-            "warmup": args.warmup, "reps": args.sim_reps, "real": rel(suite.real),
-            "script": rel(suite.script) if suite.script else None, "cells": sim}
+    return sim
+
+
+def run_recorded(args, suite, cells, scenario, tmp):
+    """The suite's cells simulated with the scenario's profile as it is."""
+    off = None if args.no_host_off else host_off_scenario(scenario, tmp, f"{suite.name}-host-off.toml")
+    return simulate_cells(args, suite, cells, lambda c: (scenario, off))
+
+
+def cell_programs(suite, cells, steps, warmup):
+    """{cell key: the program its command runs, as the profile's runs table names it}."""
+    return {key(c): left_out.program_name(suite.program(c, steps, warmup)[0]) for c in cells}
+
+
+def left_out_title(programs):
+    """The left-out table's heading: the program its profile holds no recording of, or each
+    cell's where they differ (the frameworks suite)."""
+    names = sorted(set(programs.values()))
+    if len(names) == 1:
+        return f"left out: the profile holds no recording of {names[0]}"
+    return ("left out: the profile holds no recording of each cell's program: " +
+            ", ".join(f"{n} ({', '.join(k for k, p in programs.items() if p == n)})" for n in names))
+
+
+def print_left_out_header(saved):
+    print(left_out_title(saved["programs"]))
+    for program, words in saved.get("removed", {}).items():
+        print(f"{saved.get('profile', '?')} without {program}: {words}")
+
+
+def run_left_out(args, suite, cells, scenario, tmp, held_out):
+    """The suite's cells simulated, each with a copy of the scenario's profile that holds no
+    recording of the cell's program (left_out.py); the saved-results object of the pass."""
+    profile = left_out.scenario_profile(scenario)
+    if profile is None:
+        raise ValueError(f"{rel(suite.scenario)}: no [kernels] profile, so nothing to leave out; "
+                         f"run with --profile-knows recorded")
+    programs = cell_programs(suite, cells, args.steps, args.warmup)
+    saved = {"profile": rel(profile), "programs": programs, "removed": {}}
+    scenarios = {}
+    for program in sorted(set(programs.values())):
+        copy, saved["removed"][program] = held_out.get(profile, program)
+        tag = re.sub(r"[^A-Za-z0-9_.-]", "_", program)
+        base = left_out.profile_scenario(scenario, tmp, f"{suite.name}-without-{tag}.toml", copy)
+        off = None if args.no_host_off else host_off_scenario(base, tmp,
+                                                              f"{suite.name}-without-{tag}-host-off.toml")
+        scenarios[program] = (base, off)
+    print()
+    print_left_out_header(saved)
+    sys.stdout.flush()
+    saved["cells"] = simulate_cells(args, suite, cells, lambda c: scenarios[programs[key(c)]])
+    return saved
 
 
 def print_saved_header(path, saved, suite):
@@ -658,8 +741,16 @@ def main():
     p.add_argument("--sim-results", action="append", metavar="FILE",
                    help="print from these saved simulated results (their suites only) instead of simulating")
     p.add_argument("--save-sim", help="write the simulated results here (JSON, by suite)")
+    p.add_argument("--profile-knows", choices=PROFILE_KNOWS, default="both",
+                   help="recorded: simulate with the profile as it is (it holds recordings of the "
+                        "simulated program); left-out: with a copy holding none of them (gpu_profiler "
+                        "leave-out), as a user who recorded nothing of their own program; both "
+                        "(default): a table of each")
+    p.add_argument("--gpu-profiler", metavar="PATH",
+                   help="the gpu_profiler that writes the left-out profiles (default: "
+                        "BUILD/gpu_profiler/gpu_profiler)")
     p.add_argument("--max-step-error", type=float,
-                   help="exit 1 if the max |step-time error| exceeds this many percent")
+                   help="exit 1 if the max |step-time error| of any table shown exceeds this many percent")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args()
     if args.steps <= args.warmup or args.warmup < 0:
@@ -695,10 +786,17 @@ def main():
     if not chosen:
         raise ValueError("no cells to show")
 
+    passes = [k for k in ("recorded", "left-out") if args.profile_knows in (k, "both")]
+    gpu_profiler = args.gpu_profiler or os.path.join(args.build, "gpu_profiler", "gpu_profiler")
     if not args.sim_results:
         check_build(args.build)
-    results, all_step, all_mem, counts, failed = {}, [], [], {}, 0
+        if "left-out" in passes and not os.path.exists(gpu_profiler):
+            raise RuntimeError(f"{gpu_profiler} does not exist: build it (the left-out tables need "
+                               f"gpu_profiler leave-out), pass --gpu-profiler, or --profile-knows recorded")
+    results, failed = {}, 0
+    errors = {k: {"step": [], "mem": [], "counts": {}} for k in passes}
     with tempfile.TemporaryDirectory() as tmp:
+        held_out = left_out.HeldOutProfiles(gpu_profiler, tmp, args.verbose)
         for i, (name, matrix) in enumerate(chosen.items()):
             suite = suites[name]
             if len(chosen) > 1:
@@ -706,31 +804,54 @@ def main():
                       f"({rel(suite.matrix)}), real range: {suite.real_range} ==")
             real = reals.get(name) or load_real(suite.real)
             print_real_header(suite.real, real)
+            cells = measured_cells(matrix, real)
             if name in saved:
-                print_saved_header(saved[name][0], saved[name][1], suite)
-                sim = saved[name][1]["cells"]
+                path, entry = saved[name]
+                print_saved_header(path, entry, suite)
+                check_saved_passes(path, name, entry, args.profile_knows)
             else:
-                results[name] = run_suite(args, suite, matrix, real, tmp)
-                sim = results[name]["cells"]
-            print()
+                entry, scenario = prepare_suite(args, suite, real, tmp)
+                results[name] = entry
             gpu_only = load_json(suite.gpu_only) if suite.gpu_only else None
-            step_err, mem_err, failures = table(matrix, real, sim, gpu_only=gpu_only)
-            failed += failures
-            all_step += step_err
-            all_mem += mem_err
-            counts[name] = len(step_err)
-    if len(chosen) > 1 and all_step:
-        print()
-        print(f"all suites ({', '.join(f'{n} {k}' for n, k in counts.items())} measured cells): "
-              f"step time mean |error| {statistics.mean(all_step):.1f} %, max |error| {max(all_step):.1f} %; "
-              f"peak memory allocated mean |error| {statistics.mean(all_mem):.2f} %, "
-              f"max |error| {max(all_mem):.2f} %")
+            for kind in passes:
+                if kind == "recorded":
+                    if name not in saved:
+                        entry["cells"] = run_recorded(args, suite, cells, scenario, tmp)
+                    sim = entry.get("cells")
+                    if sim is not None and "left-out" in passes and (name not in saved or "left_out" in entry):
+                        print("recorded: the profile holds the program's own recordings")
+                else:
+                    if name not in saved:
+                        entry["left_out"] = run_left_out(args, suite, cells, scenario, tmp, held_out)
+                    elif "left_out" in entry:
+                        print()
+                        print_left_out_header(entry["left_out"])
+                    sim = entry.get("left_out", {}).get("cells")
+                if sim is None:
+                    continue
+                print()
+                step_err, mem_err, failures = table(matrix, real, sim, gpu_only=gpu_only)
+                failed += failures
+                errors[kind]["step"] += step_err
+                errors[kind]["mem"] += mem_err
+                errors[kind]["counts"][name] = len(step_err)
+    for kind in passes:
+        e = errors[kind]
+        if len(chosen) > 1 and e["step"]:
+            print()
+            print(f"all suites{', left out' if kind == 'left-out' else ''} "
+                  f"({', '.join(f'{n} {k}' for n, k in e['counts'].items())} measured cells): "
+                  f"step time mean |error| {statistics.mean(e['step']):.1f} %, "
+                  f"max |error| {max(e['step']):.1f} %; "
+                  f"peak memory allocated mean |error| {statistics.mean(e['mem']):.2f} %, "
+                  f"max |error| {max(e['mem']):.2f} %")
     if args.save_sim and results:
         with open(args.save_sim, "w") as f:
             json.dump({"suites": results}, f, indent=1)
             f.write("\n")
     if failed:
         sys.exit(f"accuracy.py: {failed} simulation(s) failed (above)")
+    all_step = [v for kind in passes for v in errors[kind]["step"]]
     if args.max_step_error is not None and (not all_step or max(all_step) > args.max_step_error):
         sys.exit(1)
 

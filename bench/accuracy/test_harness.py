@@ -22,6 +22,7 @@ import accuracy  # noqa: E402
 import collect_frameworks  # noqa: E402
 import collect_gpu_only  # noqa: E402
 import collect_real  # noqa: E402
+import left_out  # noqa: E402
 import per_lease  # noqa: E402
 
 RESULT = {"tag": "t", "mode": "fsdp", "world": 4, "layers": 12, "d": 1024, "heads": 16, "vocab": 32000,
@@ -278,6 +279,170 @@ class SavedResults(unittest.TestCase):
             self.assertNotIn("train_gpt", p.stdout)
             self.assertNotIn("ddp", p.stdout)
             self.assertIn("over 1 measured cells", p.stdout)
+
+
+class LeftOut(unittest.TestCase):
+    """The left-out tables: program names, the scenario's profile, the held-out copies and
+    the saved results that carry both tables."""
+
+    def test_program_names_as_the_profile_files_them(self):
+        # profile::ProgramName's cases (tests/unit/profile_cache_test.cc) for `python ARGS`
+        for args, name in [(["examples/torch/train_gpt.py", "--mode", "fsdp"], "train_gpt.py"),
+                           (["-u", "/x/y/gpt_ref.py"], "gpt_ref.py"),
+                           (["-m", "torchtitan.train", "--job.config_file", "a.toml"], "torchtitan.train"),
+                           (["-W", "ignore", "train_cnn.py"], "train_cnn.py"),
+                           (["-m", "torch.distributed.run", "--nproc_per_node", "2", "gpt.py"], "gpt.py"),
+                           (["-m", "torch.distributed.run", "-m", "mymod"], "mymod"),
+                           (["-c", "print(1)"], "python")]:
+            self.assertEqual(left_out.program_name(args), name, args)
+
+    def test_every_measured_cell_names_a_program_its_profile_recorded(self):
+        # the harness's names are those gpu_profiler filed the recordings under (the runs table)
+        import sqlite3
+        for name, suite in accuracy.SUITES.items():
+            profile = left_out.scenario_profile(suite.scenario)
+            self.assertTrue(os.path.isfile(profile), (name, profile))
+            db = sqlite3.connect(f"file:{profile}?mode=ro", uri=True)
+            try:
+                programs = {row[0] for row in db.execute("SELECT DISTINCT program FROM runs")}
+            finally:
+                db.close()
+            cells = accuracy.measured_cells(accuracy.read_matrix(suite.matrix), accuracy.load_real(suite.real))
+            self.assertTrue(cells, name)
+            for cell, program in accuracy.cell_programs(suite, cells, 8, 3).items():
+                self.assertIn(program, programs, f"{name}/{cell}")
+        # Megatron's and DeepSpeed's examples share train_gpt.py's name: one leave-out, all three
+        frameworks = accuracy.SUITES["frameworks_h100"]
+        programs = accuracy.cell_programs(frameworks, accuracy.read_matrix(frameworks.matrix), 8, 3)
+        self.assertEqual(programs, {"megatron/dense/1": "train_gpt.py", "deepspeed/zero1/1": "train_gpt.py",
+                                    "deepspeed/zero2/1": "train_gpt.py", "torchtitan/debug/1": "torchtitan.train"})
+        self.assertEqual(accuracy.left_out_title(programs),
+                         "left out: the profile holds no recording of each cell's program: torchtitan.train "
+                         "(torchtitan/debug/1), train_gpt.py (megatron/dense/1, deepspeed/zero1/1, "
+                         "deepspeed/zero2/1)")
+
+    def test_the_scenario_profile_follows_extends_and_relative_paths(self):
+        self.assertEqual(left_out.scenario_profile(os.path.join(accuracy.ROOT, "scenarios",
+                                                                "h200x4-nvlink-profiled.toml")),
+                         os.path.join(accuracy.ROOT, "profiles", "H200.sqlite"))
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "sub"))
+            files = {"sub/b.toml": '[kernels]\nprofile = "../p/B.sqlite"\n', "c.toml": "[cpu]\ntime_scale = 1\n",
+                     "a.toml": 'extends = ["sub/b.toml", "c.toml"]\n',
+                     "own.toml": 'extends = "sub/b.toml"\n[kernels]\nprofile = "/abs/O.sqlite"\n',
+                     "none.toml": 'extends = "c.toml"\n', "loop.toml": 'extends = "loop.toml"\n'}
+            for rel_path, text in files.items():
+                with open(os.path.join(tmp, rel_path), "w") as f:
+                    f.write(text)
+            at = lambda p: os.path.join(tmp, p)  # noqa: E731
+            self.assertEqual(left_out.scenario_profile(at("a.toml")), at("p/B.sqlite"))  # relative to b
+            self.assertEqual(left_out.scenario_profile(at("own.toml")), "/abs/O.sqlite")
+            self.assertIsNone(left_out.scenario_profile(at("none.toml")))
+            with self.assertRaisesRegex(ValueError, "loop.toml: 'extends' makes a cycle"):
+                left_out.scenario_profile(at("loop.toml"))
+            # the copy the left-out pass simulates extends the scenario with the held-out profile
+            copy = left_out.profile_scenario(at("a.toml"), tmp, "x.toml", at("held.sqlite"))
+            self.assertEqual(left_out.scenario_profile(copy), at("held.sqlite"))
+
+    def fake_gpu_profiler(self, tmp, script):
+        path = os.path.join(tmp, "gpu_profiler")
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + script)
+        os.chmod(path, 0o755)
+        return path
+
+    def test_held_out_profiles_are_made_once_and_summarised(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "calls")
+            tool = self.fake_gpu_profiler(tmp, f'echo "$@" >> {log}\n'
+                                               'echo "a.tsv (x.py): removed 3 kernel samples"\n'
+                                               'echo "left out x.py: 1 runs, 3 kernel samples, 2 host gaps"\n'
+                                               'echo "ops: 1 dropped, 2 kept"\n'
+                                               'case "$*" in *gone.py*) echo \'no run of program "gone.py"\'; '
+                                               'exit 1;; *bad.py*) echo broken; exit 1;; esac\n')
+            held = left_out.HeldOutProfiles(tool, tmp)
+            path, words = held.get("/p/H200.sqlite", "x.py")
+            self.assertEqual(path, os.path.join(tmp, "H200-without-x.py.sqlite"))
+            self.assertEqual(words, "1 runs, 3 kernel samples, 2 host gaps; ops: 1 dropped, 2 kept")
+            self.assertEqual(held.get("/p/H200.sqlite", "x.py"), (path, words))
+            with open(log) as f:
+                self.assertEqual(f.read().splitlines(), [f"leave-out --db /p/H200.sqlite --out {path} "
+                                                         "--program x.py"])
+            # a program the profile never recorded: its own profile is already held out
+            self.assertEqual(held.get("/p/H200.sqlite", "gone.py"),
+                             ("/p/H200.sqlite", "it holds no recording of it already"))
+            with self.assertRaisesRegex(RuntimeError, "--program bad.py failed \\(exit 1\\):\n(.|\n)*broken"):
+                held.get("/p/H200.sqlite", "bad.py")
+
+    def saved(self, tmp, suites):
+        path = os.path.join(tmp, "sim.json")
+        with open(path, "w") as f:
+            json.dump({"suites": suites}, f)
+        return path
+
+    def test_saved_results_carry_both_tables(self):
+        recorded = accuracy.load_sim_results(os.path.join(HERE, "sim", "h200-profile.json"))["train_gpt"]
+        cell = dict(recorded["cells"]["default/single/1"], step_ms=25.0, step_ms_all=[24.0, 25.0, 26.0],
+                    host_off_step_ms=20.0)
+        train = dict(recorded, left_out={
+            "profile": "profiles/H200.sqlite", "programs": {"default/single/1": "train_gpt.py"},
+            "removed": {"train_gpt.py": "23 runs, 54975 kernel samples; ops: 216 dropped"},
+            "cells": {"default/single/1": cell}})
+        real_step = next(c["step_ms"] for c in accuracy.load_real(accuracy.SUITES["train_gpt"].real)["cells"]
+                         if accuracy.key(c) == "default/single/1")
+        err = f"{accuracy.pct(25.0, real_step):+.1f}"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = self.saved(tmp, {"train_gpt": train})
+            p = run_accuracy("--sim-results", path)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            recorded_at = p.stdout.index("recorded: the profile holds the program's own recordings")
+            left_at = p.stdout.index("left out: the profile holds no recording of train_gpt.py\n"
+                                     "profiles/H200.sqlite without train_gpt.py: 23 runs, 54975 kernel "
+                                     "samples; ops: 216 dropped\n")
+            self.assertLess(recorded_at, left_at)
+            left = p.stdout[left_at:]
+            self.assertRegex(left, r"default single 1 +[0-9.]+ +[0-9.-]+ +25\.000 +24\.00-26\.00 +"
+                                   + re.escape(err) + r" +20\.000 ")
+            self.assertRegex(left, r"step time: mean \|error\| [0-9.]+ %, max \|error\| [0-9.]+ % over 1 "
+                                   r"measured cells")
+            self.assertEqual(p.stdout.count("over 7 measured cells"), 1)  # the recorded table's
+            only = run_accuracy("--sim-results", path, "--profile-knows", "left-out")
+            self.assertEqual(only.returncode, 0, only.stdout)
+            self.assertNotIn("recorded:", only.stdout)
+            self.assertNotIn("over 7 measured cells", only.stdout)
+            self.assertIn("over 1 measured cells", only.stdout)
+            plain = run_accuracy("--sim-results", path, "--profile-knows", "recorded")
+            self.assertEqual(plain.returncode, 0, plain.stdout)
+            self.assertNotIn("left out", plain.stdout)
+            self.assertNotIn("recorded:", plain.stdout)
+            # --max-step-error looks at every table shown: the left-out cell's +191 % counts
+            limit = str(float(re.search(r"max \|error\| ([0-9.]+) % over 7", p.stdout).group(1)) + 1)
+            self.assertEqual(run_accuracy("--sim-results", path, "--max-step-error", limit).returncode, 1)
+            self.assertEqual(run_accuracy("--sim-results", path, "--max-step-error", limit, "--profile-knows",
+                                          "recorded").returncode, 0)
+
+            # a left-out pass alone saves no recorded cells, and reads back; two suites, two overall lines
+            gpt_ref = {"scenario": "scenarios/h200x4-nvlink-profiled.toml", "steps": 8, "warmup": 3, "reps": 1,
+                       "left_out": {"profile": "profiles/H200.sqlite", "programs": {"217m/fsdp/4": "gpt_ref.py"},
+                                    "removed": {}, "cells": {"217m/fsdp/4": SavedResults.sim_cell(None, 48.3)}}}
+            path = self.saved(tmp, {"train_gpt": train, "gpt_ref": gpt_ref})
+            p = run_accuracy("--sim-results", path)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertIn("left out: the profile holds no recording of gpt_ref.py", p.stdout)
+            self.assertIn("all suites (train_gpt 7 measured cells): ", p.stdout)
+            self.assertIn("all suites, left out (train_gpt 1, gpt_ref 1 measured cells): ", p.stdout)
+            p = run_accuracy("--sim-results", path, "--profile-knows", "recorded")
+            self.assertEqual(p.returncode, 1, p.stdout)
+            self.assertIn("suite 'gpt_ref' holds no recorded results (--profile-knows recorded)", p.stdout)
+
+    def test_malformed_left_out_results_are_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for entry, message in [({"left_out": {"cells": {}}}, "'left_out' has no 'cells' and 'programs'"),
+                                   ({"scenario": "x"}, "suite 'gpt_ref' has no 'cells' object")]:
+                p = run_accuracy("--sim-results", self.saved(tmp, {"gpt_ref": entry}))
+                self.assertEqual(p.returncode, 1, p.stdout)
+                self.assertIn(message, p.stdout)
+                self.assertNotIn("Traceback", p.stdout)
 
 
 class GpuOnly(unittest.TestCase):

@@ -146,17 +146,30 @@ void ProfileWriter::AddSamples(const OpKey& key, const std::vector<int64_t>& dur
         add.Bind(4, i < args.size() ? args[i] : std::string());
         add.Step();
     }
+    const std::string merged = storedSource == source ? source : storedSource + "+" + source;
+    WriteStats(id, SamplesOf(id),
+               merged.find("record") != std::string::npos &&
+                       merged.find("replay") != std::string::npos
+                   ? std::string("record+replay")
+                   : merged);
+}
+
+std::vector<int64_t> ProfileWriter::SamplesOf(int64_t opId)
+{
     std::vector<int64_t> all;
+    SqliteStatement q(m_db, "SELECT duration_ns FROM samples WHERE op_id = ?1");
+    q.Bind(1, opId);
+    while (q.Step())
     {
-        SqliteStatement q(m_db, "SELECT duration_ns FROM samples WHERE op_id = ?1");
-        q.Bind(1, id);
-        while (q.Step())
-        {
-            all.push_back(q.Int(0));
-        }
+        all.push_back(q.Int(0));
     }
-    const OpStats st = OpStats::FromSamples(
-        std::move(all), storedSource == source ? source : storedSource + "+" + source);
+    return all;
+}
+
+void ProfileWriter::WriteStats(int64_t opId, std::vector<int64_t> samples,
+                               const std::string& source)
+{
+    const OpStats st = OpStats::FromSamples(std::move(samples), source);
     SqliteStatement up(m_db, "UPDATE ops SET samples=?1, median_ns=?2, p10_ns=?3, p90_ns=?4,"
                              " mean_ns=?5, stddev_ns=?6, source=?7 WHERE id=?8");
     up.Bind(1, st.samples);
@@ -165,11 +178,8 @@ void ProfileWriter::AddSamples(const OpKey& key, const std::vector<int64_t>& dur
     up.Bind(4, st.p90Ns);
     up.Bind(5, st.meanNs);
     up.Bind(6, st.stddevNs);
-    up.Bind(7, st.source.find("record") != std::string::npos &&
-                       st.source.find("replay") != std::string::npos
-                   ? std::string("record+replay")
-                   : st.source);
-    up.Bind(8, id);
+    up.Bind(7, st.source);
+    up.Bind(8, opId);
     up.Step();
 }
 
@@ -314,6 +324,81 @@ int64_t ProfileWriter::DropUnusedHostLabels()
 {
     m_db.Exec("DELETE FROM host_labels WHERE id NOT IN (SELECT DISTINCT label FROM host_gaps)");
     return sqlite3_changes(m_db.Get());
+}
+
+std::map<std::string, std::vector<std::string>> ProfileWriter::RunsByProgram()
+{
+    std::map<std::string, std::vector<std::string>> out;
+    SqliteStatement q(m_db, "SELECT program, run FROM runs ORDER BY program, run");
+    while (q.Step())
+    {
+        out[q.Text(0)].push_back(q.Text(1));
+    }
+    return out;
+}
+
+ProfileWriter::RemovedRun ProfileWriter::RemoveRun(const std::string& run)
+{
+    RemovedRun removed;
+    {
+        SqliteStatement q(m_db, "SELECT DISTINCT op_id FROM samples WHERE run = ?1");
+        q.Bind(1, run);
+        while (q.Step())
+        {
+            removed.ops.insert(q.Int(0));
+        }
+    }
+    const auto deleteFrom = [this, &run](const char* table)
+    {
+        SqliteStatement del(m_db, fmt::format("DELETE FROM {} WHERE run = ?1", table));
+        del.Bind(1, run);
+        del.Step();
+        return static_cast<int64_t>(sqlite3_changes(m_db.Get()));
+    };
+    removed.samples = deleteFrom("samples");
+    removed.gaps = deleteFrom("host_gaps");
+    removed.readbacks = deleteFrom("host_readbacks");
+    deleteFrom("runs");
+    return removed;
+}
+
+ProfileWriter::Restated ProfileWriter::RestatOp(int64_t opId)
+{
+    Restated r;
+    std::string source;
+    {
+        SqliteStatement q(m_db, "SELECT median_ns, source FROM ops WHERE id = ?1");
+        q.Bind(1, opId);
+        if (!q.Step())
+        {
+            throw ProfileError(
+                fmt::format("profile {}: no op with id {}", m_db.File().string(), opId));
+        }
+        r.medianBeforeNs = q.Real(0);
+        source = q.Text(1);
+    }
+    std::vector<int64_t> samples = SamplesOf(opId);
+    if (samples.empty())
+    {
+        SqliteStatement del(m_db, "DELETE FROM ops WHERE id = ?1");
+        del.Bind(1, opId);
+        del.Step();
+        return r;
+    }
+    WriteStats(opId, std::move(samples), source);
+    SqliteStatement q(m_db, "SELECT median_ns FROM ops WHERE id = ?1");
+    q.Bind(1, opId);
+    q.Step();
+    r.kept = true;
+    r.medianAfterNs = q.Real(0);
+    return r;
+}
+
+int64_t ProfileWriter::OpCount()
+{
+    SqliteStatement q(m_db, "SELECT count(*) FROM ops");
+    q.Step();
+    return q.Int(0);
 }
 
 void ProfileWriter::Commit()

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,10 +56,37 @@ public:
     std::pair<int64_t, int64_t> ForgetHostTime(const std::string& run);
     /// Removes the boundary labels no host gap refers to any more; returns how many.
     int64_t DropUnusedHostLabels();
+    /// Every program of the runs table -> its runs, in name order.
+    std::map<std::string, std::vector<std::string>> RunsByProgram();
+    struct RemovedRun
+    {
+        int64_t samples{0};    ///< kernel samples removed
+        int64_t gaps{0};       ///< host_gaps rows removed
+        int64_t readbacks{0};  ///< host_readbacks rows removed
+        std::set<int64_t> ops; ///< the ops that lost samples (RestatOp them)
+    };
+    /// Removes every trace of \p run: its kernel samples, host gaps, read-back values and
+    /// runs row.  The ops it measured keep their old statistics until RestatOp.
+    RemovedRun RemoveRun(const std::string& run);
+    struct Restated
+    {
+        bool kept{false}; ///< false: no sample was left and the op is gone
+        double medianBeforeNs{0};
+        double medianAfterNs{0};
+    };
+    /// Recomputes op \p opId's statistics from the samples it has left (after RemoveRun),
+    /// as AddSamples computes them, keeping its source; deletes the op if none are left.
+    Restated RestatOp(int64_t opId);
+    /// The ops the profile holds.
+    int64_t OpCount();
     /// Makes everything added so far visible to readers at once.
     void Commit();
 
 private:
+    std::vector<int64_t> SamplesOf(int64_t opId);
+    /// Sets op \p opId's statistics (OpStats::FromSamples) and source.
+    void WriteStats(int64_t opId, std::vector<int64_t> samples, const std::string& source);
+
     SqliteDb m_db;
     bool m_open{false};
 };

@@ -2,14 +2,13 @@
 // host-time recordings leave the profile, its kernel samples stay.  The real tool imports
 // and forgets, as a user runs it.
 #include "gpu_model/profile/profile_reader.h"
+#include "gpu_profiler_tool.h"
 #include "host_time_profile.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <string>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace
@@ -17,28 +16,8 @@ namespace
 
 namespace fs = std::filesystem;
 
-struct Result
-{
-    int rc{-1};
-    std::string output; ///< stdout and stderr together
-};
-
-/// gpu_profiler with \p args (words without spaces or quotes).
-Result GpuProfiler(const std::string& args)
-{
-    const std::string cmd = std::string(PHANTORA_GPU_PROFILER) + " " + args + " 2>&1";
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-    {
-        r.output.append(buf, n);
-    }
-    const int status = pclose(p);
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
+using phantora::test::GpuProfiler;
+using Result = phantora::test::ToolResult;
 
 class ForgetHostTime : public ::testing::Test
 {
