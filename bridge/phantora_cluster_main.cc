@@ -355,6 +355,13 @@ int main(int argc, char** argv)
         info.command = command;
         info.ok = outcome.ok;
         info.failure = outcome.failure;
+        info.gpuModel = scenario.gpu.model;
+        if (const auto bands = std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles" /
+                               "error_bands.tsv";
+            std::filesystem::is_regular_file(bands))
+        {
+            info.errorBands = ErrorBandTable::Read(bands);
+        }
         info.wallTimeS =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
         PrintSummary(engine, info);

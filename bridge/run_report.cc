@@ -77,13 +77,9 @@ HostTimeProfile::Charged SumHostTime(const SimulationEngine& engine)
     return t;
 }
 
-/// One line: where the host time between GPU calls came from.
-void PrintHostTime(const SimulationEngine& engine, bool readbacks = false)
+/// \p line, at most kSummaryWidth characters a line: the remainder continues indented.
+void PrintWrapped(const std::string& line)
 {
-    const HostTimeProfile::Charged charged = SumHostTime(engine);
-    const std::string line = readbacks ? engine.HostTime().DescribeReadbacks(charged)
-                                       : engine.HostTime().Describe(charged);
-    // At most kSummaryWidth characters a line: the remainder continues indented.
     std::string rest = line;
     std::string indent;
     while (rest.size() + indent.size() > kSummaryWidth)
@@ -98,6 +94,37 @@ void PrintHostTime(const SimulationEngine& engine, bool readbacks = false)
         indent = "  ";
     }
     std::printf("%s%s\n", indent.c_str(), rest.c_str());
+}
+
+/// One line: where the host time between GPU calls came from.
+void PrintHostTime(const SimulationEngine& engine, bool readbacks = false)
+{
+    const HostTimeProfile::Charged charged = SumHostTime(engine);
+    PrintWrapped(readbacks ? engine.HostTime().DescribeReadbacks(charged)
+                           : engine.HostTime().Describe(charged));
+}
+
+ErrorBand BandOf(const SimulationEngine& engine, const RunInfo& info)
+{
+    return ComputeErrorBand(engine.Kernels(), info.gpuModel, engine.HostTime(),
+                            SumHostTime(engine), info.errorBands);
+}
+
+nlohmann::json ErrorBandJson(const SimulationEngine& engine, const RunInfo& info)
+{
+    const ErrorBand band = BandOf(engine, info);
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& p : band.parts)
+    {
+        parts.push_back({{"part", p.part},
+                         {"source", p.cls},
+                         {"share", p.share},
+                         {"error", p.error},
+                         {"measured", p.measured}});
+    }
+    return {{"relative", band.relative},
+            {"parts", parts},
+            {"table", info.errorBands.File().string()}};
 }
 
 nlohmann::json HostTimeJson(const SimulationEngine& engine)
@@ -184,6 +211,9 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     }
     PrintKernelCosts(stdout, engine.Kernels());
     PrintHostTime(engine);
+    PrintWrapped(BandOf(engine, info).Describe() +
+                 (info.errorBands.Empty() ? " [no error bands read]"
+                                          : " [" + info.errorBands.File().filename().string() + "]"));
     if (!engine.HostTime().table.empty())
     {
         PrintHostTime(engine, true); // read-back values come with a recording of host time
@@ -226,6 +256,7 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
                             {"discarded_completions", sync.discardedCompletions}};
     j["kernels"] = KernelCostJson(engine.Kernels());
     j["host_time"] = HostTimeJson(engine);
+    j["error_band"] = ErrorBandJson(engine, info);
     nlohmann::json ranks = nlohmann::json::array();
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "engine/simulation_engine.h"
+#include "error_band.h"
 
 #include <filesystem>
 #include <string>
@@ -17,6 +18,9 @@ struct RunInfo
     double wallTimeS{0};
     bool ok{false};
     std::string failure;
+    /// The pricing sources' measured errors (empty: none read; the band says so).
+    ErrorBandTable errorBands;
+    std::string gpuModel;
 };
 
 void PrintSummary(const SimulationEngine& engine, const RunInfo& info);

@@ -28,6 +28,13 @@ using host_time::Source;
 /// must not decide between the budget and this machine's clock, run by run.
 constexpr int64_t kEscapeFactor = 100;
 constexpr int64_t kEscapeSlackNs = 50'000'000;
+/// A thread's CPU time between its first intercepted call and its first boundary is
+/// start-up (a model built on the CPU, a process group set up): no recording holds it (the
+/// recorder's gaps start at a boundary) and no step pays it, so with a table it is not
+/// charged, and a run's clocks are the same on a quiet or a loaded machine.  Past this much
+/// of this machine's CPU it is measured again, so a thread that waits for time to pass by
+/// reading the clock before it ever touches the GPU still sees it pass.
+constexpr int64_t kStartUpEscapeNs = 10'000'000'000;
 
 struct Gap
 {
@@ -36,8 +43,9 @@ struct Gap
     bool escaped{false};  ///< ran far past its budget: measured from then on
     bool boundaryInCall{false};
     bool started{false};
-    bool measuredOnly{false}; ///< an interposer thread (MeasureThisThread) ///< past the thread's first boundary (what came before is start-up)
+    bool measuredOnly{false}; ///< an interposer thread (MeasureThisThread)
     int64_t budgetNs{0};
+    int64_t startUpNs{0}; ///< this machine's CPU time before the first boundary (scaled)
     int64_t localNs{0}; ///< this machine's CPU time in the gap (scaled)
     std::optional<int64_t> callCostNs; ///< the current boundary call's recorded cost
     Source source{Source::Measured};
@@ -127,6 +135,12 @@ int64_t HostTime::OnLocalCpu(int64_t localNs)
 {
     Gap& g = t_gap;
     g.localNs += localNs;
+    if (!g.started && !g.measuredOnly && Active())
+    {
+        g.startUpNs += localNs;
+        return g.startUpNs <= kStartUpEscapeNs ? 0
+                                               : std::min(localNs, g.startUpNs - kStartUpEscapeNs);
+    }
     if (!g.budgeted || g.escaped)
     {
         return localNs;

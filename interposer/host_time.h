@@ -1,5 +1,5 @@
-// The host time a rank's threads are charged between their GPU calls, when the profile
-// holds a recording of the program (host_time/host_gap_table.h).
+// The host time a rank's threads are charged between their GPU calls, from a table of
+// recorded gaps (host_time/host_gap_table.h).
 //
 // Each program thread's calls are cut into gaps at *boundaries* (the calls that put work
 // on the GPU, wait for it or order it: host_time/host_label.h).  When a gap starts,
@@ -13,11 +13,14 @@
 // spreading it by this machine's progress through the gap, is what keeps it so; the cost
 // is that an observation in the middle of a gap sees the gap's end.
 //
-// Where the profile has no recording of the program (an empty table), or before a
-// thread's first boundary, the thread's CPU time is measured as before and scaled to the
-// recording host's speed (sim_clock.h).  A gap that runs far past its budget (a thread
-// that spins reading the clock until time passes) is measured too, so it cannot spin
-// forever.  How much host time came from where is counted per source and reported.
+// The table is the program's recording, or for a program the profile never recorded the
+// host-time model of every program it did (host_time/host_time_model.h).  Where there is
+// no table ([cpu] host_time = "measured", or nothing recorded to learn from) the thread's
+// CPU time is measured as before and scaled to the recording host's speed (sim_clock.h).
+// With a table, a thread's start-up before its first boundary is not charged (no recording
+// holds it); past 10 s of CPU it is measured.  A gap that runs far past its budget (a
+// thread that spins reading the clock until time passes) is measured too, so it cannot
+// spin forever.  How much host time came from where is counted per source and reported.
 #pragma once
 
 #include "host_time/host_gap_table.h"

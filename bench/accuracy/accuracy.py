@@ -61,6 +61,9 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 MEAN_RE = re.compile(r"rank 0: mean step ([0-9.]+) ms, .*peak memory allocated (\d+) bytes .*reserved (\d+) bytes")
 RESULT_RE = re.compile(r"RESULT (\{.*\})\s*$")
 COVERAGE_RE = re.compile(r"([0-9.]+)% of the GPU time measured")
+# phantora-cluster's error band (bridge/error_band.h): the measured errors of the sources
+# that priced the run, weighted by the time each priced
+BAND_RE = re.compile(r"error band: ±([0-9.]+)%")
 NOT_MEASURED = "not measured (needs a multi-GPU machine)"
 PROFILE_KNOWS = ("recorded", "left-out", "both")
 
@@ -364,7 +367,9 @@ def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None)
         tail = "\n".join(ln if len(ln) <= 300 else ln[:300] + " ..." for ln in shown)
         raise SimulationFailed(f"simulation of {suite.name}/{key(cell)} failed (exit {p.returncode}):\n{tail}")
     cov = COVERAGE_RE.search(p.stdout)
-    return dict(result, measured_share=float(cov.group(1)) if cov else None)
+    band = BAND_RE.search(p.stdout)
+    return dict(result, measured_share=float(cov.group(1)) if cov else None,
+                band_pct=float(band.group(1)) if band else None)
 
 
 def simulate_reps(build, suite, scenario, cell, steps, warmup, reps, verbose, timeout=None):
@@ -471,7 +476,13 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
     if gpu_only is not None:
         head += ["real GPU-only ms", "GPU-only err %"]
     head += ["real peak alloc B", "sim peak alloc B", "mem err %"]
+    # The error band each simulation printed, where they did (saved results from before the
+    # band have none): the cell is within it when |err| is at most the band.
+    banded = any(isinstance(v, dict) and v.get("band_pct") is not None for v in sim.values())
+    if banded:
+        head += ["band ±%"]
     rows, step_err, mem_err, failed, gpu_err = [], [], [], [], []
+    within = []
     for c in matrix:
         k = key(c)
         name = f"{c['size']} {c['mode']} {c['gpus']}"
@@ -503,7 +514,13 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
                 row += [f"{g['gpu_only_step_ms']:.3f}", f"{ge:+.1f}"]
             else:
                 row += [f"{g['gpu_only_step_ms']:.3f}" if g else "-", "-"]
-        rows.append(row + [str(r["peak_allocated_bytes"]), str(s["peak_allocated_bytes"]), f"{me:+.2f}"])
+        row += [str(r["peak_allocated_bytes"]), str(s["peak_allocated_bytes"]), f"{me:+.2f}"]
+        if banded:
+            band = s.get("band_pct")
+            row.append(f"{band:.1f}" if band is not None else "-")
+            if band is not None:
+                within.append(abs(e) <= band)
+        rows.append(row)
     widths = [max([len(head[i])] + [len(r[i]) for r in rows if len(r) == len(head)])
               for i in range(len(head))]
     line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
@@ -521,6 +538,9 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
               f"over {len(step_err)} measured cells", file=out)
         print(f"peak memory allocated: mean |error| {sum(mem_err) / len(mem_err):.2f} %, "
               f"max |error| {max(mem_err):.2f} %", file=out)
+    if within:
+        print(f"error band: {sum(within)} of {len(within)} cells within their own band "
+              f"({100.0 * sum(within) / len(within):.0f} %)", file=out)
     if gpu_err:
         print(f"GPU timeline alone (simulated with host time off, real with the GPU held until the "
               f"host is ahead): mean |error| {sum(gpu_err) / len(gpu_err):.1f} %, "

@@ -1,0 +1,84 @@
+// The error band: the measured errors of the sources that priced a run, weighted by the
+// share of the simulated time each priced.
+#include "error_band.h"
+#include "gpu_model/profile/op_key.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace
+{
+
+namespace fs = std::filesystem;
+
+fs::path Write(const std::string& text)
+{
+    const fs::path f =
+        fs::temp_directory_path() / ("phantora_error_bands_" + std::to_string(::getpid()) + ".tsv");
+    std::ofstream(f) << text;
+    return f;
+}
+
+} // namespace
+
+TEST(ErrorBand, SourcesWeighByTheTimeTheyPriced)
+{
+    const fs::path file = Write("# measured by leave-one-out\n"
+                                "gpu\tpart\tclass\tcount\tmean_abs_error_pct\n"
+                                "H200\tgpu\tdefault\t3\t50\n"
+                                "H200\thost\tmodel\t3\t10\n"
+                                "H100\thost\tmodel\t5\t40\n");
+    const auto table = phantora::ErrorBandTable::Read(file);
+    phantora::GpuSpec gpu;
+    gpu.model = "H200";
+    phantora::KernelSpec spec;
+    spec.defaultNs = 50'000;
+    spec.durationsNs["given_kernel"] = 100'000;
+    phantora::KernelCostTable kernels(gpu, spec);
+    kernels.Kernel(phantora::profile::KeyForLaunch("given_kernel", {1, 1, 1}, {1, 1, 1}, 0));
+    kernels.Kernel(phantora::profile::KeyForLaunch("unknown_kernel", {1, 1, 1}, {1, 1, 1}, 0));
+    kernels.Kernel(phantora::profile::KeyForLaunch("unknown_kernel", {1, 1, 1}, {1, 1, 1}, 0));
+    phantora::HostTimeProfile host;
+    host.origin = phantora::HostTimeOrigin::Model;
+    phantora::HostTimeProfile::Charged charged;
+    charged.ns[static_cast<std::size_t>(phantora::host_time::Source::Context)] = 200'000;
+    // Start-up measured here weighs nothing: no step repeats it.
+    charged.ns[static_cast<std::size_t>(phantora::host_time::Source::Measured)] = 9'000'000;
+    const auto band = phantora::ComputeErrorBand(kernels, "H200", host, charged, table);
+    // 100 us given by the scenario (no error), 100 us defaulted (±50 %), 200 us of model
+    // host time (±10 %): (0 + 50 + 20) / 400.
+    EXPECT_NEAR(band.relative, 0.175, 1e-9);
+    EXPECT_NE(band.Describe().find("error band: ±17.5% of each simulated time (GPU time 50%: 50% "
+                                   "table ±0%, 50% default ±50%; host time 50%: 100% model ±10%)"),
+              std::string::npos)
+        << band.Describe();
+
+    // On an H100 the defaulted ops have no measured error: they count at 100 %.
+    const auto h100 = phantora::ComputeErrorBand(kernels, "H100", host, charged, table);
+    EXPECT_NEAR(h100.relative, (0 + 100 + 80) / 400.0, 1e-9);
+    EXPECT_NE(h100.Describe().find("default ±100% (not measured)"), std::string::npos)
+        << h100.Describe();
+    fs::remove(file);
+}
+
+TEST(ErrorBand, AMalformedRowIsRefusedNamingFileAndLine)
+{
+    const fs::path file = Write("gpu\tpart\tclass\tcount\tmean_abs_error_pct\n"
+                                "H200\tgpu\tdefault\t3\tfifty\n");
+    try
+    {
+        phantora::ErrorBandTable::Read(file);
+        FAIL() << "read a malformed row";
+    }
+    catch (const std::runtime_error& e)
+    {
+        EXPECT_NE(std::string(e.what()).find(file.string() + ":2: mean_abs_error_pct 'fifty'"),
+                  std::string::npos)
+            << e.what();
+    }
+    const fs::path part = Write("H200\tdisk\tdefault\t3\t5\n");
+    EXPECT_THROW(phantora::ErrorBandTable::Read(part), std::runtime_error);
+    fs::remove(file);
+}
