@@ -248,6 +248,15 @@ int main(int argc, char** argv)
         engine.PreferProfileProgram(profile::ProgramName(command));
         engine.SetHostTime(HostTimeProfile::Prepare(engine.Kernels().Profile(), command, nproc,
                                                     scenario.cpu, scenario.workload.readback));
+        if (serve)
+        {
+            engine.PrepareHostTimeAtFirstHello(
+                [&engine, &scenario, nproc](const std::vector<std::string>& rankCommand)
+                {
+                    return HostTimeProfile::Prepare(engine.Kernels().Profile(), rankCommand, nproc,
+                                                    scenario.cpu, scenario.workload.readback);
+                });
+        }
         ServerOptions options;
         options.bindAddress = bindAddress;
         // Remote ranks cannot be handed a token; CURVE keys authenticate them instead.

@@ -218,6 +218,10 @@ wire::Hello RankClient::MakeHello() const
     {
         hello.supervisor = supervisor;
     }
+    if (const char* command = std::getenv("PHANTORA_COMMAND"))
+    {
+        hello.command = command;
+    }
     return hello;
 }
 

@@ -22,7 +22,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 9;
+inline constexpr uint16_t kVersion = 10;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -134,10 +134,14 @@ struct Hello
     /// CUDA_DEVICE_MAX_CONNECTIONS as the rank's thread saw it at its first CUDA call, where
     /// CUDA reads it: the GPU's hardware queues for the process's streams; 0: unset.
     int32_t hardwareQueues{0};
+    /// The command phantora-rank started (PHANTORA_COMMAND: its words separated by '\n'),
+    /// for a bridge that serves ranks and so was not given it: which program's recording
+    /// prices the host time.  Empty for ranks that phantora-cluster launched itself.
+    std::string command;
     template <class A> void serialize(A& ar)
     {
         ar(BoundedString{token}, rank, worldSize, localRank, pid, BoundedString{supervisor},
-           hardwareQueues);
+           hardwareQueues, BoundedString{command});
     }
 };
 

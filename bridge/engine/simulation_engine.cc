@@ -2,9 +2,12 @@
 
 #include "engine/copies.h"
 #include "engine/deadlock_report.h"
+#include "gpu_model/profile/program_name.h"
 #include "nccl/collective_kind.h"
 
 #include <algorithm>
+#include <utility>
+#include <sstream>
 #include <cctype>
 #include <fmt/format.h>
 
@@ -210,6 +213,17 @@ void SimulationEngine::OnHello(const RequestContext& ctx, const wire::Hello& m)
     RankState& r = m_lanes.Rank(ctx.rank);
     r.pid = m.pid;
     r.phase = RankPhase::Running;
+    if (m_prepareHostTime && !m.command.empty())
+    {
+        std::vector<std::string> command;
+        std::istringstream words(m.command);
+        for (std::string w; std::getline(words, w, '\n');)
+        {
+            command.push_back(w);
+        }
+        m_kernels.PreferProgram(profile::ProgramName(command));
+        m_hostTime = std::exchange(m_prepareHostTime, nullptr)(command);
+    }
     if (m.hardwareQueues == 1)
     {
         TimelineOf(ctx.rank).UseOneHardwareQueue();

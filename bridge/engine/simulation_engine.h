@@ -36,6 +36,7 @@
 #include "trace_recorder.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,14 @@ public:
     const NetworkModel& Network() const { return m_network; }
     /// The recorded host time and local CPU scale every rank is told at its hello.
     void SetHostTime(HostTimeProfile hostTime) { m_hostTime = std::move(hostTime); }
+    /// For a bridge that serves ranks (it was not given the command): the first hello that
+    /// names its command (wire::Hello::command) replaces the host time with \p prepare's for
+    /// that command, before any rank is welcomed.
+    void PrepareHostTimeAtFirstHello(
+        std::function<HostTimeProfile(const std::vector<std::string>& command)> prepare)
+    {
+        m_prepareHostTime = std::move(prepare);
+    }
     const HostTimeProfile& HostTime() const { return m_hostTime; }
     int WorldSize() const { return m_lanes.WorldSize(); }
     /// Where simulated time stands and what holds it back: the commit bounds, the
@@ -102,6 +111,7 @@ private:
     const Scenario& m_scenario;
     TraceRecorder* m_trace;
     HostTimeProfile m_hostTime;
+    std::function<HostTimeProfile(const std::vector<std::string>&)> m_prepareHostTime;
     NetworkModel m_network;
     KernelCostTable m_kernels;
     Lanes m_lanes;

@@ -205,6 +205,14 @@ int main(int argc, char** argv)
     gethostname(host, sizeof host - 1);
     watch.id = std::string(host) + ":" + std::to_string(getpid());
     setenv("PHANTORA_SUPERVISOR", watch.id.c_str(), 1);
+    // The served bridge was not given the command: its ranks tell it (wire::Hello::command),
+    // so host time is priced from this program's recording as in a launched run.
+    std::string words;
+    for (const auto& a : command)
+    {
+        words += (words.empty() ? "" : "\n") + a;
+    }
+    setenv("PHANTORA_COMMAND", words.c_str(), 1);
     if (const char* rank = std::getenv("RANK"); rank && *rank)
     {
         watch.rank = std::atoi(rank);

@@ -2,11 +2,14 @@
 // host runs each rank, and device memory is bounded as the scenario says.
 #include "run_helpers.h"
 
+#include <atomic>
 #include <fmt/format.h>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
 
 using namespace phantora::test;
 
@@ -159,4 +162,61 @@ TEST(DeviceMemory, AllocationsPastTheScenarioGpuFailAsOnARealOne)
         << r.output;
     EXPECT_NE(r.output.find("1024.0 MiB"), std::string::npos) << "peak memory in the summary\n"
                                                               << r.output;
+}
+
+TEST(Determinism, AProgramWithNoRecordingRepeatsOnABusyMachine)
+{
+    // Host time on: the CUDA example is recorded in no profile, so its gaps come from the
+    // host-time model of the committed H200 profile's programs ([cpu] host_model's
+    // default for a scenario that names no profile).  A run with both cores kept busy by
+    // this process's own spinning threads gives the same bytes as a quiet one: every
+    // step, every rank's end, and the trace.
+    std::string text = Scenario(8, "141GiB");
+    text.replace(text.find("time_scale = 0.0"), 16, "time_scale = 1.0");
+    const auto scenario = WriteFile("model.toml", text);
+    const auto id = WriteFile("model-id", std::string(128, 'm'));
+    std::vector<std::string> signatures;
+    for (int run = 0; run < 2; ++run)
+    {
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> busy;
+        for (int i = 0; run == 1 && i < 2; ++i)
+        {
+            busy.emplace_back(
+                [&stop]
+                {
+                    volatile uint64_t x = 0;
+                    while (!stop.load(std::memory_order_relaxed))
+                    {
+                        x = x + 1;
+                    }
+                });
+        }
+        const auto report = ScratchDir() / fmt::format("model{}.json", run);
+        const CommandResult r = RunCommand(fmt::format(
+            "PHANTORA_EXAMPLE_ID_PRESET={} {} --scenario {} --nproc 8 --report {} -- {} 262144 4",
+            id.string(), PHANTORA_CLUSTER, scenario.string(), report.string(),
+            PHANTORA_CUDA_EXAMPLE));
+        stop = true;
+        for (auto& t : busy)
+        {
+            t.join();
+        }
+        ASSERT_EQ(r.exitCode, 0) << r.output;
+        EXPECT_NE(r.output.find("host time: model of"), std::string::npos) << r.output;
+        std::ifstream in(report);
+        const auto j = nlohmann::json::parse(in);
+        std::string sig;
+        for (const auto& [key, ns] : StepTimesNs(r.output))
+        {
+            sig += fmt::format("{}.{}={} ", key.first, key.second, ns);
+        }
+        for (const auto& rank : j["ranks"])
+        {
+            sig += fmt::format("end{}={} ", rank["rank"].get<int>(),
+                               rank["simulated_time_ns"].get<int64_t>());
+        }
+        signatures.push_back(sig);
+    }
+    EXPECT_EQ(signatures[1], signatures[0]);
 }

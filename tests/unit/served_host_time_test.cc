@@ -1,0 +1,80 @@
+// A bridge that serves ranks is not given the command: the first hello that names it
+// (phantora-rank's PHANTORA_COMMAND) decides the host time, before any rank is welcomed,
+// so a served run charges what a launched run of the same command charges.
+#include "engine/simulation_engine.h"
+#include "scripted_ranks.h"
+
+#include <gtest/gtest.h>
+#include <string>
+#include <variant>
+#include <vector>
+
+using namespace phantora;
+
+namespace
+{
+
+const wire::Welcome& WelcomeIn(const std::vector<OutgoingReply>& out)
+{
+    for (const auto& o : out)
+    {
+        if (const auto* w = std::get_if<wire::Welcome>(&o.reply.body))
+        {
+            return *w;
+        }
+    }
+    throw std::runtime_error("no Welcome among the replies");
+}
+
+wire::RequestEnvelope Hello(int rank, std::string command)
+{
+    wire::Hello h;
+    h.rank = rank;
+    h.worldSize = 2;
+    h.command = std::move(command);
+    wire::RequestEnvelope req;
+    req.seq = 1;
+    req.body = h;
+    return req;
+}
+
+} // namespace
+
+TEST(ServedHostTime, TheFirstHelloThatNamesTheCommandPricesEveryRanksHostTime)
+{
+    const Scenario s = test::EngineScenario("served", 2, 0);
+    SimulationEngine engine(s, 2);
+    HostTimeProfile before;
+    before.table = "model-of-everything";
+    engine.SetHostTime(before);
+    std::vector<std::vector<std::string>> asked;
+    engine.PrepareHostTimeAtFirstHello(
+        [&asked](const std::vector<std::string>& command)
+        {
+            asked.push_back(command);
+            HostTimeProfile p;
+            p.table = "recording-of-" + command.back();
+            return p;
+        });
+    std::vector<OutgoingReply> out;
+    engine.Handle(0, Hello(0, "torchrun\n--nproc_per_node\n2\ntrain.py"), out);
+    EXPECT_EQ(WelcomeIn(out).hostTimeTable, "recording-of-train.py");
+    out.clear();
+    // The second rank is welcomed with the same table, and it is prepared once.
+    engine.Handle(1, Hello(1, "torchrun\n--nproc_per_node\n2\ntrain.py"), out);
+    EXPECT_EQ(WelcomeIn(out).hostTimeTable, "recording-of-train.py");
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_EQ(asked[0], (std::vector<std::string>{"torchrun", "--nproc_per_node", "2", "train.py"}));
+}
+
+TEST(ServedHostTime, HellosWithoutACommandKeepWhatTheBridgeStartedWith)
+{
+    const Scenario s = test::EngineScenario("launched", 1, 0);
+    SimulationEngine engine(s, 1);
+    HostTimeProfile launched;
+    launched.table = "recording-of-the-launched-command";
+    engine.SetHostTime(launched);
+    std::vector<OutgoingReply> out;
+    engine.Handle(0, Hello(0, ""), out);
+    EXPECT_EQ(WelcomeIn(out).hostTimeTable, "recording-of-the-launched-command");
+}
