@@ -22,7 +22,13 @@ of those cells and the scenario that simulates them):
   frameworks_h100  Megatron-core, DeepSpeed ZeRO-1 / ZeRO-2 and TorchTitan's debug model on
              one H100: matrix-frameworks_h100.tsv gives each cell's whole command and metric,
              real/H100-frameworks.json (collect_frameworks.py from the device logs),
-             scenarios/h100-profile.toml.
+             scenarios/h100-profile.toml;
+  zoo        public models of workloads/zoo.py (Hugging Face transformers, torchvision, timm,
+             from configs) on one H200: matrix-zoo.tsv gives each cell's zoo.py arguments,
+             real/H200-zoo.json (collect_zoo.py from the device results), scenarios/h200-
+             profile.toml; the profile holds no recording of zoo.py, so its one table is also
+             the left-out one (simulated once). Needs transformers, timm and torchvision in the
+             build's venv (ZOO_INSTALL below; the harness says so when they do not import).
 
 For every cell (size, mode, GPUs) with real data it runs the same command under
 phantora-cluster on this machine (no GPU) and prints, suite by suite,
@@ -143,10 +149,6 @@ def parse_titan(stdout, first_step=TITAN_FIRST_STEP):
             "peak_allocated_bytes": round(steps[max(steps)][1] * 2**30)}
 
 
-# The frameworks suite's matrix names one of these per cell (its 4th column).
-METRICS = {"megatron_median": parse_megatron, "deepspeed_mean": parse_deepspeed, "titan_tps": parse_titan}
-
-
 def gpt_ref_numbers(r):
     """gpt_ref.py's RESULT in the table's units: its median step (iter_s_median) and the
     fastest / slowest timed step in ms, its peaks (GiB of 2^30 bytes) back in bytes."""
@@ -171,6 +173,12 @@ def parse_gpt_ref(stdout):
             # the simulated step's range is that of the simulations, as for train_gpt
             return {k: v for k, v in n.items() if k not in ("step_ms_min", "step_ms_max")}
     return None
+
+
+# The frameworks and zoo suites' matrices name one of these per cell (their 4th column);
+# "result": a `RESULT {json}` line with gpt_ref.py's fields (workloads/zoo.py prints one).
+METRICS = {"megatron_median": parse_megatron, "deepspeed_mean": parse_deepspeed, "titan_tps": parse_titan,
+           "result": parse_gpt_ref}
 
 
 def read_result_lines(path):
@@ -211,6 +219,10 @@ class Suite:
     # The real GPU's own step per cell (collect_gpu_only.py), set beside the simulated step
     # with host time off; "" where none was measured.
     gpu_only: str = ""
+    # Python modules the suite's programs import beyond torch, tried once in the build's venv
+    # before its cells simulate, and the command that installs them (said when they fail).
+    imports: tuple = ()
+    install: str = ""
 
     def describe_steps(self, steps, warmup):
         return self.steps_words.format(s=steps, w=warmup)
@@ -239,12 +251,21 @@ def mean_step_suite(name, script, matrix, real, scenario):
                  parse_train_gpt, "{s} steps, warm-up {w}", "the repetitions' mean steps")
 
 
-def commands_suite(name, matrix, real, scenario, env=None):
-    """A suite whose matrix rows give each cell's whole command and metric (frameworks)."""
+def commands_suite(name, matrix, real, scenario, env=None, real_range="the runs' own figures", **kw):
+    """A suite whose matrix rows give each cell's whole command and metric (frameworks, zoo)."""
     return Suite(name, "", os.path.join(HERE, matrix), os.path.join(HERE, "real", real),
                  os.path.join(ROOT, "scenarios", scenario), None,
                  "each cell's steps as its matrix row gives them (the real runs' own)",
-                 "the runs' own figures", commands_in_matrix=True, env=dict(env or {}))
+                 real_range, commands_in_matrix=True, env=dict(env or {}), **kw)
+
+
+# What the zoo suite's programs need in the build's venv: the versions of its real runs
+# (data/raw/accuracy/H200/zoo-2026-12-01T2154/), without dependencies, so that torch and
+# the venv's stub NVIDIA libraries stay as they are (huggingface-hub 1.x: transformers 5
+# refuses 2.x; httpx: its hub client).
+ZOO_INSTALL = ("{python} -m pip install --no-deps transformers==5.17.0 timm==1.0.29 "
+               "torchvision==0.26.0 huggingface-hub==1.33.0 httpx==0.28.1 httpcore==1.0.9 "
+               "safetensors==0.8.0 regex==2026.11.19")
 
 
 def gpt_ref_suite(name, real, scenario, gpu_only=""):
@@ -276,6 +297,14 @@ SUITES = {
     "frameworks_h100": commands_suite("frameworks_h100", "matrix-frameworks_h100.tsv",
                                       "H100-frameworks.json", "h100-profile.toml",
                                       env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}),
+    # Public models (workloads/zoo.py: transformers, torchvision, timm) on one H200, whose
+    # recordings are not in the profile: the simulator has never seen these programs, so
+    # their one table is also the left-out one (matrix-zoo.tsv, collect_zoo.py).
+    "zoo": commands_suite("zoo", "matrix-zoo.tsv", "H200-zoo.json", "h200-profile.toml",
+                          env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                               "TOKENIZERS_PARALLELISM": "false"},
+                          real_range="the two real runs' median steps",
+                          imports=("transformers", "torchvision", "timm"), install=ZOO_INSTALL),
 }
 SUITES_DEFAULT_SCRIPTS = {name: s.script for name, s in SUITES.items()}
 DEFAULT_SUITE = "train_gpt"  # what results files without a suite key hold (saved before suites)
@@ -442,7 +471,10 @@ def load_sim_results(path):
         if not isinstance(s, dict):
             raise ValueError(f"{path}: suite '{name}' is not an object")
         out = s.get("left_out")
-        if out is not None and not (isinstance(out, dict) and isinstance(out.get("cells"), dict)
+        # a suite whose programs the profile never held saves its one table as "cells", and
+        # "left_out" says so (same_as_recorded) without a copy of them
+        same = isinstance(out, dict) and out.get("same_as_recorded") and isinstance(s.get("cells"), dict)
+        if out is not None and not (isinstance(out, dict) and (same or isinstance(out.get("cells"), dict))
                                     and isinstance(out.get("programs"), dict)):
             raise ValueError(f"{path}: suite '{name}': 'left_out' has no 'cells' and 'programs' objects")
         if not isinstance(s.get("cells"), dict) and out is None:
@@ -649,10 +681,35 @@ def measured_cells(matrix, real):
     return [c for c in matrix if key(c) in measured]
 
 
-def simulate_cells(args, suite, cells, scenario_of):
+def check_imports(build, suite):
+    """None when the build's venv imports every module of \\p suite.imports (with the
+    suite's environment); else why not, and the command that installs them."""
+    if not suite.imports:
+        return None
+    python = os.path.join(build, "venv", "bin", "python")
+    try:
+        p = subprocess.run([python, "-c", "import " + ", ".join(suite.imports)], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
+                           env=dict(os.environ, **suite.env))
+    except (OSError, subprocess.TimeoutExpired) as e:
+        why = str(e)
+    else:
+        if p.returncode == 0:
+            return None
+        errors = [ln.strip() for ln in p.stdout.splitlines() if re.match(r"\w*(Error|Exception)\b", ln.strip())]
+        why = (errors or p.stdout.strip().splitlines()[-1:] or [f"exit {p.returncode}"])[-1]
+    return (f"{suite.name}: {rel(python)} cannot import {', '.join(suite.imports)} ({why}); the "
+            f"suite's programs need them, installed with:\n  {suite.install.format(python=rel(python))}")
+
+
+def simulate_cells(args, suite, cells, scenario_of, blocked=None):
     """Each cell simulated (--sim-reps times, and once with host time off unless
-    --no-host-off) with the scenarios \p scenario_of(cell) gives: (scenario, host-off
-    scenario or None); {cell key: result}, or {"failed": why} where a simulation failed."""
+    --no-host-off) with the scenarios \\p scenario_of(cell) gives: (scenario, host-off
+    scenario or None); {cell key: result}, or {"failed": why} where a simulation failed.
+    \\p blocked (check_imports's message): no cell can run; each fails with it (said once)."""
+    if blocked:
+        return {key(c): {"failed": blocked if i == 0 else f"{suite.name}/{key(c)}: not simulated (above)"}
+                for i, c in enumerate(cells)}
     sim = {}
     for c in cells:
         scenario, off = scenario_of(c)
@@ -668,10 +725,10 @@ def simulate_cells(args, suite, cells, scenario_of):
     return sim
 
 
-def run_recorded(args, suite, cells, scenario, tmp):
+def run_recorded(args, suite, cells, scenario, tmp, blocked=None):
     """The suite's cells simulated with the scenario's profile as it is."""
     off = None if args.no_host_off else host_off_scenario(scenario, tmp, f"{suite.name}-host-off.toml")
-    return simulate_cells(args, suite, cells, lambda c: (scenario, off))
+    return simulate_cells(args, suite, cells, lambda c: (scenario, off), blocked)
 
 
 def cell_programs(suite, cells, steps, warmup):
@@ -690,32 +747,62 @@ def left_out_title(programs):
 
 
 def print_left_out_header(saved):
+    if saved.get("same_as_recorded"):
+        print_unseen_header(saved)
+        return
     print(left_out_title(saved["programs"]))
     for program, words in saved.get("removed", {}).items():
         print(f"{saved.get('profile', '?')} without {program}: {words}")
 
 
-def run_left_out(args, suite, cells, scenario, tmp, held_out):
-    """The suite's cells simulated, each with a copy of the scenario's profile that holds no
-    recording of the cell's program (left_out.py); the saved-results object of the pass."""
+def print_unseen_header(saved):
+    """The heading of a suite whose programs the profile holds no recording of: its one
+    table is both the recorded and the left-out one."""
+    names = ", ".join(sorted(set(saved["programs"].values())))
+    print(f"left out: the profile holds no recording of these programs ({names}): the profile as it "
+          f"is leaves them out, so the one table below is both the recorded and the left-out one")
+    print(f"{saved.get('profile', '?')}: no run of {names} (gpu_profiler leave-out had nothing to remove)")
+
+
+def plan_left_out(args, suite, cells, scenario, tmp, held_out):
+    """The left-out pass of \\p cells, before it runs: (its saved-results object without cells,
+    {program: (scenario, host-off scenario or None)}, the programs the profile holds no
+    recording of already: simulating theirs again would repeat the recorded pass)."""
     profile = left_out.scenario_profile(scenario)
     if profile is None:
         raise ValueError(f"{rel(suite.scenario)}: no [kernels] profile, so nothing to leave out; "
                          f"run with --profile-knows recorded")
     programs = cell_programs(suite, cells, args.steps, args.warmup)
     saved = {"profile": rel(profile), "programs": programs, "removed": {}}
-    scenarios = {}
+    scenarios, unseen = {}, set()
     for program in sorted(set(programs.values())):
         copy, saved["removed"][program] = held_out.get(profile, program)
+        if copy == profile:
+            unseen.add(program)
         tag = re.sub(r"[^A-Za-z0-9_.-]", "_", program)
         base = left_out.profile_scenario(scenario, tmp, f"{suite.name}-without-{tag}.toml", copy)
         off = None if args.no_host_off else host_off_scenario(base, tmp,
                                                               f"{suite.name}-without-{tag}-host-off.toml")
         scenarios[program] = (base, off)
+    return saved, scenarios, unseen
+
+
+def run_left_out(args, suite, cells, plan, recorded=None, blocked=None):
+    """The suite's cells simulated, each with a copy of the scenario's profile that holds no
+    recording of the cell's program (plan_left_out's \\p plan); a cell whose program the
+    profile never held takes its \\p recorded result instead of simulating again. The
+    saved-results object of the pass."""
+    saved, scenarios, unseen = plan
+    saved = dict(saved)
+    programs = saved["programs"]
     print()
     print_left_out_header(saved)
     sys.stdout.flush()
-    saved["cells"] = simulate_cells(args, suite, cells, lambda c: scenarios[programs[key(c)]])
+    reuse = {key(c): recorded[key(c)] for c in cells
+             if programs[key(c)] in unseen and "failed" not in (recorded or {}).get(key(c), {"failed": 1})}
+    sim = simulate_cells(args, suite, [c for c in cells if key(c) not in reuse],
+                         lambda c: scenarios[programs[key(c)]], blocked)
+    saved["cells"] = {key(c): reuse.get(key(c)) or sim[key(c)] for c in cells}
     return saved
 
 
@@ -832,17 +919,42 @@ def main():
             else:
                 entry, scenario = prepare_suite(args, suite, real, tmp)
                 results[name] = entry
+                blocked = check_imports(args.build, suite)
+                plan = None
+                if "left-out" in passes:
+                    plan = plan_left_out(args, suite, cells, scenario, tmp, held_out)
+                    if plan[2] and all(p in plan[2] for p in plan[0]["programs"].values()):
+                        # the profile holds no recording of any of the suite's programs: the
+                        # profile as it is leaves them out already, one pass is both tables
+                        print()
+                        print_unseen_header(plan[0])
+                        sys.stdout.flush()
+                        entry["cells"] = run_recorded(args, suite, cells, scenario, tmp, blocked)
+                        entry["left_out"] = dict(plan[0], same_as_recorded=True)
             gpu_only = load_json(suite.gpu_only) if suite.gpu_only else None
+            if entry.get("left_out", {}).get("same_as_recorded"):
+                # one table, counted in the overall lines of each pass shown
+                if name in saved:
+                    print()
+                    print_unseen_header(entry["left_out"])
+                print()
+                step_err, mem_err, failures = table(matrix, real, entry["cells"], gpu_only=gpu_only)
+                failed += failures
+                for kind in passes:
+                    errors[kind]["step"] += step_err
+                    errors[kind]["mem"] += mem_err
+                    errors[kind]["counts"][name] = len(step_err)
+                continue
             for kind in passes:
                 if kind == "recorded":
                     if name not in saved:
-                        entry["cells"] = run_recorded(args, suite, cells, scenario, tmp)
+                        entry["cells"] = run_recorded(args, suite, cells, scenario, tmp, blocked)
                     sim = entry.get("cells")
                     if sim is not None and "left-out" in passes and (name not in saved or "left_out" in entry):
                         print("recorded: the profile holds the program's own recordings")
                 else:
                     if name not in saved:
-                        entry["left_out"] = run_left_out(args, suite, cells, scenario, tmp, held_out)
+                        entry["left_out"] = run_left_out(args, suite, cells, plan, entry.get("cells"), blocked)
                     elif "left_out" in entry:
                         print()
                         print_left_out_header(entry["left_out"])

@@ -1,6 +1,7 @@
 """The accuracy harness's own logic, with no simulation and no GPU: cell selection, the
-gpt_ref RESULT parser, the real-data converter, saved results by suite, the committed data's
-consistency and the user errors. Run by CTest (phantora-accuracy-harness) or directly:
+gpt_ref RESULT parser, the real-data converters, saved results by suite, the committed
+data's consistency, the zoo suite (with a stand-in build: no transformers needed) and the
+user errors. Run by CTest (phantora-accuracy-harness) or directly:
 
     python3 bench/accuracy/test_harness.py
 """
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -22,9 +24,12 @@ import accuracy  # noqa: E402
 import collect_frameworks  # noqa: E402
 import collect_gpu_only  # noqa: E402
 import collect_real  # noqa: E402
+import collect_zoo  # noqa: E402
 import left_out  # noqa: E402
 import per_lease  # noqa: E402
 
+# The suites whose programs the profile holds no recording of (accuracy.py simulates them once)
+UNSEEN_SUITES = {"zoo"}
 RESULT = {"tag": "t", "mode": "fsdp", "world": 4, "layers": 12, "d": 1024, "heads": 16, "vocab": 32000,
           "seq": 1024, "batch": 8, "params": 1, "iter_s_median": 0.0439433049999991,
           "iter_s_min": 0.04114158899997733, "iter_s_max": 0.049930971000009094,
@@ -297,7 +302,8 @@ class LeftOut(unittest.TestCase):
             self.assertEqual(left_out.program_name(args), name, args)
 
     def test_every_measured_cell_names_a_program_its_profile_recorded(self):
-        # the harness's names are those gpu_profiler filed the recordings under (the runs table)
+        # the harness's names are those gpu_profiler filed the recordings under (the runs table);
+        # the zoo suite's programs are the ones the profile must not hold (never recorded into it)
         import sqlite3
         for name, suite in accuracy.SUITES.items():
             profile = left_out.scenario_profile(suite.scenario)
@@ -310,7 +316,11 @@ class LeftOut(unittest.TestCase):
             cells = accuracy.measured_cells(accuracy.read_matrix(suite.matrix), accuracy.load_real(suite.real))
             self.assertTrue(cells, name)
             for cell, program in accuracy.cell_programs(suite, cells, 8, 3).items():
-                self.assertIn(program, programs, f"{name}/{cell}")
+                if name in UNSEEN_SUITES:
+                    self.assertNotIn(program, programs, f"{name}/{cell}: recorded into {profile}: the suite's "
+                                                        f"table is no longer the left-out one")
+                else:
+                    self.assertIn(program, programs, f"{name}/{cell}")
         # Megatron's and DeepSpeed's examples share train_gpt.py's name: one leave-out, all three
         frameworks = accuracy.SUITES["frameworks_h100"]
         programs = accuracy.cell_programs(frameworks, accuracy.read_matrix(frameworks.matrix), 8, 3)
@@ -487,6 +497,182 @@ class GpuOnly(unittest.TestCase):
         self.assertRegex(text, r"217m ddp 2 .* -6\.3 +31\.776 +33\.385 +-4\.8 ")
         self.assertIn("GPU timeline alone (simulated with host time off, real with the GPU held until "
                       "the host is ahead): mean |error| 4.8 %, max |error| 4.8 % over 1 cells", text)
+
+
+class ZooSuite(unittest.TestCase):
+    """The public-model zoo: its matrix, the collector of its real data, and the harness with
+    a stand-in build (a phantora-cluster that prints a RESULT line): one simulation a cell."""
+
+    def results_jsonl(self, tmp, rows):
+        path = os.path.join(tmp, "results.jsonl")
+        with open(path, "w") as f:
+            for cell, rep, iters, peak in rows:
+                f.write(json.dumps({"cell": cell, "rep": rep, "result": {
+                    "mode": "single", "world": 1, "steps": len(iters), "iter_s": iters,
+                    "step_ms_median": 1e3 * sorted(iters)[len(iters) // 2],
+                    "iter_gpu_s_median": sorted(iters)[len(iters) // 2], "peak_mem_gib": peak,
+                    "peak_reserved_gib": peak + 1, "params": 7, "arch": "transformers.X"}}) + "\n")
+        return path
+
+    def test_every_matrix_cell_has_real_data_from_the_collector(self):
+        suite = accuracy.SUITES["zoo"]
+        real = accuracy.load_real(suite.real)
+        self.assertEqual(real["suite"], "zoo")
+        self.assertEqual(collect_zoo.collect(), real)  # the committed file is the collector's output
+        matrix = accuracy.read_matrix(suite.matrix)
+        self.assertEqual(len(matrix), 13)
+        self.assertEqual([accuracy.key(c) for c in accuracy.measured_cells(matrix, real)],
+                         [accuracy.key(c) for c in matrix])
+        for c in matrix:
+            args, parse = suite.program(c, 8, 3)
+            self.assertIs(parse, accuracy.parse_gpt_ref)
+            self.assertEqual(args[0], "bench/accuracy/workloads/zoo.py")
+            self.assertEqual(args[-4:], ["--steps", "10", "--warmup", "3"])  # the real runs' own
+            self.assertEqual(c["gpus"], 1)
+            self.assertEqual(args[args.index("--mode") + 1] if "--mode" in args else "single", c["mode"])
+            self.assertEqual(left_out.program_name(args), "zoo.py")
+        cells = {accuracy.key(c): c for c in real["cells"]}
+        # pooled median of both plain runs' 20 steps; range: the two runs' medians
+        llama = cells["llama_s_bf16_fused/single/1"]
+        self.assertAlmostEqual(llama["step_ms"], 59.966, places=3)
+        self.assertEqual((llama["step_ms_min"], llama["step_ms_max"]), (56.36423, 62.445449))
+        self.assertEqual([len(r["steps_ms"]) for r in llama["runs"]], [10, 10])
+        ddp = cells["gpt2_m_bf16_fused_ddp/ddp/1"]
+        self.assertEqual(ddp["command"].split(" bench/")[0], "torchrun --standalone --nproc_per_node 1")
+        self.assertEqual(ddp["peak_allocated_bytes"], min(r["peak_allocated_bytes"] for r in ddp["runs"]))
+
+    def test_record_runs_are_left_out_and_missing_runs_named(self):
+        row = {"size": "a", "mode": "single", "gpus": 1, "flags": ["result", "zoo.py"]}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = self.results_jsonl(tmp, [("a", "1", [0.010, 0.030, 0.020], 2.0),
+                                            ("a", "record", [0.090, 0.090, 0.090], 9.0),
+                                            ("a", "2", [0.012, 0.014, 0.016], 1.0),
+                                            ("a", "record", [0.080, 0.080, 0.080], 9.0),
+                                            ("b", "1", [0.010], 1.0), ("b", "record", [0.01], 1.0)])
+            runs = collect_zoo.read_runs(path)
+            cell = collect_zoo.collect_cell(row, runs["a"], "r")
+            self.assertEqual(cell["step_ms"], 15.0)  # median of 10 12 14 16 20 30 ms
+            self.assertEqual((cell["step_ms_min"], cell["step_ms_max"]), (14.0, 20.0))
+            self.assertEqual(cell["peak_allocated_bytes"], 2**30)  # the lower of 1 and 2 GiB
+            with self.assertRaisesRegex(ValueError, "cell b has no plain run 2 \\(reps: 1, record\\)"):
+                collect_zoo.collect_cell(dict(row, size="b"), runs["b"], "r")
+            with self.assertRaisesRegex(ValueError, "cell a rep 1 ran mode single on 1 GPUs, the matrix "
+                                                    "says ddp on 1"):
+                collect_zoo.collect_cell(dict(row, mode="ddp"), runs["a"], "r")
+            with open(path, "a") as f:
+                f.write('{"cell": "a", "rep": "1", "result": {}}\n')
+            with self.assertRaisesRegex(ValueError, "results.jsonl:7: cell a rep 1 twice"):
+                collect_zoo.read_runs(path)
+            # the matrix's command is the one the cell's log ran
+            with open(os.path.join(tmp, "a.log"), "w") as f:
+                f.write("# python3 zoo.py --x\n")
+            with self.assertRaisesRegex(ValueError, "its header '# python3 zoo.py --x' is not the matrix's "
+                                                    "command 'python3 zoo.py'"):
+                collect_zoo.check_command(row, tmp)
+            self.assertEqual(collect_zoo.check_command(dict(row, flags=["result", "zoo.py", "--x"]), tmp),
+                             "python3 zoo.py --x")
+
+    def fake_build(self, tmp, python_fails=False):
+        """A build whose phantora-cluster logs its call and prints zoo.py's RESULT (step 50 ms),
+        whose gpu_profiler finds no run of the program, and whose venv python imports or not."""
+        build = os.path.join(tmp, "build")
+        for d in ("bridge", "venv/bin", "gpu_profiler"):
+            os.makedirs(os.path.join(build, d))
+        files = {
+            "bridge/phantora-cluster": f'echo "$@" >> {tmp}/calls\n'
+                                       'echo "RESULT {\\"iter_s_median\\": 0.05, \\"iter_s_min\\": 0.05, '
+                                       '\\"iter_s_max\\": 0.05, \\"peak_mem_gib\\": 1.0, '
+                                       '\\"peak_reserved_gib\\": 2.0}"\n',
+            "venv/bin/python": ("echo \"ModuleNotFoundError: No module named 'transformers'\"; exit 1\n"
+                                if python_fails else f'echo "$@" >> {tmp}/imports\n'),
+            "gpu_profiler/gpu_profiler": f'echo "$@" >> {tmp}/leave-out\n'
+                                         'echo \'profile x: no run of program "zoo.py"\'; exit 1\n'}
+        for rel_path, text in files.items():
+            path = os.path.join(build, rel_path)
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\n" + text)
+            os.chmod(path, 0o755)
+        return build
+
+    def lines(self, path):
+        with open(path) as f:
+            return f.read().splitlines()
+
+    def test_a_suite_the_profile_never_recorded_is_simulated_once(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            build = self.fake_build(tmp)
+            saved = os.path.join(tmp, "sim.json")
+            p = run_accuracy("--build", build, "--cells", "zoo/llama_s_bf16_fused,zoo/resnet50_fp32_sgd",
+                             "--sim-reps", "1", "--no-host-off", "--save-sim", saved)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            calls = self.lines(os.path.join(tmp, "calls"))
+            self.assertEqual(len(calls), 2, calls)  # one simulation a cell, not one a pass
+            self.assertIn("--nproc 1 -- " + os.path.join(build, "venv", "bin", "python") +
+                          " bench/accuracy/workloads/zoo.py --model llama --size s", calls[0])
+            self.assertEqual(self.lines(os.path.join(tmp, "imports")), ["-c import transformers, torchvision, timm"])
+            self.assertEqual(len(self.lines(os.path.join(tmp, "leave-out"))), 1)
+            self.assertIn("left out: the profile holds no recording of these programs (zoo.py)", p.stdout)
+            self.assertNotIn("recorded: the profile holds", p.stdout)
+            self.assertEqual(p.stdout.count("workload (size, mode, GPUs)"), 1)  # one table
+            self.assertRegex(p.stdout, r"llama_s_bf16_fused single 1 +59\.966 +56\.36-62\.45 +50\.000 ")
+            # the two cells count in both overall lines... which print when suites > 1; the file
+            # keeps one copy and reads back as the same one table
+            suites = accuracy.load_sim_results(saved)
+            self.assertTrue(suites["zoo"]["left_out"]["same_as_recorded"])
+            self.assertNotIn("cells", suites["zoo"]["left_out"])
+            for knows in ("both", "recorded", "left-out"):
+                q = run_accuracy("--sim-results", saved, "--profile-knows", knows)
+                self.assertEqual(q.returncode, 0, q.stdout)
+                self.assertEqual(q.stdout.count("workload (size, mode, GPUs)"), 1, knows)
+                self.assertIn("over 2 measured cells", q.stdout)
+            # beside another suite: the zoo's cells count in the recorded and the left-out overall lines
+            train = accuracy.load_sim_results(os.path.join(HERE, "sim", "h200-profile.json"))["train_gpt"]
+            both = dict(accuracy.load_json(saved))
+            both["suites"]["train_gpt"] = train
+            with open(saved, "w") as f:
+                json.dump(both, f)
+            q = run_accuracy("--sim-results", saved)
+            self.assertEqual(q.returncode, 0, q.stdout)
+            self.assertIn("all suites (train_gpt 7, zoo 2 measured cells)", q.stdout)
+            self.assertIn("all suites, left out (zoo 2 measured cells)", q.stdout)
+
+    def test_missing_imports_say_how_to_install_them(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            build = self.fake_build(tmp, python_fails=True)
+            p = run_accuracy("--build", build, "--cells", "zoo/llama_s_bf16_fused,zoo/resnet50_fp32_sgd",
+                             "--sim-reps", "1", "--no-host-off")
+            self.assertEqual(p.returncode, 1, p.stdout)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "calls")))  # nothing simulated
+            self.assertIn("cannot import transformers, torchvision, timm (ModuleNotFoundError: No module named "
+                          "'transformers'); the suite's programs need them, installed with:\n  ", p.stdout)
+            self.assertIn(" -m pip install --no-deps transformers==5.17.0 timm==1.0.29 torchvision==0.26.0 ",
+                          p.stdout)
+            self.assertIn("zoo/resnet50_fp32_sgd/single/1: not simulated (above)", p.stdout)
+            self.assertIn("accuracy.py: 2 simulation(s) failed", p.stdout)
+
+    def test_left_out_cells_of_a_program_never_recorded_reuse_the_recorded_result(self):
+        cells = [{"size": "a", "mode": "single", "gpus": 1, "flags": []},
+                 {"size": "b", "mode": "single", "gpus": 1, "flags": []}]
+        plan = ({"profile": "p", "programs": {"a/single/1": "seen.py", "b/single/1": "new.py"},
+                 "removed": {"seen.py": "1 runs", "new.py": "it holds no recording of it already"}},
+                {"seen.py": ("s1", None), "new.py": ("s2", None)}, {"new.py"})
+        simulated = []
+
+        def fake(args, suite, todo, scenario_of, blocked=None):
+            simulated.extend((accuracy.key(c), scenario_of(c)[0]) for c in todo)
+            return {accuracy.key(c): {"step_ms": 2.0} for c in todo}
+
+        real_simulate, accuracy.simulate_cells = accuracy.simulate_cells, fake
+        try:
+            with unittest.mock.patch("sys.stdout", new_callable=io.StringIO):
+                out = accuracy.run_left_out(None, None, cells, plan, {"a/single/1": {"step_ms": 1.0},
+                                                                     "b/single/1": {"step_ms": 1.5}})
+                failed = accuracy.run_left_out(None, None, cells, plan, {"b/single/1": {"failed": "x"}})
+        finally:
+            accuracy.simulate_cells = real_simulate
+        self.assertEqual(out["cells"], {"a/single/1": {"step_ms": 2.0}, "b/single/1": {"step_ms": 1.5}})
+        self.assertEqual(failed["cells"]["b/single/1"], {"step_ms": 2.0})  # a failed one runs again
+        self.assertEqual(simulated, [("a/single/1", "s1"), ("a/single/1", "s1"), ("b/single/1", "s2")])
 
 
 class UserErrors(unittest.TestCase):
