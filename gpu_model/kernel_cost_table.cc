@@ -11,14 +11,6 @@ namespace phantora
 using profile::OpKey;
 using profile::OpKind;
 
-const char* CostSourceName(CostSource s)
-{
-    static constexpr const char* kNames[] = {"table",  "measured", "shape_scaled", "bytes",
-                                             "family", "roofline", "default"};
-    static_assert(std::size(kNames) == kCostSources);
-    return kNames[static_cast<int>(s)];
-}
-
 namespace
 {
 std::unique_ptr<profile::ProfileReader> OpenProfile(const GpuSpec& gpu, const KernelSpec& kernels,
@@ -107,21 +99,9 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
             ++m_defaulted[key.name];
         }
     }
-    else if ((v = m_estimator.ShapeScaled(key, modelNs)))
+    else if (auto e = m_estimator.Estimate(key, args, modelNs))
     {
-        c = {*v, CostSource::ShapeScaled};
-    }
-    else if ((v = m_estimator.FromBytes(key, args)))
-    {
-        c = {*v, CostSource::Bytes};
-    }
-    else if ((v = m_estimator.FamilyScaled(key)))
-    {
-        c = {*v, CostSource::Family};
-    }
-    else if ((v = m_estimator.Roofline(key)))
-    {
-        c = {*v, CostSource::Roofline};
+        c = *e;
     }
     else if (modelNs >= 0)
     {

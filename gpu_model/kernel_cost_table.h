@@ -7,6 +7,7 @@
 // say what share of the simulated GPU time was measured.
 #pragma once
 
+#include "gpu_model/cost_source.h"
 #include "gpu_model/gpu_spec.h"
 #include "gpu_model/op_estimator.h"
 #include "gpu_model/profile/profile_reader.h"
@@ -22,25 +23,6 @@
 
 namespace phantora
 {
-
-enum class CostSource : uint8_t
-{
-    Table,       ///< [kernels.durations]
-    Measured,    ///< the profile, this exact op
-    ShapeScaled, ///< the profile, the same op at other shapes
-    Bytes,       ///< a data-movement kernel's bytes at the measured copy bandwidth
-    Family,      ///< the profile, the same kernel template with other template arguments
-    Roofline,    ///< the GPU's peak flops / bandwidth (copies: the scenario's link model)
-    Default,     ///< [kernels] default
-};
-inline constexpr std::size_t kCostSources = 7;
-const char* CostSourceName(CostSource s);
-
-struct OpCost
-{
-    int64_t ns{0};
-    CostSource source{CostSource::Default};
-};
 
 class KernelCostTable
 {

@@ -32,8 +32,9 @@ double CudnnWork(const CudnnSignature& s)
 }
 } // namespace
 
-OpEstimator::OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu)
-    : m_profile(profile), m_gpu(gpu), m_copyBytesPerSecond(gpu.hbmBitsPerSecond / 8.0)
+OpEstimator::OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu, Hidden hidden)
+    : m_profile(profile), m_gpu(gpu), m_hidden(std::move(hidden)),
+      m_copyBytesPerSecond(gpu.hbmBitsPerSecond / 8.0)
 {
     if (!m_profile)
     {
@@ -52,12 +53,46 @@ OpEstimator::OpEstimator(const profile::ProfileReader* profile, const GpuSpec& g
         if (key.kind == OpKind::Kernel)
         {
             m_families.emplace(std::string(KernelBaseName(key.name)), &entry);
-            if (m_kernelFloorNs == 0 || stats.medianNs < m_kernelFloorNs)
-            {
-                m_kernelFloorNs = stats.medianNs;
-            }
+            m_kernelsByTime.push_back(&entry);
         }
     }
+    std::stable_sort(m_kernelsByTime.begin(), m_kernelsByTime.end(),
+                     [](const Entry* a, const Entry* b)
+                     { return a->second.medianNs < b->second.medianNs; });
+}
+
+std::optional<OpCost> OpEstimator::Estimate(const OpKey& key, const std::string& argFacts,
+                                            int64_t modelNs) const
+{
+    if (auto v = ShapeScaled(key, modelNs))
+    {
+        return OpCost{*v, CostSource::ShapeScaled};
+    }
+    if (auto v = FromBytes(key, argFacts))
+    {
+        return OpCost{*v, CostSource::Bytes};
+    }
+    if (auto v = FamilyScaled(key))
+    {
+        return OpCost{*v, CostSource::Family};
+    }
+    if (auto v = Roofline(key))
+    {
+        return OpCost{*v, CostSource::Roofline};
+    }
+    return std::nullopt;
+}
+
+double OpEstimator::KernelFloorNs() const
+{
+    for (const Entry* e : m_kernelsByTime)
+    {
+        if (Visible(*e))
+        {
+            return e->second.medianNs;
+        }
+    }
+    return 0;
 }
 
 std::optional<int64_t> OpEstimator::FromBytes(const OpKey& key, const std::string& argFacts) const
@@ -71,7 +106,7 @@ std::optional<int64_t> OpEstimator::FromBytes(const OpKey& key, const std::strin
     {
         return std::nullopt;
     }
-    return std::llround(m_kernelFloorNs + static_cast<double>(*bytes) / m_copyBytesPerSecond * 1e9);
+    return std::llround(KernelFloorNs() + static_cast<double>(*bytes) / m_copyBytesPerSecond * 1e9);
 }
 
 // How many times over \p threads fill the GPU (at least once): SMs x 2048 resident
@@ -115,7 +150,7 @@ std::optional<int64_t> OpEstimator::FamilyScaled(const OpKey& key) const
     for (auto it = first; it != last; ++it)
     {
         const auto* e = it->second;
-        if (e->first.name == key.name)
+        if (e->first.name == key.name || !Visible(*e))
         {
             continue; // the same kernel: ShapeScaled's case
         }
@@ -167,7 +202,7 @@ std::optional<int64_t> OpEstimator::ScaledKernel(const OpKey& key) const
     double bestDist = std::numeric_limits<double>::infinity();
     for (const auto* e : same)
     {
-        if (e->first == key)
+        if (e->first == key || !Visible(*e))
         {
             continue; // never the op itself: ShapeScaled of a measured op is its leave-one-out
         }
@@ -200,9 +235,10 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
     std::optional<GemmSignature> bestSig;
     double bestNs = 0;
     double bestDist = std::numeric_limits<double>::infinity();
-    for (const auto& [k, stats] : m_profile->Ops())
+    for (const auto& entry : m_profile->Ops())
     {
-        if (k.kind != OpKind::Gemm || k == key)
+        const auto& [k, stats] = entry;
+        if (k.kind != OpKind::Gemm || k == key || !Visible(entry))
         {
             continue;
         }
@@ -264,9 +300,10 @@ std::optional<int64_t> OpEstimator::ScaledCudnn(const OpKey& key) const
     std::optional<CudnnSignature> best;
     double bestNs = 0;
     double bestDist = std::numeric_limits<double>::infinity();
-    for (const auto& [k, stats] : m_profile->Ops())
+    for (const auto& entry : m_profile->Ops())
     {
-        if (k.kind != OpKind::Cudnn || k == key)
+        const auto& [k, stats] = entry;
+        if (k.kind != OpKind::Cudnn || k == key || !Visible(entry))
         {
             continue;
         }
@@ -315,7 +352,7 @@ std::optional<int64_t> OpEstimator::ScaledCopy(const OpKey& key, int64_t modelNs
     const std::pair<const OpKey, profile::OpStats>*lo = nullptr, *hi = nullptr;
     for (const auto* e : same)
     {
-        if (e->first == key)
+        if (e->first == key || !Visible(*e))
             continue;
         if (e->first.bytes <= key.bytes && (!lo || e->first.bytes > lo->first.bytes))
             lo = e;

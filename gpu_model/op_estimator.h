@@ -12,14 +12,18 @@
 //                bytes at the HBM bandwidth, whichever takes longer (batch norm: bytes).
 #pragma once
 
+#include "gpu_model/cost_source.h"
 #include "gpu_model/gpu_spec.h"
 #include "gpu_model/profile/gemm_signature.h"
 #include "gpu_model/profile/profile_reader.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace phantora
 {
@@ -27,8 +31,19 @@ namespace phantora
 class OpEstimator
 {
 public:
+    using Entry = std::pair<const profile::OpKey, profile::OpStats>;
+    /// Measured ops the estimates must not see: how the estimators' accuracy is measured
+    /// (estimator_accuracy.h) without the op's own measurement, or its program's.
+    using Hidden = std::function<bool(const Entry&)>;
+
     /// \p profile may be null (no profile in the scenario): only the roofline remains.
-    OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu);
+    /// \p hidden is asked at every estimate, so it may change between them.
+    OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu, Hidden hidden = {});
+
+    /// The estimators in KernelCostTable's order, the first that applies; nullopt where
+    /// none does (the table then takes the copy's \p modelNs or the scenario's default).
+    std::optional<OpCost> Estimate(const profile::OpKey& key, const std::string& argFacts,
+                                   int64_t modelNs = -1) const;
 
     /// \p modelNs: the scenario's bandwidth model of a copy (linear in its bytes), which
     /// carries a copy past the largest measured size; -1 for other ops.
@@ -43,6 +58,10 @@ public:
     double CopyBytesPerSecond() const { return m_copyBytesPerSecond; }
 
 private:
+    bool Visible(const Entry& e) const { return !m_hidden || !m_hidden(e); }
+    /// The cheapest visible measured kernel: what a launch costs however little it moves.
+    double KernelFloorNs() const;
+
     std::optional<int64_t> ScaledKernel(const profile::OpKey& key) const;
     std::optional<int64_t> ScaledGemm(const profile::OpKey& key) const;
     std::optional<int64_t> ScaledCudnn(const profile::OpKey& key) const;
@@ -55,11 +74,12 @@ private:
 
     const profile::ProfileReader* m_profile;
     const GpuSpec& m_gpu;
+    Hidden m_hidden;
     double m_copyBytesPerSecond{0};
-    /// The cheapest measured kernel: what a launch costs however little it moves.
-    double m_kernelFloorNs{0};
+    /// Measured kernels, the cheapest first (KernelFloorNs).
+    std::vector<const Entry*> m_kernelsByTime;
     /// Measured kernels by template (KernelBaseName).
-    std::multimap<std::string, const std::pair<const profile::OpKey, profile::OpStats>*> m_families;
+    std::multimap<std::string, const Entry*> m_families;
 };
 
 } // namespace phantora
