@@ -174,11 +174,18 @@ int main(int argc, char** argv)
             {
                 for (const EstimateCheck& c : checks)
                 {
-                    std::printf("%s\t%s\t%.0f\t%lld\t%s\t%.3f\t%s\n", s.gpu.model.c_str(),
-                                OpClassName(c.cls), c.measuredNs,
+                    std::string candidates;
+                    for (const OpCost& o : c.candidates)
+                    {
+                        candidates += fmt::format("{}{}={}", candidates.empty() ? "" : ",",
+                                                  CostSourceName(o.source), o.ns);
+                    }
+                    std::printf("%s\t%s\t%.0f\t%lld\t%s\t%.3f\t%lld\t%s\t%s\t%.0f\n",
+                                s.gpu.model.c_str(), OpClassName(c.cls), c.measuredNs,
                                 c.estimate ? static_cast<long long>(c.estimate->ns) : -1LL,
                                 c.estimate ? CostSourceName(c.estimate->source) : "none",
-                                c.RelativeError(), c.key.Describe().c_str());
+                                c.RelativeError(), static_cast<long long>(c.launches),
+                                candidates.c_str(), c.key.Describe().c_str(), c.trafficBytes);
                 }
             }
             tables.push_back({s.gpu.model, mode, Summarize(checks)});

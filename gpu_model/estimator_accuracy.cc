@@ -1,6 +1,8 @@
 #include "estimator_accuracy.h"
 
+#include "gpu_model/kernel_traffic.h"
 #include "gpu_model/op_estimator.h"
+#include "gpu_model/profile/program_name.h"
 
 #include <algorithm>
 #include <cmath>
@@ -44,14 +46,19 @@ std::string TypicalArgs(const OpStats& s)
 }
 
 EstimateCheck Check(const OpEstimator& est, const OpKey& key, double measuredNs, int64_t launches,
-                    const std::string& args)
+                    const std::string& args, const std::string& work = {})
 {
     EstimateCheck c;
     c.key = key;
     c.cls = ClassOf(key);
     c.measuredNs = measuredNs;
     c.launches = launches;
-    c.estimate = est.Estimate(key, args);
+    c.estimate = est.Estimate(key, args, work);
+    c.candidates = est.Candidates(key, args, work);
+    if (const auto t = TrafficOf(key, args))
+    {
+        c.trafficBytes = t->bytes;
+    }
     return c;
 }
 
@@ -88,7 +95,9 @@ std::vector<EstimateCheck> CheckProfile(const profile::ProfileReader& profile, c
                 continue;
             }
             current = &key;
-            out.push_back(Check(est, key, charged, stats.samples, TypicalArgs(stats)));
+            // a host copy the replay tool measured alone was from pinned memory
+            out.push_back(Check(est, key, charged, stats.samples, TypicalArgs(stats),
+                                stats.source == "replay" ? "pinned=1" : ""));
         }
         return out;
     }
@@ -115,7 +124,8 @@ std::vector<EstimateCheck> CheckProfile(const profile::ProfileReader& profile, c
             {
                 continue;
             }
-            out.push_back(Check(est, key, *own, stats.samples, TypicalArgs(stats)));
+            out.push_back(Check(est, key, *own, stats.samples, TypicalArgs(stats),
+                                program == profile::kReplayProgram ? "pinned=1" : ""));
         }
     }
     return out;

@@ -29,6 +29,8 @@ struct EstimateCheck
     double measuredNs{0};           ///< what the op is charged when measured (OnStreamNs)
     int64_t launches{1};            ///< its samples: how often a program ran it
     std::optional<OpCost> estimate; ///< nullopt: no estimator applies (the default would)
+    std::vector<OpCost> candidates; ///< every estimator's answer (OpEstimator::Candidates)
+    double trafficBytes{-1};        ///< what kernel_traffic.h says it moves; -1: nothing
     /// |estimate - measured| / measured; only with an estimate.
     double RelativeError() const;
 };

@@ -67,7 +67,8 @@ std::optional<int64_t> KernelCostTable::FromTable(std::string_view name) const
     return it->second;
 }
 
-OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::string& args)
+OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::string& args,
+                               const std::string& work)
 {
     OpCost c;
     std::optional<int64_t> v;
@@ -91,26 +92,30 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
         m_fromArgs += sameArgs ? 1 : 0;
         m_fromProgram += own ? 1 : 0;
     }
-    else if (auto seen = m_misses.find(key); seen != m_misses.end())
+    else if (auto seen = m_estimates.find({key, args, work}); seen != m_estimates.end())
     {
-        c = {seen->second.perLaunchNs, seen->second.source};
+        c = seen->second;
         if (c.source == CostSource::Default)
         {
             ++m_defaulted[key.name];
         }
     }
-    else if (auto e = m_estimator.Estimate(key, args, modelNs))
-    {
-        c = *e;
-    }
-    else if (modelNs >= 0)
-    {
-        c = {modelNs, CostSource::Roofline};
-    }
     else
     {
-        c = {m_spec.defaultNs, CostSource::Default};
-        ++m_defaulted[key.name];
+        if (auto e = m_estimator.Estimate(key, args, work))
+        {
+            c = *e;
+        }
+        else if (modelNs >= 0)
+        {
+            c = {modelNs, CostSource::Roofline};
+        }
+        else
+        {
+            c = {m_spec.defaultNs, CostSource::Default};
+            ++m_defaulted[key.name];
+        }
+        m_estimates.emplace(std::make_tuple(key, args, work), c);
     }
     Totals& t = m_totals[static_cast<std::size_t>(c.source)];
     ++t.ops;
@@ -130,9 +135,9 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
     return c;
 }
 
-OpCost KernelCostTable::Kernel(const OpKey& key, const std::string& args)
+OpCost KernelCostTable::Kernel(const OpKey& key, const std::string& args, const std::string& work)
 {
-    return Lookup(key, -1, args);
+    return Lookup(key, -1, args, work);
 }
 
 int64_t KernelCostTable::DurationNs(std::string_view kernelName)
