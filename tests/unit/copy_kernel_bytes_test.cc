@@ -110,6 +110,9 @@ TEST(CopyKernelBytes, UnmeasuredKernelsAreTimedByTheBytesTheyMove)
     // SM's share of the bandwidth: as long as 132 of them (one per SM) take.
     const double bytes = 132.0 * 65536 * 6;
     EXPECT_EQ(c.ns, std::llround(50'000 - (200e6 - bytes) / 4.8e12 * 1e9));
+    // with the elements its launch read: those at the same rate
+    copy.work = "elements=1000";
+    EXPECT_LT(test::PriceLaunch(t, copy).ns, c.ns);
 
     // the measured foreach at another grid: its chunks too, not the threads' scaling (a
     // chunk may hold 65536 elements or 100)
