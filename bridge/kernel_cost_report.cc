@@ -74,7 +74,7 @@ void PrintKernelCosts(std::FILE* out, const KernelCostTable& k, std::size_t top)
                  100.0 * k.MeasuredShare(), ops(CostSource::Measured), ops(CostSource::Table),
                  ops(CostSource::Default));
     std::fprintf(out,
-                 "  estimated: %llu scaled from other shapes, %llu from the bytes they copy, "
+                 "  estimated: %llu scaled from other shapes, %llu from the bytes they move, "
                  "%llu from the same kernel template, %llu roofline/bandwidth model\n",
                  ops(CostSource::ShapeScaled), ops(CostSource::Bytes), ops(CostSource::Family),
                  ops(CostSource::Roofline));

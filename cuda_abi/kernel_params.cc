@@ -3,6 +3,7 @@
 #include "bytes_at.h"
 #include "elf_sections.h"
 #include "fatbin_cubins.h"
+#include "kernel_work.h"
 
 #include <algorithm>
 #include <cstring>
@@ -239,6 +240,23 @@ std::string KernelParamIndex::Facts(const void* key, void* const* args)
 {
     const ParamLayout* layout = Find(key);
     return layout ? ArgFacts(*layout, args) : std::string();
+}
+
+std::string KernelParamIndex::Work(const void* key, void* const* args, uint32_t blocks)
+{
+    std::string mangled;
+    const ParamLayout* layout = nullptr;
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_kernels.find(key);
+        if (it == m_kernels.end())
+        {
+            return {};
+        }
+        layout = Resolve(it->second);
+        mangled = it->second.mangled;
+    }
+    return layout ? WorkFacts(mangled, *layout, args, blocks) : std::string();
 }
 
 } // namespace phantora::kernel_args

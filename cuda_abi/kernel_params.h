@@ -55,6 +55,8 @@ public:
     const ParamLayout* Find(const void* key);
     /// ArgFacts of the launch; empty when the layout is unknown or \p args is null.
     std::string Facts(const void* key, void* const* args);
+    /// kernel_work.h WorkFacts of a launch of \p blocks blocks; empty where they say nothing.
+    std::string Work(const void* key, void* const* args, uint32_t blocks);
 
 private:
     struct Container

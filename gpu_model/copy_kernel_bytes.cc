@@ -1,58 +1,10 @@
 #include "copy_kernel_bytes.h"
 
-#include <charconv>
-#include <string>
+#include "kernel_name_parts.h"
+#include "launch_facts.h"
 
 namespace phantora
 {
-
-namespace
-{
-
-/// The value of argument \p ordinal in "0=12,5=4096,...".
-std::optional<uint64_t> Fact(std::string_view facts, int ordinal)
-{
-    const std::string key = std::to_string(ordinal) + "=";
-    std::size_t at = 0;
-    while (at < facts.size())
-    {
-        const std::size_t end = std::min(facts.find(',', at), facts.size());
-        const std::string_view item = facts.substr(at, end - at);
-        if (item.substr(0, key.size()) == key)
-        {
-            uint64_t v = 0;
-            const std::string_view digits = item.substr(key.size());
-            auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-            if (ec == std::errc{} && p == digits.data() + digits.size())
-            {
-                return v;
-            }
-            return std::nullopt;
-        }
-        at = end + 1;
-    }
-    return std::nullopt;
-}
-
-/// Size of a C++ element type as demangled names spell it.
-std::optional<uint64_t> ElementBytes(std::string_view type)
-{
-    while (!type.empty() && type.front() == ' ')
-    {
-        type.remove_prefix(1);
-    }
-    if (type == "float" || type == "int" || type == "unsigned int")
-        return 4;
-    if (type == "double" || type == "long" || type == "unsigned long")
-        return 8;
-    if (type == "c10::BFloat16" || type == "c10::Half" || type == "short")
-        return 2;
-    if (type == "signed char" || type == "unsigned char" || type == "bool" || type == "char")
-        return 1;
-    return std::nullopt;
-}
-
-} // namespace
 
 std::string_view KernelBaseName(std::string_view name)
 {
@@ -104,8 +56,8 @@ std::optional<uint64_t> CopyKernelBytes(std::string_view name, const std::array<
     const std::string_view base = KernelBaseName(name);
     if (base == "split_with_sizes_copy_out_contiguous_no_cast_kernel")
     {
-        const auto stride = Fact(argFacts, 5);
-        const auto chunks = Fact(argFacts, 6);
+        const auto stride = ArgFact(argFacts, 5);
+        const auto chunks = ArgFact(argFacts, 6);
         if (!stride || !chunks)
         {
             return std::nullopt;
@@ -117,13 +69,13 @@ std::optional<uint64_t> CopyKernelBytes(std::string_view name, const std::array<
         // The typed kernel chunk_cat_cuda_kernel<dst_t, src_t> takes slice_size and
         // chunk_size as its 9th and 10th arguments; the untyped one (char**, char*, ...)
         // has the same positions.
-        const auto chunk = Fact(argFacts, 9);
+        const auto chunk = ArgFact(argFacts, 9);
         if (!chunk)
         {
             return std::nullopt;
         }
-        const uint64_t written = *chunk * std::max<uint32_t>(grid[1], 1) *
-                                 std::max<uint32_t>(grid[2], 1);
+        const uint64_t written =
+            *chunk * std::max<uint32_t>(grid[1], 1) * std::max<uint32_t>(grid[2], 1);
         uint64_t read = written;
         const auto lt = name.find("chunk_cat_cuda_kernel<");
         if (lt != std::string_view::npos)
@@ -131,7 +83,8 @@ std::optional<uint64_t> CopyKernelBytes(std::string_view name, const std::array<
             const std::string_view targs = name.substr(lt + 22, name.find('>', lt) - lt - 22);
             const std::size_t comma = targs.find(',');
             const auto dst = ElementBytes(targs.substr(0, comma));
-            const auto src = comma == std::string_view::npos ? dst : ElementBytes(targs.substr(comma + 1));
+            const auto src =
+                comma == std::string_view::npos ? dst : ElementBytes(targs.substr(comma + 1));
             if (dst && src && *dst > 0)
             {
                 read = written * *src / *dst;

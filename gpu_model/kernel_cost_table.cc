@@ -11,14 +11,6 @@ namespace phantora
 using profile::OpKey;
 using profile::OpKind;
 
-const char* CostSourceName(CostSource s)
-{
-    static constexpr const char* kNames[] = {"table",  "measured", "shape_scaled", "bytes",
-                                             "family", "roofline", "default"};
-    static_assert(std::size(kNames) == kCostSources);
-    return kNames[static_cast<int>(s)];
-}
-
 namespace
 {
 std::unique_ptr<profile::ProfileReader> OpenProfile(const GpuSpec& gpu, const KernelSpec& kernels,
@@ -75,7 +67,8 @@ std::optional<int64_t> KernelCostTable::FromTable(std::string_view name) const
     return it->second;
 }
 
-OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::string& args)
+OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::string& args,
+                               const std::string& work)
 {
     OpCost c;
     std::optional<int64_t> v;
@@ -99,38 +92,30 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
         m_fromArgs += sameArgs ? 1 : 0;
         m_fromProgram += own ? 1 : 0;
     }
-    else if (auto seen = m_misses.find(key); seen != m_misses.end())
+    else if (auto seen = m_estimates.find({key, args, work}); seen != m_estimates.end())
     {
-        c = {seen->second.perLaunchNs, seen->second.source};
+        c = seen->second;
         if (c.source == CostSource::Default)
         {
             ++m_defaulted[key.name];
         }
     }
-    else if ((v = m_estimator.ShapeScaled(key, modelNs)))
-    {
-        c = {*v, CostSource::ShapeScaled};
-    }
-    else if ((v = m_estimator.FromBytes(key, args)))
-    {
-        c = {*v, CostSource::Bytes};
-    }
-    else if ((v = m_estimator.FamilyScaled(key)))
-    {
-        c = {*v, CostSource::Family};
-    }
-    else if ((v = m_estimator.Roofline(key)))
-    {
-        c = {*v, CostSource::Roofline};
-    }
-    else if (modelNs >= 0)
-    {
-        c = {modelNs, CostSource::Roofline};
-    }
     else
     {
-        c = {m_spec.defaultNs, CostSource::Default};
-        ++m_defaulted[key.name];
+        if (auto e = m_estimator.Estimate(key, args, work))
+        {
+            c = *e;
+        }
+        else if (modelNs >= 0)
+        {
+            c = {modelNs, CostSource::Roofline};
+        }
+        else
+        {
+            c = {m_spec.defaultNs, CostSource::Default};
+            ++m_defaulted[key.name];
+        }
+        m_estimates.emplace(std::make_tuple(key, args, work), c);
     }
     Totals& t = m_totals[static_cast<std::size_t>(c.source)];
     ++t.ops;
@@ -150,9 +135,9 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
     return c;
 }
 
-OpCost KernelCostTable::Kernel(const OpKey& key, const std::string& args)
+OpCost KernelCostTable::Kernel(const OpKey& key, const std::string& args, const std::string& work)
 {
-    return Lookup(key, -1, args);
+    return Lookup(key, -1, args, work);
 }
 
 int64_t KernelCostTable::DurationNs(std::string_view kernelName)

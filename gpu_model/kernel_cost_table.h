@@ -1,12 +1,15 @@
 // Durations of the GPU ops on the timeline: kernels, GEMMs, copies and memsets.
 // In order: the scenario's [kernels.durations] (the user's word wins), the measured
-// profile ([kernels] profile, gpu_profiler/), an estimate (op_estimator.h: the same
-// op at other shapes, a copy kernel's bytes, the same template's other kernels, then the
-// GPU's roofline), the scenario's default.  A miss is
-// never fatal; every op is counted by where its duration came from, so the report can
-// say what share of the simulated GPU time was measured.
+// profile ([kernels] profile, gpu_profiler/: a measured op always takes its measurement),
+// an estimate (OpEstimator::Estimate, op_estimator.h: the same kernel scaled along the
+// bandwidth curve where its arguments say its bytes, the same op at other shapes, a
+// memory-bound kernel's bytes at the measured bandwidth, the same template's other
+// kernels, the GPU's roofline), a copy's bandwidth model from the scenario, the
+// scenario's default.  A miss is never fatal; every op is counted by where its duration
+// came from, so the report can say what share of the simulated GPU time was measured.
 #pragma once
 
+#include "gpu_model/cost_source.h"
 #include "gpu_model/gpu_spec.h"
 #include "gpu_model/op_estimator.h"
 #include "gpu_model/profile/profile_reader.h"
@@ -18,29 +21,11 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace phantora
 {
-
-enum class CostSource : uint8_t
-{
-    Table,       ///< [kernels.durations]
-    Measured,    ///< the profile, this exact op
-    ShapeScaled, ///< the profile, the same op at other shapes
-    Bytes,       ///< a data-movement kernel's bytes at the measured copy bandwidth
-    Family,      ///< the profile, the same kernel template with other template arguments
-    Roofline,    ///< the GPU's peak flops / bandwidth (copies: the scenario's link model)
-    Default,     ///< [kernels] default
-};
-inline constexpr std::size_t kCostSources = 7;
-const char* CostSourceName(CostSource s);
-
-struct OpCost
-{
-    int64_t ns{0};
-    CostSource source{CostSource::Default};
-};
 
 class KernelCostTable
 {
@@ -64,8 +49,10 @@ public:
     uint64_t FromArgs() const { return m_fromArgs; }
 
     /// A kernel launch, GEMM or cuDNN call (profile::KeyForLaunch), with the launch's
-    /// argument facts (kernel_params.h ArgFacts) where the interposer read them.
-    OpCost Kernel(const profile::OpKey& key, const std::string& args = {});
+    /// argument facts (kernel_params.h ArgFacts) where the interposer read them, and what
+    /// its struct arguments say of its work (kernel_work.h WorkFacts: for estimates).
+    OpCost Kernel(const profile::OpKey& key, const std::string& args = {},
+                  const std::string& work = {});
     /// A copy or memset (profile::KeyForCopy); \p modelNs: the scenario's bandwidth model
     /// of it, used when not measured.
     OpCost Copy(const profile::OpKey& key, int64_t modelNs);
@@ -88,7 +75,7 @@ public:
         uint64_t count{0};
         int64_t ns{0};
         CostSource source{CostSource::Default};
-        int64_t perLaunchNs{0}; ///< estimates are searched once per op, then reused
+        int64_t perLaunchNs{0}; ///< the first launch's estimate
     };
     /// Ops timed by an estimate or the default, the largest total time first.
     std::vector<Miss> Misses() const;
@@ -103,7 +90,8 @@ public:
     const std::map<std::string, uint64_t>& MissedKernels() const { return m_defaulted; }
 
 private:
-    OpCost Lookup(const profile::OpKey& key, int64_t modelNs, const std::string& args = {});
+    OpCost Lookup(const profile::OpKey& key, int64_t modelNs, const std::string& args = {},
+                  const std::string& work = {});
     std::optional<int64_t> FromTable(std::string_view name) const;
 
     const KernelSpec& m_spec;
@@ -111,6 +99,8 @@ private:
     OpEstimator m_estimator;
     std::array<Totals, kCostSources> m_totals{};
     std::map<profile::OpKey, Miss> m_misses;
+    /// Estimates are searched once per op and launch facts, then reused.
+    std::map<std::tuple<profile::OpKey, std::string, std::string>, OpCost> m_estimates;
     std::map<std::string, uint64_t> m_defaulted;
     std::string m_program;
     uint64_t m_fromProgram{0};

@@ -3,9 +3,13 @@
 #include "copy_kernel_bytes.h"
 #include "gpu_model/profile/cudnn_signature.h"
 #include "gpu_model/profile/gemm_signature.h"
+#include "gpu_model/profile/program_name.h"
+#include "kernel_traffic.h"
+#include "launch_facts.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace phantora
@@ -24,6 +28,11 @@ double LogRatio(double a, double b)
     return std::abs(std::log(std::max(a, 1.0) / std::max(b, 1.0)));
 }
 
+/// How many measurements, the nearest in bytes, each bandwidth line is fitted to: the
+/// fewest whose line the leave-one-out errors of elementwise kernels and optimizers
+/// no longer improve on (2 and 3 interpolate noise, 6 to 12 are alike).
+constexpr std::size_t kCurveNeighbours = 6;
+
 /// What a cuDNN op's time scales with: its flops, or for memory-bound normalisation its
 /// bytes.
 double CudnnWork(const CudnnSignature& s)
@@ -32,46 +41,254 @@ double CudnnWork(const CudnnSignature& s)
 }
 } // namespace
 
-OpEstimator::OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu)
-    : m_profile(profile), m_gpu(gpu), m_copyBytesPerSecond(gpu.hbmBitsPerSecond / 8.0)
+// What the hardware moves at most for a copy: the link for host copies (pageable ones
+// reach a fifth of it: this only bounds), HBM for device ones (a DtoD copy reads and
+// writes each byte).
+double OpEstimator::PeakCopyBytesPerSecond(const OpKey& key) const
+{
+    if (key.kind == OpKind::Memset)
+        return m_gpu.hbmBitsPerSecond / 8;
+    if (key.name == "HtoD" || key.name == "DtoH")
+        return m_gpu.pcieBitsPerSecond / 8;
+    if (key.name == "DtoD")
+        return m_gpu.hbmBitsPerSecond / 16;
+    return 0;
+}
+
+void OpEstimator::AddBytesPoints(const Entry& entry)
+{
+    const auto& [key, stats] = entry;
+    if (key.kind == OpKind::Memcpy || key.kind == OpKind::Memset)
+    {
+        // Host copies by population: the replay tool's, from pinned memory, and the
+        // programs' own, mostly pageable (4-8x slower at 2 MB and more on an H200).
+        auto curve = [&](bool pinned) -> BandwidthCurve&
+        {
+            return m_copies
+                .try_emplace(CopyCurveKey{key.kind, key.name, pinned}, kCurveNeighbours,
+                             PeakCopyBytesPerSecond(key))
+                .first->second;
+        };
+        const bool host = key.name == "HtoD" || key.name == "DtoH";
+        if (!host || stats.medianByProgramNs.empty())
+        {
+            curve(host && stats.source == "replay")
+                .Add(static_cast<double>(key.bytes), stats.medianNs, &entry);
+        }
+        else
+        {
+            for (const auto& [program, median] : stats.medianByProgramNs)
+            {
+                curve(program == profile::kReplayProgram)
+                    .Add(static_cast<double>(key.bytes), median, &entry);
+            }
+        }
+    }
+    if (key.kind == OpKind::Memcpy && key.name == "DtoD")
+    {
+        // read and written: twice its size through the memory
+        m_kernelBytes.Add(2.0 * static_cast<double>(key.bytes), stats.medianNs, &entry);
+        return;
+    }
+    if (key.kind == OpKind::Memset)
+    {
+        m_kernelBytes.Add(static_cast<double>(key.bytes), stats.medianNs, &entry);
+        return;
+    }
+    if (key.kind != OpKind::Kernel)
+        return;
+    auto add = [&](const std::string& args, double median)
+    {
+        if (auto t = TrafficOf(key, args); t && t->exact)
+            (t->access == Access::Strided    ? m_stridedBytes
+             : t->access == Access::Unrolled ? m_unrolledBytes
+                                             : m_kernelBytes)
+                .Add(WaveBytes(key, t->bytes), median, &entry);
+    };
+    if (stats.medianByArgsNs.empty())
+    {
+        add({}, stats.medianNs);
+        return;
+    }
+    for (const auto& [args, median] : stats.medianByArgsNs)
+    {
+        add(args, median);
+    }
+}
+
+OpEstimator::OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu, Hidden hidden)
+    : m_profile(profile), m_gpu(gpu), m_hidden(std::move(hidden)),
+      m_kernelBytes(kCurveNeighbours, gpu.hbmBitsPerSecond / 8),
+      m_unrolledBytes(kCurveNeighbours, gpu.hbmBitsPerSecond / 8),
+      m_stridedBytes(kCurveNeighbours, gpu.hbmBitsPerSecond / 8)
 {
     if (!m_profile)
     {
         return;
     }
-    uint64_t largestCopy = 0;
     for (const auto& entry : m_profile->Ops())
     {
         const auto& [key, stats] = entry;
-        if (key.kind == OpKind::Memcpy && key.name == "DtoD" && key.bytes > largestCopy &&
-            stats.medianNs > 0)
-        {
-            largestCopy = key.bytes;
-            m_copyBytesPerSecond = 2.0 * static_cast<double>(key.bytes) / stats.medianNs * 1e9;
-        }
         if (key.kind == OpKind::Kernel)
         {
             m_families.emplace(std::string(KernelBaseName(key.name)), &entry);
-            if (m_kernelFloorNs == 0 || stats.medianNs < m_kernelFloorNs)
-            {
-                m_kernelFloorNs = stats.medianNs;
-            }
         }
+        AddBytesPoints(entry);
     }
 }
 
-std::optional<int64_t> OpEstimator::FromBytes(const OpKey& key, const std::string& argFacts) const
+std::optional<OpCost> OpEstimator::Estimate(const OpKey& key, std::string_view argFacts,
+                                            std::string_view workFacts) const
 {
-    if (key.kind != OpKind::Kernel || m_copyBytesPerSecond <= 0)
+    const auto first = Chain(key, argFacts, workFacts, true);
+    if (first.empty())
     {
         return std::nullopt;
     }
-    const auto bytes = CopyKernelBytes(key.name, key.grid, argFacts);
-    if (!bytes)
+    return first.front();
+}
+
+std::vector<OpCost> OpEstimator::Candidates(const OpKey& key, std::string_view argFacts,
+                                            std::string_view workFacts) const
+{
+    return Chain(key, argFacts, workFacts, false);
+}
+
+// The order, best first by the leave-one-out errors of phantora-estimator-accuracy
+// (gpu_model/README.md has the figures):
+//   a kernel whose bytes its arguments say but its grid does not (norms, softmax, copy
+//     kernels, foreach launches whose elements the interposer read): the same kernel at
+//     the size nearest in bytes, scaled along the bandwidth curve (ScaledByBytes);
+//   the same op at other shapes (ShapeScaled), but for a foreach launch known only by its
+//     grid: its threads say its chunks, and a chunk may hold 65536 elements or 100;
+//   its bytes at the bandwidth the profile measured for such bytes (FromBytes);
+//   another instantiation of its template (FamilyScaled);
+//   a GEMM's or cuDNN op's roofline.
+std::vector<OpCost> OpEstimator::Chain(const OpKey& key, std::string_view argFacts,
+                                       std::string_view workFacts, bool firstOnly) const
+{
+    std::vector<OpCost> out;
+    auto done = [&] { return firstOnly && !out.empty(); };
+    const auto traffic =
+        key.kind == OpKind::Kernel ? TrafficOf(key, argFacts, workFacts) : std::nullopt;
+    const bool foreachByGrid = traffic && !traffic->exact;
+    if (traffic && traffic->exact && !traffic->followsGrid)
+    {
+        if (auto v = ScaledByBytes(key, *traffic))
+            out.push_back({*v, CostSource::ShapeScaled});
+    }
+    if (!foreachByGrid && !done())
+    {
+        if (auto v = ShapeScaled(key, workFacts))
+            out.push_back({*v, CostSource::ShapeScaled});
+    }
+    if (traffic && !done())
+    {
+        if (auto v = BytesTimeNs(key, *traffic))
+            out.push_back({std::llround(*v), CostSource::Bytes});
+    }
+    if (!done())
+    {
+        if (auto v = FamilyScaled(key))
+            out.push_back({*v, CostSource::Family});
+    }
+    if (!done())
+    {
+        if (auto v = Roofline(key))
+            out.push_back({*v, CostSource::Roofline});
+    }
+    return out;
+}
+
+std::optional<int64_t> OpEstimator::FromBytes(const OpKey& key, std::string_view argFacts,
+                                              std::string_view workFacts) const
+{
+    if (key.kind != OpKind::Kernel)
     {
         return std::nullopt;
     }
-    return std::llround(m_kernelFloorNs + static_cast<double>(*bytes) / m_copyBytesPerSecond * 1e9);
+    const auto traffic = TrafficOf(key, argFacts, workFacts);
+    if (!traffic)
+    {
+        return std::nullopt;
+    }
+    const auto ns = BytesTimeNs(key, *traffic);
+    if (!ns)
+    {
+        return std::nullopt;
+    }
+    return std::llround(*ns);
+}
+
+// A block keeps only so many loads in flight, so it moves its bytes at about its SM's
+// share of the GPU's bandwidth however few blocks run: a launch of fewer blocks than SMs
+// takes what its blocks' bytes would take were there one on every SM.  Foreach ops hand
+// each block a chunk of 65536 elements (512 KiB of float in and out): a 4-block launch
+// of them took 17-19 us on an H200 (data/raw/profiles/H200/zoo-2026-12-01T2154), what
+// 132 chunks take at the GPU's bandwidth, not the 1-2 us its own 2 MiB would.
+double OpEstimator::WaveBytes(const OpKey& key, double bytes) const
+{
+    const double blocks = static_cast<double>(key.grid[0]) * key.grid[1] * key.grid[2];
+    const double sms = std::max(m_gpu.smCount, 1);
+    if (blocks <= 0 || key.kind != OpKind::Kernel)
+        return bytes;
+    return bytes * std::max(1.0, sms / blocks);
+}
+
+std::optional<double> OpEstimator::BytesTimeNs(const OpKey& key, const KernelTraffic& t) const
+{
+    const double bytes = WaveBytes(key, t.bytes);
+    std::optional<double> ns;
+    if (t.access == Access::Strided)
+        ns = m_stridedBytes.TimeNs(bytes, m_hidden);
+    if (t.access == Access::Unrolled)
+        ns = m_unrolledBytes.TimeNs(bytes, m_hidden);
+    if (!ns)
+        ns = m_kernelBytes.TimeNs(bytes, m_hidden);
+    return ns;
+}
+
+// The same kernel measured at the size nearest in bytes, its time scaled as the bandwidth
+// curve scales between the two sizes: what the kernel does beyond moving its bytes (a
+// reduction across a row, an optimizer's arithmetic, a strided walk) costs it the same
+// share of its time at a nearby size.
+std::optional<int64_t> OpEstimator::ScaledByBytes(const OpKey& key,
+                                                  const KernelTraffic& target) const
+{
+    if (!m_profile)
+        return std::nullopt;
+    const auto targetNs = BytesTimeNs(key, target);
+    if (!targetNs)
+        return std::nullopt;
+    const double targetBytes = WaveBytes(key, target.bytes);
+    double bestDist = std::numeric_limits<double>::infinity();
+    std::optional<double> best;
+    for (const auto* e : m_profile->SameName(OpKind::Kernel, key.name))
+    {
+        if (e->first == key || !Visible(*e))
+            continue;
+        auto consider = [&](std::string_view args, double median)
+        {
+            const auto t = TrafficOf(e->first, args);
+            if (!t || !t->exact)
+                return;
+            const double b = WaveBytes(e->first, t->bytes);
+            const double d = LogRatio(b, targetBytes);
+            const auto ns = BytesTimeNs(e->first, *t);
+            if (d < bestDist && ns && *ns > 0)
+            {
+                bestDist = d;
+                best = median * *targetNs / *ns;
+            }
+        };
+        if (e->second.medianByArgsNs.empty())
+            consider({}, e->second.medianNs);
+        for (const auto& [args, median] : e->second.medianByArgsNs)
+            consider(args, median);
+    }
+    if (!best)
+        return std::nullopt;
+    return std::llround(*best);
 }
 
 // How many times over \p threads fill the GPU (at least once): SMs x 2048 resident
@@ -115,7 +332,7 @@ std::optional<int64_t> OpEstimator::FamilyScaled(const OpKey& key) const
     for (auto it = first; it != last; ++it)
     {
         const auto* e = it->second;
-        if (e->first.name == key.name)
+        if (e->first.name == key.name || !Visible(*e))
         {
             continue; // the same kernel: ShapeScaled's case
         }
@@ -136,8 +353,9 @@ std::optional<int64_t> OpEstimator::FamilyScaled(const OpKey& key) const
                         Waves(best->first.Threads()));
 }
 
-std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key, int64_t modelNs) const
+std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key, std::string_view workFacts) const
 {
+    const bool pinned = LaunchFact(workFacts, "pinned").value_or(0) == 1;
     if (!m_profile)
     {
         return std::nullopt;
@@ -152,7 +370,7 @@ std::optional<int64_t> OpEstimator::ShapeScaled(const OpKey& key, int64_t modelN
         return ScaledCudnn(key);
     case OpKind::Memcpy:
     case OpKind::Memset:
-        return ScaledCopy(key, modelNs);
+        return ScaledCopy(key, pinned);
     }
     return std::nullopt;
 }
@@ -167,7 +385,7 @@ std::optional<int64_t> OpEstimator::ScaledKernel(const OpKey& key) const
     double bestDist = std::numeric_limits<double>::infinity();
     for (const auto* e : same)
     {
-        if (e->first == key)
+        if (e->first == key || !Visible(*e))
         {
             continue; // never the op itself: ShapeScaled of a measured op is its leave-one-out
         }
@@ -200,9 +418,10 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
     std::optional<GemmSignature> bestSig;
     double bestNs = 0;
     double bestDist = std::numeric_limits<double>::infinity();
-    for (const auto& [k, stats] : m_profile->Ops())
+    for (const auto& entry : m_profile->Ops())
     {
-        if (k.kind != OpKind::Gemm || k == key)
+        const auto& [k, stats] = entry;
+        if (k.kind != OpKind::Gemm || k == key || !Visible(entry))
         {
             continue;
         }
@@ -264,9 +483,10 @@ std::optional<int64_t> OpEstimator::ScaledCudnn(const OpKey& key) const
     std::optional<CudnnSignature> best;
     double bestNs = 0;
     double bestDist = std::numeric_limits<double>::infinity();
-    for (const auto& [k, stats] : m_profile->Ops())
+    for (const auto& entry : m_profile->Ops())
     {
-        if (k.kind != OpKind::Cudnn || k == key)
+        const auto& [k, stats] = entry;
+        if (k.kind != OpKind::Cudnn || k == key || !Visible(entry))
         {
             continue;
         }
@@ -305,44 +525,29 @@ std::optional<int64_t> OpEstimator::ScaledCudnn(const OpKey& key) const
     return std::llround(t);
 }
 
-// Copies: linear between the two measured sizes around this one; past the largest, its
-// time plus the extra bytes at the scenario's bandwidth (a small measured copy is mostly
-// latency, so its own rate would make a large one far too slow); below the smallest,
-// the smallest's time (latency).
-std::optional<int64_t> OpEstimator::ScaledCopy(const OpKey& key, int64_t modelNs) const
+// Copies and memsets: the line (a latency plus the bytes at a bandwidth) through the
+// measured copies of the same direction at the nearest sizes (bandwidth_curve.h).  A small
+// copy is mostly latency and a large one mostly bandwidth, and the line carries both:
+// scaling the nearest measurement by the bytes instead charges a large copy a small one's
+// latency for every byte (a 2.6 ms estimate for a 23 MB HtoD copy, scaled from 1 MB).
+// Past the largest measured size the largest ones' line carries on; never faster than
+// the link or memory allows.
+std::optional<int64_t> OpEstimator::ScaledCopy(const OpKey& key, bool pinned) const
 {
-    const auto same = m_profile->SameName(key.kind, key.name);
-    const std::pair<const OpKey, profile::OpStats>*lo = nullptr, *hi = nullptr;
-    for (const auto* e : same)
+    const auto hidden = [&](const Entry& e) { return e.first == key || !Visible(e); };
+    // A host copy from the measured copies of its population, else of the other.
+    for (const bool population : {pinned, !pinned})
     {
-        if (e->first == key)
-            continue;
-        if (e->first.bytes <= key.bytes && (!lo || e->first.bytes > lo->first.bytes))
-            lo = e;
-        if (e->first.bytes >= key.bytes && (!hi || e->first.bytes < hi->first.bytes))
-            hi = e;
-    }
-    const double b = static_cast<double>(key.bytes);
-    if (lo && hi)
-    {
-        if (hi->first.bytes == lo->first.bytes)
-            return std::llround(lo->second.medianNs);
-        const double f = (b - static_cast<double>(lo->first.bytes)) /
-                         static_cast<double>(hi->first.bytes - lo->first.bytes);
-        return std::llround(lo->second.medianNs + f * (hi->second.medianNs - lo->second.medianNs));
-    }
-    if (lo)
-    {
-        if (modelNs >= 0)
+        const auto it = m_copies.find(CopyCurveKey{key.kind, key.name, population});
+        if (it == m_copies.end())
         {
-            const double extra = static_cast<double>(modelNs) *
-                                 (1.0 - static_cast<double>(lo->first.bytes) / std::max(b, 1.0));
-            return std::llround(lo->second.medianNs + extra);
+            continue;
         }
-        return std::llround(lo->second.medianNs * b / std::max(1.0, double(lo->first.bytes)));
+        if (const auto ns = it->second.TimeNs(static_cast<double>(key.bytes), hidden))
+        {
+            return std::llround(*ns);
+        }
     }
-    if (hi)
-        return std::llround(hi->second.medianNs);
     return std::nullopt;
 }
 

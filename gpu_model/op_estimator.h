@@ -1,25 +1,38 @@
-// Durations for ops the profile has not measured.  Never fails: the caller falls
-// back to the scenario's default when neither estimate applies.
-//   ShapeScaled: the same kernel (or a GEMM or cuDNN op of the same family, or a copy of
-//                the same direction) measured at other shapes, scaled by the work
-//                (a GEMM sample too small to fill the GPU: by the target's waves of
-//                tiles and its k instead, where that is less);
-//   Bytes:       a data-movement kernel whose launch says how many bytes it moves
-//                (copy_kernel_bytes.h), at the copy bandwidth the profile measured;
+// Durations for ops the profile has not measured, each by the mechanism that sets it
+// (the chain's order and its errors: Chain in op_estimator.cc, gpu_model/README.md):
+//   ShapeScaled: the same op measured at other shapes: a kernel whose arguments say its
+//                bytes and whose grid does not (norms, softmax) scaled along the bandwidth
+//                curve between the two sizes, another kernel by its waves of threads; a
+//                GEMM or cuDNN op of the same family by its work (a GEMM sample too small
+//                to fill the GPU: by the target's waves of tiles and its k instead, where
+//                that is less); a copy or memset by the line through the measured ones of
+//                its direction (and host memory) at the nearest sizes;
+//   Bytes:       a memory-bound kernel whose launch says how many bytes it moves
+//                (kernel_traffic.h), at the bandwidth the profile measured for such bytes
+//                (bandwidth_curve.h);
 //   Family:      another instantiation of the same kernel template (other element types
 //                or functors) measured at the nearest launch shape, scaled by the threads;
 //   Roofline:    a GEMM's or cuDNN op's flops at the GPU's peak for its data type, or its
 //                bytes at the HBM bandwidth, whichever takes longer (batch norm: bytes).
+// Never fails: the caller falls back to the scenario's default when none applies.
 #pragma once
 
+#include "gpu_model/bandwidth_curve.h"
+#include "gpu_model/cost_source.h"
 #include "gpu_model/gpu_spec.h"
+#include "gpu_model/kernel_traffic.h"
 #include "gpu_model/profile/gemm_signature.h"
 #include "gpu_model/profile/profile_reader.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace phantora
 {
@@ -27,27 +40,55 @@ namespace phantora
 class OpEstimator
 {
 public:
-    /// \p profile may be null (no profile in the scenario): only the roofline remains.
-    OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu);
+    using Entry = std::pair<const profile::OpKey, profile::OpStats>;
+    /// Measured ops the estimates must not see: how the estimators' accuracy is measured
+    /// (estimator_accuracy.h) without the op's own measurement, or its program's.
+    using Hidden = std::function<bool(const Entry&)>;
 
-    /// \p modelNs: the scenario's bandwidth model of a copy (linear in its bytes), which
-    /// carries a copy past the largest measured size; -1 for other ops.
+    /// \p profile may be null (no profile in the scenario): only the roofline remains.
+    /// \p hidden is asked at every estimate, so it may change between them.
+    OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu, Hidden hidden = {});
+
+    /// The estimators in KernelCostTable's order, the first that applies; nullopt where
+    /// none does (the table then takes the copy's \p modelNs or the scenario's default).
+    /// \p argFacts: the launch's argument facts (kernel_params.h ArgFacts); \p workFacts:
+    /// what the interposer read from its struct arguments (kernel_work.h).
+    std::optional<OpCost> Estimate(const profile::OpKey& key, std::string_view argFacts = {},
+                                   std::string_view workFacts = {}) const;
+    /// Every estimator's answer for \p key, in the chain's order (for the accuracy figures).
+    std::vector<OpCost> Candidates(const profile::OpKey& key, std::string_view argFacts = {},
+                                   std::string_view workFacts = {}) const;
+
+    /// \p workFacts of a host copy: "pinned=1" where its host memory is pinned.
     /// The op itself is never used, so for a measured op this is the estimate it would
     /// get without its measurement (how the estimator's accuracy is checked).
-    std::optional<int64_t> ShapeScaled(const profile::OpKey& key, int64_t modelNs = -1) const;
+    std::optional<int64_t> ShapeScaled(const profile::OpKey& key,
+                                       std::string_view workFacts = {}) const;
     std::optional<int64_t> Roofline(const profile::OpKey& key) const;
-    std::optional<int64_t> FromBytes(const profile::OpKey& key, const std::string& argFacts) const;
+    std::optional<int64_t> FromBytes(const profile::OpKey& key, std::string_view argFacts,
+                                     std::string_view workFacts = {}) const;
     std::optional<int64_t> FamilyScaled(const profile::OpKey& key) const;
-    /// Bytes per second a device-to-device copy reaches (read plus write): the profile's
-    /// largest measured DtoD memcpy, else the scenario's HBM bandwidth.
-    double CopyBytesPerSecond() const { return m_copyBytesPerSecond; }
 
 private:
+    bool Visible(const Entry& e) const { return !m_hidden || !m_hidden(e); }
+    /// Estimate's chain: its first answer, or (\p firstOnly false) every one.
+    std::vector<OpCost> Chain(const profile::OpKey& key, std::string_view argFacts,
+                              std::string_view workFacts, bool firstOnly) const;
+    /// \p entry's measurements on m_kernelBytes, where its bytes are known.
+    void AddBytesPoints(const Entry& entry);
+    std::optional<int64_t> ScaledByBytes(const profile::OpKey& key,
+                                         const KernelTraffic& target) const;
+    std::optional<double> BytesTimeNs(const profile::OpKey& key, const KernelTraffic& t) const;
+    /// \p bytes of a kernel as its SMs see them (the waves of its blocks).
+    double WaveBytes(const profile::OpKey& key, double bytes) const;
+
     std::optional<int64_t> ScaledKernel(const profile::OpKey& key) const;
     std::optional<int64_t> ScaledGemm(const profile::OpKey& key) const;
     std::optional<int64_t> ScaledCudnn(const profile::OpKey& key) const;
     std::optional<int64_t> CudnnRoofline(const profile::OpKey& key) const;
-    std::optional<int64_t> ScaledCopy(const profile::OpKey& key, int64_t modelNs) const;
+    /// \p pinned: a host copy from or to pinned memory.
+    std::optional<int64_t> ScaledCopy(const profile::OpKey& key, bool pinned) const;
+    double PeakCopyBytesPerSecond(const profile::OpKey& key) const;
 
     double Waves(double threads) const;
     static double GemmTiles(const profile::GemmSignature& g);
@@ -55,11 +96,19 @@ private:
 
     const profile::ProfileReader* m_profile;
     const GpuSpec& m_gpu;
-    double m_copyBytesPerSecond{0};
-    /// The cheapest measured kernel: what a launch costs however little it moves.
-    double m_kernelFloorNs{0};
+    Hidden m_hidden;
+    /// Time against bytes moved, from the measured copies, memsets and kernels whose
+    /// launch says their bytes (kernel_traffic.h).
+    BandwidthCurve m_kernelBytes;
+    /// The same from TensorIterator's unrolled and strided loops (kernel_traffic.h Access).
+    BandwidthCurve m_unrolledBytes;
+    BandwidthCurve m_stridedBytes;
+    /// Measured copies and memsets by kind, direction and (host copies) whether the host
+    /// memory was pinned.
+    using CopyCurveKey = std::tuple<profile::OpKind, std::string, bool>;
+    std::map<CopyCurveKey, BandwidthCurve> m_copies;
     /// Measured kernels by template (KernelBaseName).
-    std::multimap<std::string, const std::pair<const profile::OpKey, profile::OpStats>*> m_families;
+    std::multimap<std::string, const Entry*> m_families;
 };
 
 } // namespace phantora

@@ -207,6 +207,7 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, s
     k.block = {block.x, block.y, block.z};
     k.sharedMem = static_cast<uint32_t>(sharedMem);
     k.args = KernelRegistry::Get().ArgFacts(func, args);
+    k.work = KernelRegistry::Get().WorkFacts(func, args, grid.x * grid.y * grid.z);
     if (!ComputeKnownOutputs(k.name, KernelRegistry::Get().Layout(func), args))
     {
         ForgetWhatItWrites(func, args);

@@ -27,6 +27,11 @@ public:
     {
         return m_params.Facts(hostFun, args);
     }
+    /// kernel_work.h WorkFacts of a launch of \p blocks blocks; empty if they say nothing.
+    std::string WorkFacts(const void* hostFun, void* const* args, uint32_t blocks)
+    {
+        return m_params.Work(hostFun, args, blocks);
+    }
     /// The kernel's parameter layout; null if unknown (no fat binary or no KPARAM_INFO).
     const kernel_args::ParamLayout* Layout(const void* hostFun) { return m_params.Find(hostFun); }
     /// kernel_signature.h's WrittenPointerParams of the kernel's name, worked out once

@@ -22,7 +22,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 10;
+inline constexpr uint16_t kVersion = 11;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -153,9 +153,12 @@ struct KernelLaunch
     std::array<uint32_t, 3> block{};
     uint32_t sharedMem{0};
     std::string args; ///< kernel_args::ArgFacts of the launch; empty if the layout is unknown
+    /// kernel_work.h WorkFacts: what its struct arguments say of its work (estimates only)
+    std::string work;
     template <class A> void serialize(A& ar)
     {
-        ar(stream, BoundedString{name}, grid, block, sharedMem, BoundedString{args});
+        ar(stream, BoundedString{name}, grid, block, sharedMem, BoundedString{args},
+           BoundedString{work});
     }
 };
 

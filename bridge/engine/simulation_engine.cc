@@ -123,7 +123,7 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
                 const uint64_t ctas = Ctas(m, m_scenario.gpu);
                 const profile::OpKey key =
                     profile::KeyForLaunch(m.name, m.grid, m.block, m.sharedMem);
-                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(key, m.args).ns, 0, m.name,
+                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(key, m.args, m.work).ns, 0, m.name,
                                 ctas, MemoryBound(ctas, m.name));
             },
             [&](const wire::Memcpy& m) { OnMemcpy(ctx, m); },

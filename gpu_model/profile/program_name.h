@@ -4,10 +4,15 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace phantora::profile
 {
+
+/// The program `gpu_profiler replay` runs its ops under (gpu_profiler_gpu): its copies
+/// are from and to pinned host memory, where a program's own are mostly pageable.
+inline constexpr std::string_view kReplayProgram = "gpu_profiler_gpu";
 
 /// "train_gpt.py" for `python3 -u path/train_gpt.py --steps 6`, and also for
 /// `torchrun --nproc_per_node 1 train_gpt.py` or `python -m torch.distributed.run ...

@@ -53,11 +53,13 @@ TEST(Codec, RequestsRoundTrip)
     EXPECT_FALSE(w2.clean);
     EXPECT_EQ(w2.exitMessage, w.exitMessage);
 
-    KernelLaunch k{0x1010, "step(float*, int)", {1024, 2, 1}, {256, 1, 1}, 4096, "1=32000"};
+    KernelLaunch k{0x1010, "step(float*, int)", {1024, 2, 1},     {256, 1, 1},
+                   4096,   "1=32000",           "elements=135636"};
     const KernelLaunch k2 = RoundTripRequest(k);
     EXPECT_EQ(k2.stream, 0x1010U);
     EXPECT_EQ(k2.name, k.name);
     EXPECT_EQ(k2.args, "1=32000");
+    EXPECT_EQ(k2.work, "elements=135636");
     EXPECT_EQ(k2.grid, k.grid);
     EXPECT_EQ(k2.block, k.block);
     EXPECT_EQ(k2.sharedMem, 4096U);

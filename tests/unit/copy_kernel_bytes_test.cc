@@ -1,11 +1,12 @@
 // Estimates for kernels the profile never measured: a data-movement kernel from the bytes
-// its launch says it moves, another kernel from its template's measured instantiations.
+// its launch says it moves, at the bandwidth the profile measured for such bytes.
 #include "cost_table_calls.h"
 #include "gpu_model/copy_kernel_bytes.h"
 #include "gpu_model/kernel_cost_table.h"
 #include "gpu_model/profile/profile_writer.h"
 #include "scenario_loader.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -56,7 +57,7 @@ TEST(CopyKernelBytes, SplitAndChunkCatMoveWhatTheirArgumentsSay)
     EXPECT_FALSE(CopyKernelBytes(kCopyForeach, {56, 1, 1}, "0=1"));
 }
 
-TEST(CopyKernelBytes, UnmeasuredKernelsAreTimedByBytesThenByTheirTemplate)
+TEST(CopyKernelBytes, UnmeasuredKernelsAreTimedByTheBytesTheyMove)
 {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / ("phantora-bytes-" + std::to_string(getpid()));
@@ -71,9 +72,12 @@ TEST(CopyKernelBytes, UnmeasuredKernelsAreTimedByBytesThenByTheirTemplate)
         copy.bytes = 100'000'000;
         w.AddSamples(copy, {50'000}, "r", "record"); // 200 MB in 50 us: 4 TB/s
         profile::OpKey foreach;
-        foreach.name = kScaleForeach;
-        foreach.grid = {100, 1, 1};
-        foreach.block = {512, 1, 1};
+        foreach
+            .name = kScaleForeach;
+        foreach
+            .grid = {100, 1, 1};
+        foreach
+            .block = {512, 1, 1};
         w.AddSamples(foreach, {30'000}, "r", "record");
         w.Commit();
     }
@@ -89,21 +93,34 @@ TEST(CopyKernelBytes, UnmeasuredKernelsAreTimedByBytesThenByTheirTemplate)
     split.name = kSplit;
     split.grid = {512, 1, 1};
     split.block = {128, 1, 1};
-    split.args = "5=4000000,6=4"; // 16 MB read and 16 written at 4 TB/s: 8 us, plus the
-                                  // cheapest measured kernel (the foreach, 30 us)
+    split.args = "5=4000000,6=4"; // 16 MB read and 16 written
     const OpCost s = test::PriceLaunch(t, split);
     EXPECT_EQ(s.source, CostSource::Bytes);
-    EXPECT_EQ(s.ns, 30'000 + 8'000);
+    // One measured copy: the line through it at the HBM's rate (4.8 TB/s), 32 MB 168 MB
+    // short of its 200 MB.
+    EXPECT_EQ(s.ns, std::llround(50'000 - (200e6 - 32e6) / 4.8e12 * 1e9));
 
     wire::KernelLaunch copy;
     copy.name = kCopyForeach;
     copy.grid = {50, 1, 1};
     copy.block = {512, 1, 1};
     const OpCost c = test::PriceLaunch(t, copy);
-    EXPECT_EQ(c.source, CostSource::Family);
-    // half the blocks of the measured instantiation, but both launches are under one wave
-    // of the GPU (op_estimator.h's Waves): its time
-    EXPECT_EQ(c.ns, 30'000);
+    EXPECT_EQ(c.source, CostSource::Bytes);
+    // Its 50 chunks of 65536 elements (6 bytes each: float read, bf16 written), each at an
+    // SM's share of the bandwidth: as long as 132 of them (one per SM) take.
+    const double bytes = 132.0 * 65536 * 6;
+    EXPECT_EQ(c.ns, std::llround(50'000 - (200e6 - bytes) / 4.8e12 * 1e9));
+    // with the elements its launch read: those at the same rate
+    copy.work = "elements=1000";
+    EXPECT_LT(test::PriceLaunch(t, copy).ns, c.ns);
+
+    // the measured foreach at another grid: its chunks too, not the threads' scaling (a
+    // chunk may hold 65536 elements or 100)
+    wire::KernelLaunch scale;
+    scale.name = kScaleForeach;
+    scale.grid = {300, 1, 1};
+    scale.block = {512, 1, 1};
+    EXPECT_EQ(test::PriceLaunch(t, scale).source, CostSource::Bytes);
 
     wire::KernelLaunch other;
     other.name = "never_seen(int)";

@@ -13,7 +13,7 @@ inline OpCost PriceLaunch(KernelCostTable& table, const wire::KernelLaunch& laun
 {
     return table.Kernel(
         profile::KeyForLaunch(launch.name, launch.grid, launch.block, launch.sharedMem),
-        launch.args);
+        launch.args, launch.work);
 }
 
 } // namespace phantora::test

@@ -211,21 +211,83 @@ TEST_F(KernelCostTableTest, WithoutAProfileGemmsUseTheRooflineThenTheDefault)
               std::llround(g->Bytes() * 8 / scenario.gpu.hbmBitsPerSecond * 1e9));
 }
 
-TEST_F(KernelCostTableTest, CopiesInterpolateBetweenMeasuredSizes)
+// A copy the profile lacks: the line through the measured copies of its direction (a
+// latency plus the bytes at a bandwidth), here 2 us for 1000 B and 22 us for 1 MB.
+TEST_F(KernelCostTableTest, CopiesFollowTheLineThroughTheMeasuredSizes)
 {
     KernelCostTable t(scenario.gpu, scenario.kernels);
     EXPECT_EQ(t.Copy(CopyKey(wire::CopyKind::HostToDevice, 1000), 999).source,
               CostSource::Measured);
+    const double perByte = 20000.0 / 999000.0, latency = 2000 - 1000 * perByte;
     const OpCost mid = t.Copy(CopyKey(wire::CopyKind::HostToDevice, 500500), 999);
     EXPECT_EQ(mid.source, CostSource::ShapeScaled);
     EXPECT_EQ(mid.ns, 12000);
-    // past the largest: its time, plus the extra bytes at the model's bandwidth (here the
-    // model says 2 MB take 40 us: the extra 1 MB, 20 us)
-    EXPECT_EQ(t.Copy(CopyKey(wire::CopyKind::HostToDevice, 2000000), 40000).ns, 22000 + 20000);
+    // past the largest: the same line, not the largest's own rate
+    EXPECT_EQ(t.Copy(CopyKey(wire::CopyKind::HostToDevice, 2000000), 40000).ns,
+              std::llround(latency + 2e6 * perByte));
     // no DtoH copy measured: the scenario's bandwidth model
     const OpCost model = t.Copy(CopyKey(wire::CopyKind::DeviceToHost, 4096), 1234);
     EXPECT_EQ(model.source, CostSource::Roofline);
     EXPECT_EQ(model.ns, 1234);
+}
+
+// A 23 MB copy estimated from 1 MB ones that took mostly latency: scaled by its bytes it
+// was charged their latency for every byte; the line's slope is noise there, so the bytes
+// past them go at the link's rate.
+TEST_F(KernelCostTableTest, ALargeCopyPastLatencyBoundOnesGoesAtTheLinksRate)
+{
+    {
+        ProfileWriter w(scenario.kernels.profile);
+        OpKey copy;
+        copy.kind = OpKind::Memcpy;
+        copy.name = "DtoH";
+        for (uint64_t bytes : {64, 512, 4096})
+        {
+            copy.bytes = bytes;
+            w.AddSamples(copy, {1500, 1500}, "t", "record");
+        }
+        w.Commit();
+    }
+    scenario.gpu.pcieBitsPerSecond = 50e9 * 8;
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpCost c = t.Copy(CopyKey(wire::CopyKind::DeviceToHost, 23068672), 0);
+    EXPECT_EQ(c.source, CostSource::ShapeScaled);
+    EXPECT_NEAR(static_cast<double>(c.ns), 1500 + (23068672 - 4096) / 50.0, 100.0);
+}
+
+// The engine's estimates are searched once per op and launch facts: two launches of one
+// key that move different bytes (what the interposer read from their arguments) are
+// charged differently.
+TEST_F(KernelCostTableTest, EstimatesFollowEachLaunchsWorkFacts)
+{
+    {
+        ProfileWriter w(scenario.kernels.profile);
+        OpKey copy;
+        copy.kind = OpKind::Memcpy;
+        copy.name = "DtoD";
+        for (uint64_t mb : {1, 4, 16, 64})
+        {
+            copy.bytes = mb << 20;
+            w.AddSamples(copy, {static_cast<int64_t>(2000 + 2 * (mb << 20) / 4)}, "t", "record");
+        }
+        w.Commit();
+    }
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpKey foreach = KeyForLaunch(
+        "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+        "namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::"
+        "BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float>(at::native::"
+        "(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::"
+        "BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float)",
+        {320, 1, 1}, {512, 1, 1}, 0);
+    const OpCost full = t.Kernel(foreach, "", "elements=20971520");
+    const OpCost small = t.Kernel(foreach, "", "elements=1000000");
+    EXPECT_EQ(full.source, CostSource::Bytes);
+    EXPECT_EQ(small.source, CostSource::Bytes);
+    EXPECT_GT(full.ns, 10 * small.ns);
+    EXPECT_EQ(t.Kernel(foreach, "", "elements=1000000").ns, small.ns);
+    ASSERT_EQ(t.Misses().size(), 1u) << "one op in the report, launched three times";
+    EXPECT_EQ(t.Misses().front().count, 3u);
 }
 
 TEST_F(KernelCostTableTest, AProfileOfAnotherGpuIsRefused)

@@ -1,0 +1,209 @@
+// How well the GPU model estimates ops its profile lacks: each measured op of a
+// scenario's profile estimated without its own measurement (or its program's), or the ops
+// of recordings the profile never imported, by op class (estimator_accuracy.h).  The
+// figures per class are the error band of an estimate of that class.
+//
+//   phantora-estimator-accuracy                       (H100 and H200, leave one op out)
+//   phantora-estimator-accuracy --leave program --min-us 0 --tsv band.tsv
+//   phantora-estimator-accuracy --scenario scenarios/h200-profile.toml
+//       --held-out data/raw/profiles/H200/zoo-2026-12-01T2154/*.tsv.zst
+#include "gpu_model/estimator_accuracy.h"
+#include "scenario_loader.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+using namespace phantora;
+namespace fs = std::filesystem;
+
+namespace
+{
+
+struct Table
+{
+    std::string profile; ///< the GPU model
+    std::string mode;
+    std::vector<ClassAccuracy> rows;
+};
+
+std::string Sources(const ClassAccuracy& r)
+{
+    std::string out;
+    for (std::size_t i = 0; i < kCostSources; ++i)
+    {
+        if (r.bySource[i] > 0)
+        {
+            out += fmt::format("{}{} {}", out.empty() ? "" : ", ",
+                               CostSourceName(static_cast<CostSource>(i)), r.bySource[i]);
+        }
+    }
+    return out;
+}
+
+void Print(const Table& t, double minUs)
+{
+    std::printf("%s, %s, ops of %g us or more\n", t.profile.c_str(), t.mode.c_str(), minUs);
+    std::printf("  %-13s %6s %8s %8s %8s %7s %5s  %s\n", "class", "n", "median", "mean", "p90",
+                "time", "none", "estimated by");
+    for (const ClassAccuracy& r : t.rows)
+    {
+        std::printf("  %-13s %6zu %7.1f%% %7.1f%% %7.1f%% %6.2fx %5zu  %s\n", OpClassName(r.cls),
+                    r.n, 100 * r.medianAbsErr, 100 * r.meanAbsErr, 100 * r.p90AbsErr, r.timeRatio,
+                    r.unestimated, Sources(r).c_str());
+    }
+}
+
+void WriteTsv(const fs::path& file, const std::vector<Table>& tables)
+{
+    std::ofstream out(file);
+    if (!out)
+    {
+        throw std::runtime_error(fmt::format("cannot write {}", file.string()));
+    }
+    out << "gpu\tmode\tclass\tn\tmedian_abs_err\tmean_abs_err\tp90_abs_err\ttime_ratio\t"
+           "unestimated\n";
+    for (const Table& t : tables)
+    {
+        for (const ClassAccuracy& r : t.rows)
+        {
+            out << fmt::format("{}\t{}\t{}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\t{}\n", t.profile,
+                               t.mode, OpClassName(r.cls), r.n, r.medianAbsErr, r.meanAbsErr,
+                               r.p90AbsErr, r.timeRatio, r.unestimated);
+        }
+    }
+}
+
+void WriteJson(const fs::path& file, const std::vector<Table>& tables, double minUs)
+{
+    nlohmann::json j = nlohmann::json::array();
+    for (const Table& t : tables)
+    {
+        nlohmann::json rows = nlohmann::json::array();
+        for (const ClassAccuracy& r : t.rows)
+        {
+            rows.push_back({{"class", OpClassName(r.cls)},
+                            {"n", r.n},
+                            {"median_abs_err", r.medianAbsErr},
+                            {"mean_abs_err", r.meanAbsErr},
+                            {"p90_abs_err", r.p90AbsErr},
+                            {"time_ratio", r.timeRatio},
+                            {"unestimated", r.unestimated}});
+        }
+        j.push_back({{"gpu", t.profile}, {"mode", t.mode}, {"min_us", minUs}, {"classes", rows}});
+    }
+    std::ofstream out(file);
+    if (!out)
+    {
+        throw std::runtime_error(fmt::format("cannot write {}", file.string()));
+    }
+    out << j.dump(1) << "\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"phantora-estimator-accuracy: leave-one-out errors of the op estimators, by "
+                 "op class"};
+    std::vector<std::string> scenarios;
+    std::string leave = "op";
+    std::vector<std::string> heldOut;
+    double minUs = 5;
+    std::string tsv, json;
+    bool listOps = false;
+    app.add_option("--scenario", scenarios,
+                   "scenario whose [gpu] and [kernels] profile to check (default: "
+                   "scenarios/h100-profile.toml and h200-profile.toml of the source tree)");
+    app.add_option("--leave", leave,
+                   "what each estimate does not see: op (its own measurement) or program "
+                   "(every op its program measured)")
+        ->check(CLI::IsMember({"op", "program"}));
+    app.add_option("--held-out", heldOut,
+                   "raw recorder logs (.tsv, .tsv.zst) not imported into the profile: their "
+                   "ops the profile lacks, estimated from it (instead of --leave)");
+    app.add_option("--min-us", minUs,
+                   "only ops measured at this or longer (shorter ones are launch-bound: a "
+                   "relative error says little there)");
+    app.add_option("--tsv", tsv, "also write the table here (gpu, mode, class, n, errors)");
+    app.add_option("--json", json, "also write the table here as JSON");
+    app.add_flag("--ops", listOps, "also print every op's estimate and measurement");
+    CLI11_PARSE(app, argc, argv);
+    try
+    {
+        if (scenarios.empty())
+        {
+            const fs::path dir = fs::path(PHANTORA_SOURCE_DIR) / "scenarios";
+            scenarios = {(dir / "h100-profile.toml").string(),
+                         (dir / "h200-profile.toml").string()};
+        }
+        std::vector<profile::RawLog> logs;
+        for (const std::string& f : heldOut)
+        {
+            logs.push_back(profile::RawLog::Read(f));
+        }
+        std::vector<Table> tables;
+        for (const std::string& file : scenarios)
+        {
+            const Scenario s = LoadScenario(file);
+            if (s.kernels.profile.empty())
+            {
+                throw std::runtime_error(fmt::format("{} names no [kernels] profile", file));
+            }
+            const profile::ProfileReader p(s.kernels.profile);
+            std::vector<EstimateCheck> checks;
+            std::string mode;
+            if (!logs.empty())
+            {
+                checks = CheckHeldOut(p, s.gpu, logs, minUs * 1000);
+                mode = fmt::format("held out ({} recordings)", logs.size());
+            }
+            else
+            {
+                const LeaveOut l = leave == "op" ? LeaveOut::Op : LeaveOut::Program;
+                checks = CheckProfile(p, s.gpu, l, minUs * 1000);
+                mode = l == LeaveOut::Op ? "leave one op out" : "leave one program out";
+            }
+            if (listOps)
+            {
+                for (const EstimateCheck& c : checks)
+                {
+                    std::string candidates;
+                    for (const OpCost& o : c.candidates)
+                    {
+                        candidates += fmt::format("{}{}={}", candidates.empty() ? "" : ",",
+                                                  CostSourceName(o.source), o.ns);
+                    }
+                    std::printf("%s\t%s\t%.0f\t%lld\t%s\t%.3f\t%lld\t%s\t%s\t%.0f\n",
+                                s.gpu.model.c_str(), OpClassName(c.cls), c.measuredNs,
+                                c.estimate ? static_cast<long long>(c.estimate->ns) : -1LL,
+                                c.estimate ? CostSourceName(c.estimate->source) : "none",
+                                c.RelativeError(), static_cast<long long>(c.launches),
+                                candidates.c_str(), c.key.Describe().c_str(), c.trafficBytes);
+                }
+            }
+            tables.push_back({s.gpu.model, mode, Summarize(checks)});
+            Print(tables.back(), minUs);
+        }
+        if (!tsv.empty())
+        {
+            WriteTsv(tsv, tables);
+        }
+        if (!json.empty())
+        {
+            WriteJson(json, tables, minUs);
+        }
+    }
+    catch (const std::exception& e)
+    {
+        std::fprintf(stderr, "phantora-estimator-accuracy: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
