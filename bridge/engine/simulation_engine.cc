@@ -242,7 +242,9 @@ void SimulationEngine::OnMemcpy(const RequestContext& ctx, const wire::Memcpy& m
     ++r.copies;
     TimelineOf(ctx.rank).EnqueueTimed(
         m.stream, ctx.nowNs,
-        m_kernels.Copy(CopyKey(m.kind, m.bytes), CopyDurationNs(m_scenario.gpu, m.kind, m.bytes))
+        m_kernels
+            .Copy(CopyKey(m.kind, m.bytes), CopyDurationNs(m_scenario.gpu, m.kind, m.bytes),
+                  m.pinnedHost)
             .ns,
         0, CopyLabel(m.kind, m.bytes));
     if (m.blocking)
