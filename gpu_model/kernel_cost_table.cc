@@ -145,9 +145,9 @@ int64_t KernelCostTable::DurationNs(std::string_view kernelName)
     return Lookup(profile::KeyForLaunch(kernelName, {}, {}, 0), -1).ns;
 }
 
-OpCost KernelCostTable::Copy(const OpKey& key, int64_t modelNs)
+OpCost KernelCostTable::Copy(const OpKey& key, int64_t modelNs, bool pinnedHost)
 {
-    return Lookup(key, std::max<int64_t>(modelNs, 0));
+    return Lookup(key, std::max<int64_t>(modelNs, 0), {}, pinnedHost ? "pinned=1" : "");
 }
 
 double KernelCostTable::MeasuredShare() const

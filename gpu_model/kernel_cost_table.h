@@ -54,8 +54,10 @@ public:
     OpCost Kernel(const profile::OpKey& key, const std::string& args = {},
                   const std::string& work = {});
     /// A copy or memset (profile::KeyForCopy); \p modelNs: the scenario's bandwidth model
-    /// of it, used when not measured.
-    OpCost Copy(const profile::OpKey& key, int64_t modelNs);
+    /// of it, used when not measured; \p pinnedHost: a host copy from or to pinned memory,
+    /// estimated from the profile's pinned copies (the profile's key does not tell them
+    /// apart: a measured copy takes its measurement either way).
+    OpCost Copy(const profile::OpKey& key, int64_t modelNs, bool pinnedHost = false);
     /// A launch known by name alone (no launch shape).
     int64_t DurationNs(std::string_view kernelName);
 

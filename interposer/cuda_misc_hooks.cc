@@ -4,6 +4,7 @@
 #include "cuda_state.h"
 #include "device_memory.h"
 #include "hook_scope.h"
+#include "pinned_host_memory.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -25,6 +26,7 @@ extern "C"
             return Status(cudaErrorInvalidValue);
         }
         *ptr = std::aligned_alloc(4096, std::max<size_t>(4096, (size + 4095) / 4096 * 4096));
+        PinnedHostMemory::Get().Add(*ptr, size);
         return *ptr ? cudaSuccess : Status(cudaErrorMemoryAllocation);
     }
 
@@ -36,19 +38,22 @@ extern "C"
     cudaError_t cudaFreeHost(void* ptr)
     {
         HookScope scope;
+        PinnedHostMemory::Get().Remove(ptr);
         std::free(ptr);
         return cudaSuccess;
     }
 
-    cudaError_t cudaHostRegister(void*, size_t, unsigned int)
+    cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int)
     {
         HookScope scope;
+        PinnedHostMemory::Get().Add(ptr, size);
         return cudaSuccess;
     }
 
-    cudaError_t cudaHostUnregister(void*)
+    cudaError_t cudaHostUnregister(void* ptr)
     {
         HookScope scope;
+        PinnedHostMemory::Get().Remove(ptr);
         return cudaSuccess;
     }
 

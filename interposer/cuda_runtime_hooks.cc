@@ -10,6 +10,7 @@
 #include "kernel_launch.h"
 #include "kernel_registry.h"
 #include "kernel_values.h"
+#include "pinned_host_memory.h"
 #include "protocol/streams.h"
 #include "real_function.h"
 #include "value_shadow.h"
@@ -44,6 +45,21 @@ wire::CopyKind CopyKindOf(const void* dst, const void* src, cudaMemcpyKind kind)
     default:
         return wire::CopyKind::DeviceToDevice;
     }
+}
+
+/// A copy of \p count bytes from \p src to \p dst, a host copy marked where its host side
+/// is pinned memory (pinned_host_memory.h).
+wire::Memcpy CopyOf(uint64_t stream, wire::CopyKind k, uint64_t count, bool blocking,
+                    const void* dst, const void* src)
+{
+    wire::Memcpy m;
+    m.stream = stream;
+    m.kind = k;
+    m.bytes = count;
+    m.blocking = blocking;
+    m.pinnedHost = (k == wire::CopyKind::HostToDevice && PinnedHostMemory::Get().Contains(src)) ||
+                   (k == wire::CopyKind::DeviceToHost && PinnedHostMemory::Get().Contains(dst));
+    return m;
 }
 
 uint64_t Addr(const void* p)
@@ -298,7 +314,7 @@ extern "C"
         HookScope scope;
         const wire::CopyKind k = CopyKindOf(dst, src, kind);
         WriteHostSide(dst, src, count, k, host_time::boundary::kCopySync);
-        WaitFor(scope, wire::Memcpy{0, k, count, true});
+        WaitFor(scope, CopyOf(0, k, count, true, dst, src));
         return cudaSuccess;
     }
 
@@ -308,7 +324,7 @@ extern "C"
         HookScope scope;
         const wire::CopyKind k = CopyKindOf(dst, src, kind);
         WriteHostSide(dst, src, count, k, host_time::boundary::kCopyAsync);
-        scope.Client().Post(wire::Memcpy{StreamId(stream), k, count, false});
+        scope.Client().Post(CopyOf(StreamId(stream), k, count, false, dst, src));
         return cudaSuccess;
     }
 
@@ -349,7 +365,7 @@ extern "C"
         }
         const wire::CopyKind k = CopyKindOf(dst, src, kind);
         WritePitched(dst, dpitch, src, spitch, width, height, k);
-        scope.Client().Post(wire::Memcpy{StreamId(stream), k, width * height, false});
+        scope.Client().Post(CopyOf(StreamId(stream), k, width * height, false, dst, src));
         return cudaSuccess;
     }
 
@@ -363,7 +379,7 @@ extern "C"
         }
         const wire::CopyKind k = CopyKindOf(dst, src, kind);
         WritePitched(dst, dpitch, src, spitch, width, height, k);
-        WaitFor(scope, wire::Memcpy{0, k, width * height, true});
+        WaitFor(scope, CopyOf(0, k, width * height, true, dst, src));
         return cudaSuccess;
     }
 

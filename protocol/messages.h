@@ -177,7 +177,9 @@ struct Memcpy
     CopyKind kind{CopyKind::HostToDevice};
     uint64_t bytes{0};
     bool blocking{false}; ///< true: the call returns only when the copy is done (a reply follows)
-    template <class A> void serialize(A& ar) { ar(stream, kind, bytes, blocking); }
+    /// A host copy whose host memory the program pinned (cudaHostAlloc, cudaHostRegister)
+    bool pinnedHost{false};
+    template <class A> void serialize(A& ar) { ar(stream, kind, bytes, blocking, pinnedHost); }
 };
 
 struct Synchronize

@@ -123,8 +123,8 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
                 const uint64_t ctas = Ctas(m, m_scenario.gpu);
                 const profile::OpKey key =
                     profile::KeyForLaunch(m.name, m.grid, m.block, m.sharedMem);
-                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(key, m.args, m.work).ns, 0, m.name,
-                                ctas, MemoryBound(ctas, m.name));
+                tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(key, m.args, m.work).ns, 0,
+                                m.name, ctas, MemoryBound(ctas, m.name));
             },
             [&](const wire::Memcpy& m) { OnMemcpy(ctx, m); },
             [&](const wire::Synchronize& m)
@@ -254,11 +254,9 @@ void SimulationEngine::OnMemcpy(const RequestContext& ctx, const wire::Memcpy& m
 {
     RankState& r = m_lanes.Rank(ctx.rank);
     ++r.copies;
-    TimelineOf(ctx.rank).EnqueueTimed(
-        m.stream, ctx.nowNs,
-        m_kernels.Copy(CopyKey(m.kind, m.bytes), CopyDurationNs(m_scenario.gpu, m.kind, m.bytes))
-            .ns,
-        0, CopyLabel(m.kind, m.bytes));
+    const int64_t modelNs = CopyDurationNs(m_scenario.gpu, m.kind, m.bytes);
+    const int64_t ns = m_kernels.Copy(CopyKey(m.kind, m.bytes), modelNs, m.pinnedHost).ns;
+    TimelineOf(ctx.rank).EnqueueTimed(m.stream, ctx.nowNs, ns, 0, CopyLabel(m.kind, m.bytes));
     if (m.blocking)
     {
         // cudaMemcpy: on the legacy default stream (ordered after the blocking

@@ -6,6 +6,7 @@
 #include "gpu_model/kernel_cost_table.h"
 #include "gpu_model/profile/gemm_signature.h"
 #include "gpu_model/profile/profile_writer.h"
+#include "gpu_model/profile/program_name.h"
 
 #include <cmath>
 #include <filesystem>
@@ -253,6 +254,35 @@ TEST_F(KernelCostTableTest, ALargeCopyPastLatencyBoundOnesGoesAtTheLinksRate)
     const OpCost c = t.Copy(CopyKey(wire::CopyKind::DeviceToHost, 23068672), 0);
     EXPECT_EQ(c.source, CostSource::ShapeScaled);
     EXPECT_NEAR(static_cast<double>(c.ns), 1500 + (23068672 - 4096) / 50.0, 100.0);
+}
+
+// Host copies the profile lacks, from the copies of their own population: the replay
+// tool's, from pinned memory (55 GB/s here), or the programs' own, pageable (9 GB/s).
+TEST_F(KernelCostTableTest, PinnedAndPageableCopiesAreEstimatedApart)
+{
+    {
+        ProfileWriter w(scenario.kernels.profile);
+        w.AddRun("train", "train_gpt.py", "python train_gpt.py");
+        w.AddRun("replay", std::string(kReplayProgram), "gpu_profiler_gpu replay copies.json");
+        OpKey copy;
+        copy.kind = OpKind::Memcpy;
+        copy.name = "DtoH";
+        for (uint64_t mb : {1, 4, 16})
+        {
+            copy.bytes = mb << 20;
+            const double b = static_cast<double>(copy.bytes);
+            w.AddSamples(copy, {std::llround(2000 + b / 9.0)}, "train", "record");
+            w.AddSamples(copy, {std::llround(2000 + b / 55.0)}, "replay", "replay");
+        }
+        w.Commit();
+    }
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const uint64_t bytes = 23068672;
+    const OpCost pageable = t.Copy(CopyKey(wire::CopyKind::DeviceToHost, bytes), 0, false);
+    const OpCost pinned = t.Copy(CopyKey(wire::CopyKind::DeviceToHost, bytes), 0, true);
+    EXPECT_EQ(pageable.source, CostSource::ShapeScaled);
+    EXPECT_NEAR(static_cast<double>(pageable.ns), 2000 + bytes / 9.0, 100);
+    EXPECT_NEAR(static_cast<double>(pinned.ns), 2000 + bytes / 55.0, 100);
 }
 
 // The engine's estimates are searched once per op and launch facts: two launches of one
