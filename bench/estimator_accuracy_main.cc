@@ -12,6 +12,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <map>
 #include <exception>
 #include <filesystem>
 #include <fmt/format.h>
@@ -106,6 +110,45 @@ void WriteJson(const fs::path& file, const std::vector<Table>& tables, double mi
     out << j.dump(1) << "\n";
 }
 
+/// The error of each estimating source over every op it priced (bridge/error_band.h reads
+/// these rows): the launch-weighted mean |estimate - measured| over the measured time, so a
+/// source's share of a step is mispriced by about this much when its ops' errors do not
+/// cancel.
+void WriteBands(const fs::path& file, const std::vector<std::pair<std::string, std::vector<EstimateCheck>>>& byGpu,
+                const std::string& mode)
+{
+    std::ofstream out(file);
+    if (!out)
+    {
+        throw std::runtime_error(fmt::format("cannot write {}", file.string()));
+    }
+    out << "# phantora-estimator-accuracy --leave " << mode
+        << ": per estimating source, launch-weighted mean |error| of the ops it priced\n";
+    out << "gpu\tpart\tclass\tcount\tmean_abs_error_pct\n";
+    for (const auto& [gpu, checks] : byGpu)
+    {
+        std::map<CostSource, std::tuple<std::size_t, double, double>> bySource;
+        for (const EstimateCheck& c : checks)
+        {
+            if (!c.estimate)
+            {
+                continue;
+            }
+            auto& [n, wrong, measured] = bySource[c.estimate->source];
+            const double launches = static_cast<double>(c.launches);
+            ++n;
+            wrong += std::abs(static_cast<double>(c.estimate->ns) - c.measuredNs) * launches;
+            measured += c.measuredNs * launches;
+        }
+        for (const auto& [source, t] : bySource)
+        {
+            const auto& [n, wrong, measured] = t;
+            out << fmt::format("{}\tgpu\t{}\t{}\t{:.1f}\n", gpu, CostSourceName(source), n,
+                               100.0 * wrong / std::max(measured, 1.0));
+        }
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -134,6 +177,10 @@ int main(int argc, char** argv)
     app.add_option("--tsv", tsv, "also write the table here (gpu, mode, class, n, errors)");
     app.add_option("--json", json, "also write the table here as JSON");
     app.add_flag("--ops", listOps, "also print every op's estimate and measurement");
+    std::string bands;
+    app.add_option("--bands", bands,
+                   "also write each estimating source's launch-weighted error here, as rows "
+                   "of profiles/error_bands.tsv (bench/error_bands.py)");
     CLI11_PARSE(app, argc, argv);
     try
     {
@@ -149,6 +196,7 @@ int main(int argc, char** argv)
             logs.push_back(profile::RawLog::Read(f));
         }
         std::vector<Table> tables;
+        std::vector<std::pair<std::string, std::vector<EstimateCheck>>> allChecks;
         for (const std::string& file : scenarios)
         {
             const Scenario s = LoadScenario(file);
@@ -189,7 +237,12 @@ int main(int argc, char** argv)
                 }
             }
             tables.push_back({s.gpu.model, mode, Summarize(checks)});
+            allChecks.emplace_back(s.gpu.model, checks);
             Print(tables.back(), minUs);
+        }
+        if (!bands.empty())
+        {
+            WriteBands(bands, allChecks, logs.empty() ? leave : "held-out");
         }
         if (!tsv.empty())
         {
