@@ -1,5 +1,6 @@
 #include "error_band.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
@@ -123,8 +124,21 @@ ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gp
         const auto e = w.cls == "table" ? std::optional(0.0) : table.Error(gpu, w.part, w.cls);
         p.measured = e.has_value();
         p.error = e.value_or(kUnmeasuredError);
-        band.relative += p.share * p.error;
         band.parts.push_back(p);
+    }
+    // Each part's error is its sources' errors weighted by the time each priced in it; the
+    // band is the larger part's.  A step is mostly the GPU's or the host's, whichever it
+    // waits for (they overlap): then the step is as uncertain as the part that bounds it,
+    // which a weighting by both parts' time would halve.
+    std::map<std::string, std::pair<double, double>> parts; // part -> (share, share x error)
+    for (const auto& p : band.parts)
+    {
+        parts[p.part].first += p.share;
+        parts[p.part].second += p.share * p.error;
+    }
+    for (const auto& [part, t] : parts)
+    {
+        band.relative = std::max(band.relative, t.first > 0 ? t.second / t.first : 0.0);
     }
     return band;
 }

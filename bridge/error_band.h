@@ -3,8 +3,9 @@
 // by one (the program's recording, the host-time model, this machine's clock:
 // host_time_profile.h); how far each source is from real measurements was measured by
 // leaving what it prices out (profiles/error_bands.tsv, written by bench/error_bands.sh).
-// A run is as uncertain as the mix that priced it: the band is the sources' errors
-// weighted by the share of the simulated time each priced.
+// A run is as uncertain as the mix that priced it: within the GPU's time and within the
+// host's, the sources' errors weighted by the share each priced; the band is the larger of
+// the two (a step waits for one or the other).
 #pragma once
 
 #include "gpu_model/kernel_cost_table.h"

@@ -47,17 +47,17 @@ TEST(ErrorBand, SourcesWeighByTheTimeTheyPriced)
     // Start-up measured here weighs nothing: no step repeats it.
     charged.ns[static_cast<std::size_t>(phantora::host_time::Source::Measured)] = 9'000'000;
     const auto band = phantora::ComputeErrorBand(kernels, "H200", host, charged, table);
-    // 100 us given by the scenario (no error), 100 us defaulted (±50 %), 200 us of model
-    // host time (±10 %): (0 + 50 + 20) / 400.
-    EXPECT_NEAR(band.relative, 0.175, 1e-9);
-    EXPECT_NE(band.Describe().find("error band: ±17.5% of each simulated time (GPU time 50%: 50% "
+    // GPU: 100 us given by the scenario (no error), 100 us defaulted (±50 %): ±25 %; host:
+    // 200 us of model host time, ±10 %.  The band is the larger part's.
+    EXPECT_NEAR(band.relative, 0.25, 1e-9);
+    EXPECT_NE(band.Describe().find("error band: ±25.0% of each simulated time (GPU time 50%: 50% "
                                    "table ±0%, 50% default ±50%; host time 50%: 100% model ±10%)"),
               std::string::npos)
         << band.Describe();
 
     // On an H100 the defaulted ops have no measured error: they count at 100 %.
     const auto h100 = phantora::ComputeErrorBand(kernels, "H100", host, charged, table);
-    EXPECT_NEAR(h100.relative, (0 + 100 + 80) / 400.0, 1e-9);
+    EXPECT_NEAR(h100.relative, 0.5, 1e-9); // GPU: (0 + 100 %) / 2; host: 40 %
     EXPECT_NE(h100.Describe().find("default ±100% (not measured)"), std::string::npos)
         << h100.Describe();
     fs::remove(file);
@@ -81,4 +81,24 @@ TEST(ErrorBand, AMalformedRowIsRefusedNamingFileAndLine)
     const fs::path part = Write("H200\tdisk\tdefault\t3\t5\n");
     EXPECT_THROW(phantora::ErrorBandTable::Read(part), std::runtime_error);
     fs::remove(file);
+}
+
+TEST(ErrorBand, TheCommittedTableHasEverySourceAnEstimatedRunUses)
+{
+    // bench/error_bands.py writes it; phantora-cluster reads it for every run's band.
+    const auto table = phantora::ErrorBandTable::Read(std::filesystem::path(PHANTORA_SOURCE_DIR) /
+                                                      "profiles" / "error_bands.tsv");
+    for (const char* gpu : {"H100", "H200"})
+    {
+        for (const char* cls : {"measured", "shape_scaled", "bytes", "family", "roofline"})
+        {
+            EXPECT_TRUE(table.Error(gpu, "gpu", cls)) << gpu << " " << cls;
+        }
+        for (const char* cls : {"recording", "model"})
+        {
+            const auto e = table.Error(gpu, "host", cls);
+            ASSERT_TRUE(e) << gpu << " " << cls;
+            EXPECT_GT(*e, 0.0) << "a measured error of exactly 0 is no measurement";
+        }
+    }
 }
