@@ -126,20 +126,23 @@ ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gp
         p.error = e.value_or(kUnmeasuredError);
         band.parts.push_back(p);
     }
-    // Each part's error is its sources' errors weighted by the time each priced in it; the
-    // band is the larger part's.  A step is mostly the GPU's or the host's, whichever it
-    // waits for (they overlap): then the step is as uncertain as the part that bounds it,
-    // which a weighting by both parts' time would halve.
-    std::map<std::string, std::pair<double, double>> parts; // part -> (share, share x error)
+    // Each part's error is its sources' errors weighted by the time each priced in it.  A
+    // step is about the longer of the GPU's work and the host's (they overlap: the one the
+    // other waits for bounds it), so the band is how far max(G, H) moves when each part
+    // moves by its error: half the distance between max(G(1+eg), H(1+eh)) and
+    // max(G(1-eg), H(1-eh)), over max(G, H).  A GPU-bound step keeps the GPU's error unless
+    // the host's error could make the host the longer part.
+    double g = 0, gErr = 0, h = 0, hErr = 0;
     for (const auto& p : band.parts)
     {
-        parts[p.part].first += p.share;
-        parts[p.part].second += p.share * p.error;
+        (p.part == "gpu" ? g : h) += p.share;
+        (p.part == "gpu" ? gErr : hErr) += p.share * p.error;
     }
-    for (const auto& [part, t] : parts)
-    {
-        band.relative = std::max(band.relative, t.first > 0 ? t.second / t.first : 0.0);
-    }
+    const double eg = g > 0 ? gErr / g : 0;
+    const double eh = h > 0 ? hErr / h : 0;
+    const double upper = std::max(g * (1 + eg), h * (1 + eh));
+    const double lower = std::max(g * std::max(0.0, 1 - eg), h * std::max(0.0, 1 - eh));
+    band.relative = std::max(g, h) > 0 ? (upper - lower) / 2 / std::max(g, h) : 0;
     return band;
 }
 

@@ -4,8 +4,8 @@
 // host_time_profile.h); how far each source is from real measurements was measured by
 // leaving what it prices out (profiles/error_bands.tsv, written by bench/error_bands.sh).
 // A run is as uncertain as the mix that priced it: within the GPU's time and within the
-// host's, the sources' errors weighted by the share each priced; the band is the larger of
-// the two (a step waits for one or the other).
+// host's, the sources' errors weighted by the share each priced; a step is about the longer
+// of the two (they overlap), so the band is how far that longer part can move.
 #pragma once
 
 #include "gpu_model/kernel_cost_table.h"

@@ -47,19 +47,45 @@ TEST(ErrorBand, SourcesWeighByTheTimeTheyPriced)
     // Start-up measured here weighs nothing: no step repeats it.
     charged.ns[static_cast<std::size_t>(phantora::host_time::Source::Measured)] = 9'000'000;
     const auto band = phantora::ComputeErrorBand(kernels, "H200", host, charged, table);
-    // GPU: 100 us given by the scenario (no error), 100 us defaulted (±50 %): ±25 %; host:
-    // 200 us of model host time, ±10 %.  The band is the larger part's.
-    EXPECT_NEAR(band.relative, 0.25, 1e-9);
-    EXPECT_NE(band.Describe().find("error band: ±25.0% of each simulated time (GPU time 50%: 50% "
+    // GPU: 100 us given by the scenario (no error), 100 us defaulted (±50 %): 200 us ±25 %;
+    // host: 200 us of model host time, ±10 %.  The longer part moves between
+    // max(150, 180) and max(250, 220) us: ±35 of 200 us.
+    EXPECT_NEAR(band.relative, 0.175, 1e-9);
+    EXPECT_NE(band.Describe().find("error band: ±17.5% of each simulated time (GPU time 50%: 50% "
                                    "table ±0%, 50% default ±50%; host time 50%: 100% model ±10%)"),
               std::string::npos)
         << band.Describe();
 
     // On an H100 the defaulted ops have no measured error: they count at 100 %.
     const auto h100 = phantora::ComputeErrorBand(kernels, "H100", host, charged, table);
-    EXPECT_NEAR(h100.relative, 0.5, 1e-9); // GPU: (0 + 100 %) / 2; host: 40 %
+    // GPU ±50 %, host ±40 %: between max(100, 120) and max(300, 280) us.
+    EXPECT_NEAR(h100.relative, 0.45, 1e-9);
     EXPECT_NE(h100.Describe().find("default ±100% (not measured)"), std::string::npos)
         << h100.Describe();
+    fs::remove(file);
+}
+
+TEST(ErrorBand, AStepTheGpuBoundsKeepsTheGpusErrorUnlessTheHostCouldOvertakeIt)
+{
+    const fs::path file = Write("H200\tgpu\tdefault\t3\t4\nH200\thost\tmodel\t3\t30\n");
+    const auto table = phantora::ErrorBandTable::Read(file);
+    phantora::GpuSpec gpu;
+    gpu.model = "H200";
+    phantora::KernelSpec spec;
+    spec.defaultNs = 900'000;
+    phantora::KernelCostTable kernels(gpu, spec);
+    kernels.Kernel(phantora::profile::KeyForLaunch("k", {1, 1, 1}, {1, 1, 1}, 0));
+    phantora::HostTimeProfile host;
+    host.origin = phantora::HostTimeOrigin::Model;
+    phantora::HostTimeProfile::Charged charged;
+    // 900 us of GPU (±4 %) and 100 us of host (±30 %): the host stays far shorter.
+    charged.ns[static_cast<std::size_t>(phantora::host_time::Source::Context)] = 100'000;
+    EXPECT_NEAR(phantora::ComputeErrorBand(kernels, "H200", host, charged, table).relative, 0.04,
+                1e-9);
+    // 800 us of host (±30 %) beside it: at +30 % the host (1040) passes the GPU (936).
+    charged.ns[static_cast<std::size_t>(phantora::host_time::Source::Context)] = 800'000;
+    EXPECT_NEAR(phantora::ComputeErrorBand(kernels, "H200", host, charged, table).relative,
+                (1040.0 - 864.0) / 2 / 900.0, 1e-9);
     fs::remove(file);
 }
 
