@@ -8,7 +8,8 @@
 # use separate loopback addresses instead (127.0.0.2, 127.0.0.3).
 #
 # Checked: every step time of the served run is the one a 4-rank single-launcher run
-# (phantora-cluster --nproc 4) of the same scenario prints; every served rank was forked
+# (phantora-cluster --nproc 4) of the same scenario prints, host time included (the served
+# bridge learns the command from its ranks' hellos and prices it as the launcher does); every served rank was forked
 # by its "host"'s fork server (phantora-rank's default: the stand-ins' "[phantora] rank R
 # ... forked as pid Q by this host's fork server (pid S" lines, one server per network
 # namespace); a phantora-rank with a key that is not the run's is refused (and logged
@@ -77,7 +78,7 @@ fi
 cat > "$WORK/s.toml" <<EOF
 extends = ["$SRC/scenarios/h200x4-nvlink.toml"]
 [cpu]
-time_scale = 0.0 # host time off: step times depend on nothing but the simulation
+time_scale = 1.0 # host time on: the recording of train_gpt.py, found by the command phantora-rank passes (PHANTORA_COMMAND)
 EOF
 
 # Only the simulated times, in a form both runs print alike.
