@@ -42,7 +42,7 @@ struct Gap
     bool spent{false};    ///< the budget is on the clock already
     bool escaped{false};  ///< ran far past its budget: measured from then on
     bool boundaryInCall{false};
-    bool started{false};
+    bool started{false};      ///< past the thread's first boundary (what came before is start-up)
     bool measuredOnly{false}; ///< an interposer thread (MeasureThisThread)
     int64_t budgetNs{0};
     int64_t startUpNs{0}; ///< this machine's CPU time before the first boundary (scaled)
