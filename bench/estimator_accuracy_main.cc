@@ -11,17 +11,17 @@
 #include "scenario_loader.h"
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <algorithm>
 #include <cmath>
-#include <tuple>
-#include <map>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace phantora;
@@ -114,7 +114,8 @@ void WriteJson(const fs::path& file, const std::vector<Table>& tables, double mi
 /// these rows): the launch-weighted mean |estimate - measured| over the measured time, so a
 /// source's share of a step is mispriced by about this much when its ops' errors do not
 /// cancel.
-void WriteBands(const fs::path& file, const std::vector<std::pair<std::string, std::vector<EstimateCheck>>>& byGpu,
+void WriteBands(const fs::path& file,
+                const std::vector<std::pair<std::string, std::vector<EstimateCheck>>>& byGpu,
                 const std::string& mode)
 {
     std::ofstream out(file);

@@ -166,7 +166,8 @@ std::string ErrorBand::Describe() const
         out += fmt::format("{}{:.0f}% {} ±{:.0f}%{}", out.empty() ? "" : ", ", 100.0 * p.share / of,
                            p.cls, 100.0 * p.error, p.measured ? "" : " (not measured)");
     }
-    std::string line = fmt::format("error band: ±{:.1f}% of each simulated time (", 100.0 * relative);
+    std::string line =
+        fmt::format("error band: ±{:.1f}% of each simulated time (", 100.0 * relative);
     if (!gpuParts.empty())
     {
         line += fmt::format("GPU time {:.0f}%: {}", 100.0 * gpuShare, gpuParts);

@@ -43,10 +43,10 @@ struct ErrorBand
 {
     struct Part
     {
-        std::string part; ///< "gpu" or "host"
-        std::string cls;  ///< the source's name
-        double share{0};  ///< of the time the band weighs
-        double error{0};  ///< its mean |relative error|
+        std::string part;     ///< "gpu" or "host"
+        std::string cls;      ///< the source's name
+        double share{0};      ///< of the time the band weighs
+        double error{0};      ///< its mean |relative error|
         bool measured{false}; ///< the table had it (else counted at kUnmeasuredError)
     };
     std::vector<Part> parts;

@@ -316,8 +316,8 @@ std::string HostTimeProfile::Describe(const Charged& charged) const
                           recordedRanks, gaps)
             : fmt::format("host time: model of {} recorded program{} ({} runs, {} gaps in {}; "
                           "none of this program), {} keys;",
-                          modelPrograms, modelPrograms == 1 ? "" : "s", modelRuns, gaps,
-                          modelFile, keys);
+                          modelPrograms, modelPrograms == 1 ? "" : "s", modelRuns, gaps, modelFile,
+                          keys);
     constexpr auto kMeasured = static_cast<std::size_t>(host_time::Source::Measured);
     uint64_t all = 0;
     int64_t allNs = 0;

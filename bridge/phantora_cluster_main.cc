@@ -227,7 +227,8 @@ int main(int argc, char** argv)
         // Host time is the host's, whatever the GPU: a scenario that measured no GPU still
         // charges the model of the programs recorded on the GPU machines (of its GPU where
         // we have a profile of it), not this machine's CPU time.
-        const std::filesystem::path profiles = std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles";
+        const std::filesystem::path profiles =
+            std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles";
         for (const std::string& name : {scenario.gpu.model, std::string("H200")})
         {
             if (std::filesystem::is_regular_file(profiles / (name + ".sqlite")))
@@ -365,8 +366,8 @@ int main(int argc, char** argv)
         info.ok = outcome.ok;
         info.failure = outcome.failure;
         info.gpuModel = scenario.gpu.model;
-        if (const auto bands = std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles" /
-                               "error_bands.tsv";
+        if (const auto bands =
+                std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles" / "error_bands.tsv";
             std::filesystem::is_regular_file(bands))
         {
             info.errorBands = ErrorBandTable::Read(bands);

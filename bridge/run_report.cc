@@ -106,8 +106,8 @@ void PrintHostTime(const SimulationEngine& engine, bool readbacks = false)
 
 ErrorBand BandOf(const SimulationEngine& engine, const RunInfo& info)
 {
-    return ComputeErrorBand(engine.Kernels(), info.gpuModel, engine.HostTime(),
-                            SumHostTime(engine), info.errorBands);
+    return ComputeErrorBand(engine.Kernels(), info.gpuModel, engine.HostTime(), SumHostTime(engine),
+                            info.errorBands);
 }
 
 nlohmann::json ErrorBandJson(const SimulationEngine& engine, const RunInfo& info)
@@ -122,9 +122,8 @@ nlohmann::json ErrorBandJson(const SimulationEngine& engine, const RunInfo& info
                          {"error", p.error},
                          {"measured", p.measured}});
     }
-    return {{"relative", band.relative},
-            {"parts", parts},
-            {"table", info.errorBands.File().string()}};
+    return {
+        {"relative", band.relative}, {"parts", parts}, {"table", info.errorBands.File().string()}};
 }
 
 nlohmann::json HostTimeJson(const SimulationEngine& engine)
@@ -138,8 +137,8 @@ nlohmann::json HostTimeJson(const SimulationEngine& engine)
             {"ns", t.ns[i]}, {"gaps", t.gaps[i]}};
     }
     const char* origin = p.origin == HostTimeOrigin::Recording ? "recording"
-                         : p.origin == HostTimeOrigin::Model       ? "model"
-                                                                   : "measured";
+                         : p.origin == HostTimeOrigin::Model   ? "model"
+                                                               : "measured";
     return {{"origin", origin},
             {"model_programs", p.modelPrograms},
             {"model_runs", p.modelRuns},
@@ -212,8 +211,9 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     PrintKernelCosts(stdout, engine.Kernels());
     PrintHostTime(engine);
     PrintWrapped(BandOf(engine, info).Describe() +
-                 (info.errorBands.Empty() ? " [no error bands read]"
-                                          : " [" + info.errorBands.File().filename().string() + "]"));
+                 (info.errorBands.Empty()
+                      ? " [no error bands read]"
+                      : " [" + info.errorBands.File().filename().string() + "]"));
     if (!engine.HostTime().table.empty())
     {
         PrintHostTime(engine, true); // read-back values come with a recording of host time

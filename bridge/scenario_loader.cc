@@ -92,9 +92,9 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
 std::filesystem::path ProfilePath(const Section& s, std::string_view key, const std::string& value)
 {
     const std::filesystem::path writer = s.FileOf(*s.Node(key));
-    std::filesystem::path path =
-        std::filesystem::path(value).is_absolute() ? std::filesystem::path(value)
-                                                   : writer.parent_path() / value;
+    std::filesystem::path path = std::filesystem::path(value).is_absolute()
+                                     ? std::filesystem::path(value)
+                                     : writer.parent_path() / value;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
     {

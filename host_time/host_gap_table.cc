@@ -193,9 +193,9 @@ GapTable GapSamples::Reduce(GapStatistic statistic) const
     {
         calls.emplace(key, host_time::Reduce(v, statistic));
     }
-    return GapTable::FromFigures(std::move(gaps), std::move(calls),
-                                 m_all.empty() ? std::nullopt
-                                               : std::optional(host_time::Reduce(m_all, statistic)));
+    return GapTable::FromFigures(
+        std::move(gaps), std::move(calls),
+        m_all.empty() ? std::nullopt : std::optional(host_time::Reduce(m_all, statistic)));
 }
 
 GapTable GapTable::Build(const std::vector<Sequence>& threads, GapStatistic statistic)

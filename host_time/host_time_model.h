@@ -27,8 +27,7 @@ namespace phantora::host_time
 class HostTimeModel
 {
 public:
-    explicit HostTimeModel(GapStatistic statistic = GapStatistic::Median)
-        : m_statistic(statistic)
+    explicit HostTimeModel(GapStatistic statistic = GapStatistic::Median) : m_statistic(statistic)
     {
     }
 

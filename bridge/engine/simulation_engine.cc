@@ -6,10 +6,10 @@
 #include "nccl/collective_kind.h"
 
 #include <algorithm>
-#include <utility>
-#include <sstream>
 #include <cctype>
 #include <fmt/format.h>
+#include <sstream>
+#include <utility>
 
 namespace phantora
 {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <sstream>
 #include <map>
+#include <sstream>
 #include <vector>
 
 namespace phantora::profile

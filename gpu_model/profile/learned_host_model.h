@@ -33,7 +33,6 @@ struct LearnedHostModel
 /// The model of every program \p profile recorded host time of but those in \p leaveOut,
 /// each run scaled to \p referenceHostNs (0: unscaled).  Reads the runs' gaps from the file.
 LearnedHostModel LearnHostModel(const ProfileReader& profile, host_time::GapStatistic statistic,
-                                double referenceHostNs,
-                                const std::set<std::string>& leaveOut = {});
+                                double referenceHostNs, const std::set<std::string>& leaveOut = {});
 
 } // namespace phantora::profile

@@ -27,8 +27,8 @@ Sequence Thread(int steps, int64_t afterLaunch, int64_t afterSync,
     int64_t before = -1;
     for (int i = 0; i < steps; ++i)
     {
-        for (const auto& [label, after] :
-             {std::pair{kernel, afterLaunch}, std::pair{std::string("sync:device@x+0x20"), afterSync}})
+        for (const auto& [label, after] : {std::pair{kernel, afterLaunch},
+                                           std::pair{std::string("sync:device@x+0x20"), afterSync}})
         {
             s.labels.push_back(label);
             s.gapBeforeNs.push_back(before);
@@ -66,8 +66,8 @@ TEST(HostTimeModel, EachProgramCountsOnceWhateverItsNumberOfRecordings)
     // Pooled, the three recordings of the first program would set every median to 100 us;
     // as programs, the median of 100, 200 and 400 is 200.
     HostTimeModel model;
-    model.AddProgram(SamplesOf({Thread(10, 100'000, 5'000), Thread(10, 100'000, 5'000),
-                                Thread(10, 100'000, 5'000)}));
+    model.AddProgram(SamplesOf(
+        {Thread(10, 100'000, 5'000), Thread(10, 100'000, 5'000), Thread(10, 100'000, 5'000)}));
     model.AddProgram(SamplesOf({Thread(10, 400'000, 5'000)}));
     model.AddProgram(SamplesOf({Thread(10, 200'000, 5'000)}));
     EXPECT_EQ(model.Programs(), 3u);
@@ -127,8 +127,8 @@ fs::path TwoPrograms()
     fs::remove(db);
     phantora::profile::ProfileWriter w(db);
     w.SetMetadata("gpu_model", "H200");
-    const auto add = [&](const std::string& run, const std::string& program, double speed,
-                         int64_t afterLaunch)
+    const auto add =
+        [&](const std::string& run, const std::string& program, double speed, int64_t afterLaunch)
     {
         w.AddRun(run, program, "python3 " + program);
         w.SetRunHostSpeed(run, speed);
@@ -171,7 +171,8 @@ TEST(HostTimeProfile, AProgramWithNoRecordingIsChargedTheModelOfTheOthers)
     EXPECT_EQ(model.origin, phantora::HostTimeOrigin::Model);
 
     cpu.hostTime = phantora::HostTimeMode::Measured;
-    const auto measured = phantora::HostTimeProfile::Prepare(&reader, {"python3", "mine.py"}, 1, cpu);
+    const auto measured =
+        phantora::HostTimeProfile::Prepare(&reader, {"python3", "mine.py"}, 1, cpu);
     EXPECT_EQ(measured.origin, phantora::HostTimeOrigin::Measured);
     EXPECT_TRUE(measured.table.empty());
     EXPECT_NE(measured.Describe({}).find("[cpu] host_time = \"measured\""), std::string::npos)

@@ -64,7 +64,8 @@ TEST(ServedHostTime, TheFirstHelloThatNamesTheCommandPricesEveryRanksHostTime)
     engine.Handle(1, Hello(1, "torchrun\n--nproc_per_node\n2\ntrain.py"), out);
     EXPECT_EQ(WelcomeIn(out).hostTimeTable, "recording-of-train.py");
     ASSERT_EQ(asked.size(), 1u);
-    EXPECT_EQ(asked[0], (std::vector<std::string>{"torchrun", "--nproc_per_node", "2", "train.py"}));
+    EXPECT_EQ(asked[0],
+              (std::vector<std::string>{"torchrun", "--nproc_per_node", "2", "train.py"}));
 }
 
 TEST(ServedHostTime, HellosWithoutACommandKeepWhatTheBridgeStartedWith)
