@@ -169,7 +169,9 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
         profile = modelProfile.get();
     }
     std::vector<double> speeds;
-    std::vector<double> allSpeeds;
+    // The median host speed of every run: the host the model's gaps are scaled to, and the
+    // recording host's speed when the program's own runs do not say it.
+    const double referenceHostNs = profile ? profile::ReferenceHostNs(*profile) : 0.0;
     if (profile)
     {
         // The program's own recordings that hold host time; of those, the ones given the
@@ -186,10 +188,6 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
         std::map<Preference, std::vector<std::string>> bySimilarity;
         for (const auto& [run, r] : profile->Runs())
         {
-            if (r.hostSpeedNs)
-            {
-                allSpeeds.push_back(*r.hostSpeedNs);
-            }
             if (r.program != program || program.empty())
             {
                 continue;
@@ -231,27 +229,24 @@ HostTimeProfile HostTimeProfile::Prepare(const profile::ProfileReader* profile,
                 p.gaps += s.labels.size();
             }
         }
-        if (speeds.empty())
-        {
-            // Another program's recordings still tell how fast the recording host was.
-            speeds = allSpeeds;
-        }
     }
+    // Another program's recordings still tell how fast the recording host was.
+    const double recordingHostNs = speeds.empty() ? referenceHostNs : Median(speeds);
     if (cpu.localScale)
     {
         p.localScale = *cpu.localScale;
         p.localScaleSource = "scenario";
     }
-    else if (!speeds.empty())
+    else if (recordingHostNs > 0)
     {
-        p.recordingHostNs = Median(speeds);
+        p.recordingHostNs = recordingHostNs;
         p.localHostNs = host_time::MeasureHostSpeedNs();
         p.localScale = p.recordingHostNs / p.localHostNs;
         p.localScaleSource = "measured";
     }
     if (profile && p.table.empty() && cpu.hostTime != HostTimeMode::Measured)
     {
-        p.LearnModel(*profile, cpu, profile::ReferenceHostNs(*profile));
+        p.LearnModel(*profile, cpu, referenceHostNs);
     }
     return p;
 }

@@ -247,10 +247,16 @@ int main(int argc, char** argv)
                                 sync == "optimistic" ? SyncMode::Optimistic
                                                      : SyncMode::Conservative);
         engine.PreferProfileProgram(profile::ProgramName(command));
-        engine.SetHostTime(HostTimeProfile::Prepare(engine.Kernels().Profile(), command, nproc,
-                                                    scenario.cpu, scenario.workload.readback));
-        if (serve)
+        if (!serve)
         {
+            engine.SetHostTime(HostTimeProfile::Prepare(engine.Kernels().Profile(), command,
+                                                        nproc, scenario.cpu,
+                                                        scenario.workload.readback));
+        }
+        else
+        {
+            // Prepared once, for the command the first rank names: the profile's recording
+            // of it, or the model (a fallback that preparing at start-up would build twice).
             engine.PrepareHostTimeAtFirstHello(
                 [&engine, &scenario, nproc](const std::vector<std::string>& rankCommand)
                 {

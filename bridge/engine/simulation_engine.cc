@@ -213,7 +213,7 @@ void SimulationEngine::OnHello(const RequestContext& ctx, const wire::Hello& m)
     RankState& r = m_lanes.Rank(ctx.rank);
     r.pid = m.pid;
     r.phase = RankPhase::Running;
-    if (m_prepareHostTime && !m.command.empty())
+    if (m_prepareHostTime)
     {
         std::vector<std::string> command;
         std::istringstream words(m.command);

@@ -82,9 +82,9 @@ public:
     const NetworkModel& Network() const { return m_network; }
     /// The recorded host time and local CPU scale every rank is told at its hello.
     void SetHostTime(HostTimeProfile hostTime) { m_hostTime = std::move(hostTime); }
-    /// For a bridge that serves ranks (it was not given the command): the first hello that
-    /// names its command (wire::Hello::command) replaces the host time with \p prepare's for
-    /// that command, before any rank is welcomed.
+    /// For a bridge that serves ranks (it was not given the command): the first hello sets
+    /// the host time to \p prepare's for the command it names (wire::Hello::command; empty
+    /// from a rank phantora-rank did not start), before any rank is welcomed.
     void PrepareHostTimeAtFirstHello(
         std::function<HostTimeProfile(const std::vector<std::string>& command)> prepare)
     {

@@ -79,3 +79,26 @@ TEST(ServedHostTime, HellosWithoutACommandKeepWhatTheBridgeStartedWith)
     engine.Handle(0, Hello(0, ""), out);
     EXPECT_EQ(WelcomeIn(out).hostTimeTable, "recording-of-the-launched-command");
 }
+
+TEST(ServedHostTime, AFirstHelloWithoutACommandPreparesForNoneOnce)
+{
+    // A rank phantora-rank did not start names no command: the served bridge prices what
+    // it can without one (the model), once, as a launcher given no command would.
+    const Scenario s = test::EngineScenario("served", 2, 0);
+    SimulationEngine engine(s, 2);
+    std::vector<std::vector<std::string>> asked;
+    engine.PrepareHostTimeAtFirstHello(
+        [&asked](const std::vector<std::string>& command)
+        {
+            asked.push_back(command);
+            HostTimeProfile p;
+            p.table = "model-of-everything";
+            return p;
+        });
+    std::vector<OutgoingReply> out;
+    engine.Handle(0, Hello(0, ""), out);
+    engine.Handle(1, Hello(1, "python3\ntrain.py"), out);
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_TRUE(asked[0].empty());
+    EXPECT_EQ(WelcomeIn(out).hostTimeTable, "model-of-everything");
+}
