@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <random>
+#include <utility>
 
 #ifndef PHANTORA_SOURCE_DIR
 #error "PHANTORA_SOURCE_DIR must be defined by the build"
@@ -242,6 +243,15 @@ int main(int argc, char** argv)
     const auto wallStart = std::chrono::steady_clock::now();
     try
     {
+        // Read before the run, so a table it cannot read stops it at once, not after the
+        // simulation with no summary.
+        ErrorBandTable errorBands;
+        if (const auto bands =
+                std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles" / "error_bands.tsv";
+            std::filesystem::is_regular_file(bands))
+        {
+            errorBands = ErrorBandTable::Read(bands);
+        }
         TraceRecorder trace;
         SimulationEngine engine(scenario, nproc, traceFile.empty() ? nullptr : &trace,
                                 sync == "optimistic" ? SyncMode::Optimistic
@@ -372,12 +382,7 @@ int main(int argc, char** argv)
         info.ok = outcome.ok;
         info.failure = outcome.failure;
         info.gpuModel = scenario.gpu.model;
-        if (const auto bands =
-                std::filesystem::path(PHANTORA_SOURCE_DIR) / "profiles" / "error_bands.tsv";
-            std::filesystem::is_regular_file(bands))
-        {
-            info.errorBands = ErrorBandTable::Read(bands);
-        }
+        info.errorBands = std::move(errorBands);
         info.wallTimeS =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
         PrintSummary(engine, info);
