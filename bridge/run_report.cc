@@ -214,7 +214,7 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
                  (info.errorBands.Empty()
                       ? " [no error bands read]"
                       : " [" + info.errorBands.File().filename().string() + "]"));
-    if (!engine.HostTime().table.empty())
+    if (engine.HostTime().origin == HostTimeOrigin::Recording)
     {
         PrintHostTime(engine, true); // read-back values come with a recording of host time
     }
