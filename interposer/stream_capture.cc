@@ -57,7 +57,7 @@ CaptureError StreamCapture::Begin(uint64_t stream, CaptureMode mode)
     {
         return CaptureError::AlreadyCapturing;
     }
-    auto c = std::make_shared<Capture>();
+    auto c = std::make_shared<Session>();
     c->id = m_nextId++;
     c->graph = std::make_unique<CUgraph_st>();
     c->mode = mode;
@@ -77,7 +77,7 @@ StreamCapture::Ended StreamCapture::End(uint64_t stream)
     {
         return {CaptureError::NotCapturing, nullptr};
     }
-    std::shared_ptr<Capture> c = s->capture;
+    std::shared_ptr<Session> c = s->capture;
     if (c->origin != stream)
     {
         return {CaptureError::NotOrigin, nullptr};
@@ -125,7 +125,7 @@ StreamCapture::Info StreamCapture::Query(uint64_t stream)
     {
         return {};
     }
-    const Capture& c = *s->capture;
+    const Session& c = *s->capture;
     return {c.invalidated ? CaptureStatus::Invalidated : CaptureStatus::Active, c.id,
             c.graph.get(), &s->deps};
 }
@@ -211,7 +211,7 @@ StreamCapture::WaitOutcome StreamCapture::WaitEvent(uint64_t stream, const void*
     std::lock_guard lock(m_mutex);
     StreamState* s = Find(stream);
     auto it = m_events.find(event);
-    std::shared_ptr<Capture> from;
+    std::shared_ptr<Session> from;
     if (it != m_events.end())
     {
         from = it->second.capture.lock();

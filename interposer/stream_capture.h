@@ -128,7 +128,7 @@ public:
     bool ForbidsUnsafeCall(const char* call);
 
 private:
-    struct Capture
+    struct Session
     {
         uint64_t id{0};
         std::unique_ptr<CUgraph_st> graph;
@@ -139,12 +139,12 @@ private:
     };
     struct StreamState
     {
-        std::shared_ptr<Capture> capture;
+        std::shared_ptr<Session> capture;
         std::vector<CUgraphNode_st*> deps;
     };
     struct EventState
     {
-        std::weak_ptr<Capture> capture;
+        std::weak_ptr<Session> capture;
         std::vector<CUgraphNode_st*> deps;
     };
 
@@ -156,7 +156,7 @@ private:
     std::mutex m_mutex;
     std::map<uint64_t, StreamState> m_streams;
     std::map<const void*, EventState> m_events;
-    std::vector<std::shared_ptr<Capture>> m_captures; ///< under way
+    std::vector<std::shared_ptr<Session>> m_captures; ///< under way
     uint64_t m_nextId{1};
     static std::atomic<int> s_active;
 };
