@@ -97,8 +97,7 @@ extern "C"
         return g_events.Erase(event) ? cudaSuccess : Status(cudaErrorInvalidResourceHandle);
     }
 
-    cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
-                                         unsigned int flags)
+    cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
     {
         HookScope scope;
         CUevent_st* e = Lookup(event);

@@ -25,7 +25,8 @@ enum class GraphNodeKind
     Op,          ///< a request on a stream (kernel, copy, memset, collective, send/receive)
     Host,        ///< cudaLaunchHostFunc / cudaGraphAddHostNode
     Empty,       ///< cudaGraphAddEmptyNode: dependencies only
-    EventRecord, ///< an external event record (cudaEventRecordExternal, cudaGraphAddEventRecordNode)
+    EventRecord, ///< an external event record (cudaEventRecordExternal,
+                 ///< cudaGraphAddEventRecordNode)
     EventWait,   ///< an external event wait (cudaEventWaitExternal, cudaGraphAddEventWaitNode)
 };
 

@@ -219,8 +219,8 @@ std::vector<wire::Request> ExpandReplay(const CUgraphExec_st& exec, uint64_t lau
             }
             case GraphNodeKind::Host:
             {
-                PendingHost h{sid, {n.host, NewId(IdKind::HostFunctionRecord),
-                                    NewId(IdKind::HostFunction)}};
+                PendingHost h{
+                    sid, {n.host, NewId(IdKind::HostFunctionRecord), NewId(IdKind::HostFunction)}};
                 out.emplace_back(wire::EventRecord{sid, h.call.record});
                 out.emplace_back(wire::HostFunction{sid, h.call.id});
                 hosts.push_back(std::move(h));
@@ -290,8 +290,8 @@ extern "C"
         {
             return Status(cudaErrorInvalidValue);
         }
-        return Status(ErrorOf(
-            StreamCapture::Get().Begin(StreamId(stream), static_cast<CaptureMode>(mode))));
+        return Status(
+            ErrorOf(StreamCapture::Get().Begin(StreamId(stream), static_cast<CaptureMode>(mode))));
     }
 
     cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, cudaStreamCaptureMode mode)
@@ -378,8 +378,8 @@ extern "C"
                                                     unsigned int flags)
     {
         HookScope scope;
-        if ((numDeps > 0 && !deps) ||
-            (flags != cudaStreamAddCaptureDependencies && flags != cudaStreamSetCaptureDependencies))
+        if ((numDeps > 0 && !deps) || (flags != cudaStreamAddCaptureDependencies &&
+                                       flags != cudaStreamSetCaptureDependencies))
         {
             return Status(cudaErrorInvalidValue);
         }
@@ -387,8 +387,7 @@ extern "C"
             StreamId(stream), Nodes(deps, numDeps), flags == cudaStreamSetCaptureDependencies)));
     }
 
-    cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream,
-                                                         cudaGraphNode_t* deps,
+    cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream, cudaGraphNode_t* deps,
                                                          const cudaGraphEdgeData* edges,
                                                          size_t numDeps, unsigned int flags)
     {
@@ -397,9 +396,9 @@ extern "C"
 
     cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode)
     {
-        if (!mode || (*mode != cudaStreamCaptureModeGlobal &&
-                      *mode != cudaStreamCaptureModeThreadLocal &&
-                      *mode != cudaStreamCaptureModeRelaxed))
+        if (!mode ||
+            (*mode != cudaStreamCaptureModeGlobal && *mode != cudaStreamCaptureModeThreadLocal &&
+             *mode != cudaStreamCaptureModeRelaxed))
         {
             return Status(cudaErrorInvalidValue);
         }
@@ -513,8 +512,7 @@ extern "C"
         {
             return Status(cudaErrorInvalidValue);
         }
-        const uint64_t bytes =
-            uint64_t{p->elementSize} * p->width * std::max<size_t>(p->height, 1);
+        const uint64_t bytes = uint64_t{p->elementSize} * p->width * std::max<size_t>(p->height, 1);
         CUgraphNode_st* n = graph->Add(GraphNodeKind::Op, Nodes(deps, numDeps));
         n->op = wire::Memcpy{0, wire::CopyKind::Memset, bytes, false};
         *node = n;
@@ -732,8 +730,7 @@ extern "C"
 
     // ---- executable graphs ----
 
-    cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
-                                     unsigned long long)
+    cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long)
     {
         return Instantiate(exec, graph);
     }
@@ -796,8 +793,8 @@ extern "C"
         if (info)
         {
             *info = cudaGraphExecUpdateResultInfo{};
-            info->result = same ? cudaGraphExecUpdateSuccess
-                                : cudaGraphExecUpdateErrorTopologyChanged;
+            info->result =
+                same ? cudaGraphExecUpdateSuccess : cudaGraphExecUpdateErrorTopologyChanged;
         }
         if (!same)
         {

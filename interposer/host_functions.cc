@@ -39,8 +39,7 @@ cudaError_t Launch(cudaStream_t stream, std::function<void()> fn)
         if (StreamCapture::Get().CaptureHost(sid, fn))
         {
             // A host node: the function runs at each replay (cuda_graph_hooks.cc).
-            SimClock::Get().Advance(
-                HostTime::Get().OnBoundary(host_time::boundary::kHostFunction));
+            SimClock::Get().Advance(HostTime::Get().OnBoundary(host_time::boundary::kHostFunction));
             return cudaSuccess;
         }
     }

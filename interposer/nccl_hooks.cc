@@ -3,8 +3,8 @@
 #include "cuda_state.h"
 #include "handle_table.h"
 #include "hook_scope.h"
-#include "stream_capture.h"
 #include "nccl_group.h"
+#include "stream_capture.h"
 #include "value_shadow.h"
 
 #include <atomic>

@@ -126,8 +126,8 @@ StreamCapture::Info StreamCapture::Query(uint64_t stream)
         return {};
     }
     const Session& c = *s->capture;
-    return {c.invalidated ? CaptureStatus::Invalidated : CaptureStatus::Active, c.id,
-            c.graph.get(), &s->deps};
+    return {c.invalidated ? CaptureStatus::Invalidated : CaptureStatus::Active, c.id, c.graph.get(),
+            &s->deps};
 }
 
 bool StreamCapture::Capture(const wire::Request& request)
@@ -290,8 +290,8 @@ bool StreamCapture::ForbidsUnsafeCall(const char*)
     for (auto& c : m_captures)
     {
         const bool own = c->thread == self && c->mode != CaptureMode::Relaxed;
-        const bool other = t_mode == CaptureMode::Global && c->thread != self &&
-                           c->mode == CaptureMode::Global;
+        const bool other =
+            t_mode == CaptureMode::Global && c->thread != self && c->mode == CaptureMode::Global;
         if (own || other)
         {
             c->invalidated = true;

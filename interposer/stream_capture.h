@@ -107,8 +107,8 @@ public:
     enum class WaitOutcome
     {
         NotCaptured, ///< a wait to send to the bridge as usual
-        Captured,    ///< the stream follows the event's dependencies (joined if it was not captured)
-        Isolation,   ///< a captured stream waits for an event recorded outside its capture
+        Captured,  ///< the stream follows the event's dependencies (joined if it was not captured)
+        Isolation, ///< a captured stream waits for an event recorded outside its capture
     };
     WaitOutcome WaitEvent(uint64_t stream, const void* event);
 

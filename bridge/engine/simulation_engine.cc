@@ -77,12 +77,12 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, Trac
     : m_scenario(scenario), m_trace(trace), m_network(scenario),
       m_kernels(scenario.gpu, scenario.kernels, scenario.file),
       m_lanes(CheckedWorldSize(worldSize), trace),
-      m_timelines(static_cast<std::size_t>(worldSize),
-                  DeviceTimeline(
-                      scenario.gpu.launchLatencyNs,
-                      scenario.gpu.commInterference ? scenario.gpu.smCount : 0,
-                      StreamGap{scenario.gpu.streamGapNs, scenario.gpu.streamGapBesideBlockedNs,
-                                scenario.gpu.graphNodeGapNs})),
+      m_timelines(
+          static_cast<std::size_t>(worldSize),
+          DeviceTimeline(scenario.gpu.launchLatencyNs,
+                         scenario.gpu.commInterference ? scenario.gpu.smCount : 0,
+                         StreamGap{scenario.gpu.streamGapNs, scenario.gpu.streamGapBesideBlockedNs,
+                                   scenario.gpu.graphNodeGapNs})),
       m_nccl(scenario.nccl), m_setup(m_comms, m_nccl, m_lanes),
       m_launch(scenario, m_network, m_timelines, m_nccl),
       m_holds([this](int rank, uint64_t ticket, int64_t endNs)

@@ -63,8 +63,8 @@ void CountStep(void*)
 }
 
 /// The step's work on \p main, with the side branch forked to \p side.
-void IssueStep(cudaStream_t main, cudaStream_t side, cudaEvent_t fork, cudaEvent_t join,
-               float* x, float* y, const float* host)
+void IssueStep(cudaStream_t main, cudaStream_t side, cudaEvent_t fork, cudaEvent_t join, float* x,
+               float* y, const float* host)
 {
     CHECK_CUDA(cudaMemcpyAsync(x, host, kElems * sizeof(float), cudaMemcpyHostToDevice, main));
     phantora_graph_forward<<<256, 256, 0, main>>>(x, kElems);

@@ -48,8 +48,8 @@ phantora_graph_forward = "{}us"
 phantora_graph_side = "{}us"
 phantora_graph_update = "{}us"
 )",
-                       kLaunchLatencyUs, kStreamGapUs, kGraphNodeGapUs, pcie, kCallOverheadUs, forwardUs,
-                       sideUs, updateUs);
+                       kLaunchLatencyUs, kStreamGapUs, kGraphNodeGapUs, pcie, kCallOverheadUs,
+                       forwardUs, sideUs, updateUs);
 }
 
 struct GraphRun
@@ -90,8 +90,8 @@ TEST(CudaGraph, EveryReplayIsTheCapturedStepWithOneLaunchCost)
     // enqueued one call overhead later, start a launch latency after that: the copy, the
     // forward, the side kernel after the fork, the update after the join, each followed
     // by the graph node gap; then the host function's hold, which the stream gap follows.
-    const double expectedUs = kCallOverheadUs + kCopyUs + 100 + 30 + 20 + 4 * kGraphNodeGapUs +
-                              kStreamGapUs;
+    const double expectedUs =
+        kCallOverheadUs + kCopyUs + 100 + 30 + 20 + 4 * kGraphNodeGapUs + kStreamGapUs;
     for (const auto& [key, ns] : r.steps)
     {
         EXPECT_EQ(ns, std::llround(expectedUs * 1000)) << "step " << key.second;
