@@ -6,7 +6,7 @@
 // a graph and per kernel issued directly; their difference is what a graph changes in
 // the gap between two ops, so graph_node_gap = stream_gap + (graph slope - direct slope).
 //
-// usage: phantora-bench-graph-launch-cost [REPS]      (on a real GPU; prints a table)
+// usage: phantora-bench-graph-launch-cost [REPS] [HOLD_CYCLES]  (on a real GPU; prints a table)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -83,9 +83,8 @@ int main(int argc, char** argv)
     CHECK_CUDA(cudaEventCreate(&e1));
     cudaDeviceProp prop{};
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    int clockKhz = 0;
-    CHECK_CUDA(cudaDeviceGetAttribute(&clockKhz, cudaDevAttrClockRate, 0));
-    const long long holdCycles = static_cast<long long>(clockKhz) * 2; // about 2 ms
+    // About 2 ms at Hopper's 1.98 GHz: longer than the host takes to queue 128 launches.
+    const long long holdCycles = argc > 2 ? std::atoll(argv[2]) : 4000000;
     std::printf("device: %s, %d reps per point\n", prop.name, reps);
     std::printf("%6s %16s %16s %18s %18s\n", "nodes", "graph held us", "direct held us",
                 "graph idle us", "launch call us");
