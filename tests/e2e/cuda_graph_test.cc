@@ -133,3 +133,27 @@ TEST(CudaGraph, ShortKernelsNoLongerWaitForTheHost)
     std::printf("1 us kernels: step %.3f us as a graph, %.3f us issued directly\n", graphNs / 1e3,
                 eagerNs / 1e3);
 }
+
+TEST(CudaGraph, ExplicitlyBuiltGraphRunsItsBranchesSideBySideAndTimesItself)
+{
+    const auto scenario =
+        WriteFile("graph-api.toml", Scenario(0, 0, 0) + R"(phantora_api_left = "30us"
+phantora_api_right = "50us"
+)");
+    const CommandResult r =
+        RunCommand(fmt::format("{} --scenario {} --nproc 1 -- {}", PHANTORA_CLUSTER,
+                               scenario.string(), PHANTORA_GRAPH_API_PROGRAM));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("nodes 7 roots 1 end-deps 2 kernel-type 1"), std::string::npos)
+        << r.output;
+    // The event record nodes around the two kernels: they run side by side (the graph's
+    // own stream for the second), so the span is the longer one and its node gap.
+    for (int i = 0; i < 3; ++i)
+    {
+        EXPECT_NE(
+            r.output.find(fmt::format("launch {} kernels took {:.3f} us", i, 50 + kGraphNodeGapUs)),
+            std::string::npos)
+            << r.output;
+    }
+    EXPECT_NE(r.output.find("host node ran 3 times"), std::string::npos) << r.output;
+}
