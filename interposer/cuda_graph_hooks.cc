@@ -316,6 +316,9 @@ extern "C"
         return cudaStreamEndCapture(stream, graph);
     }
 
+    // The capture status queries answer from the interposer's state without a HookScope,
+    // as they did before captures were simulated: a process that is no rank (the fork
+    // server, a launcher) may ask whether its current stream captures, and must not connect.
     cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status)
     {
         if (!status)
@@ -649,6 +652,7 @@ extern "C"
     cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t* deps,
                                              cudaGraphEdgeData* edges, size_t* count)
     {
+        HookScope scope;
         if (!node)
         {
             return Status(cudaErrorInvalidValue);
@@ -659,6 +663,7 @@ extern "C"
     cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t* out,
                                                cudaGraphEdgeData* edges, size_t* count)
     {
+        HookScope scope;
         if (!node)
         {
             return Status(cudaErrorInvalidValue);
@@ -668,6 +673,7 @@ extern "C"
 
     cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, cudaGraphNodeType* type)
     {
+        HookScope scope;
         if (!node || !type)
         {
             return Status(cudaErrorInvalidValue);
