@@ -26,9 +26,13 @@ of those cells and the scenario that simulates them):
   zoo        public models of workloads/zoo.py (Hugging Face transformers, torchvision, timm,
              from configs) on one H200: matrix-zoo.tsv gives each cell's zoo.py arguments,
              real/H200-zoo.json (collect_zoo.py from the device results), scenarios/h200-
-             profile.toml; the profile holds no recording of zoo.py, so its one table is also
-             the left-out one (simulated once). Needs transformers, timm and torchvision in the
-             build's venv (ZOO_INSTALL below; the harness says so when they do not import).
+             profile.toml. Needs transformers, timm and torchvision in the build's venv
+             (ZOO_INSTALL below; the harness says so when they do not import);
+  compiled   zoo.py under torch.compile or captured in a CUDA graph, and TorchTitan's debug
+             model eager and compiled, on one H200: matrix-compiled.tsv,
+             real/H200-compiled.json (collect_compiled.py), scenarios/h200-profile.toml.
+A suite whose programs the profile holds no recording of has one table, recorded and left
+out alike (simulated once).
 
 For every cell (size, mode, GPUs) with real data it runs the same command under
 phantora-cluster on this machine (no GPU) and prints, suite by suite,
@@ -297,14 +301,21 @@ SUITES = {
     "frameworks_h100": commands_suite("frameworks_h100", "matrix-frameworks_h100.tsv",
                                       "H100-frameworks.json", "h100-profile.toml",
                                       env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}),
-    # Public models (workloads/zoo.py: transformers, torchvision, timm) on one H200, whose
-    # recordings are not in the profile: the simulator has never seen these programs, so
-    # their one table is also the left-out one (matrix-zoo.tsv, collect_zoo.py).
+    # Public models (workloads/zoo.py: transformers, torchvision, timm) on one H200
+    # (matrix-zoo.tsv, collect_zoo.py); their recordings were imported on 2026-12-02.
     "zoo": commands_suite("zoo", "matrix-zoo.tsv", "H200-zoo.json", "h200-profile.toml",
                           env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                                "TOKENIZERS_PARALLELISM": "false"},
                           real_range="the two real runs' median steps",
                           imports=("transformers", "torchvision", "timm"), install=ZOO_INSTALL),
+    # Issue 34: zoo.py programs under torch.compile or captured in a CUDA graph, and
+    # TorchTitan's debug model eager and compiled, on one H200 (matrix-compiled.tsv,
+    # collect_compiled.py).
+    "compiled": commands_suite("compiled", "matrix-compiled.tsv", "H200-compiled.json",
+                               "h200-profile.toml",
+                               env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                                    "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"},
+                               imports=("transformers", "torchvision"), install=ZOO_INSTALL),
 }
 SUITES_DEFAULT_SCRIPTS = {name: s.script for name, s in SUITES.items()}
 DEFAULT_SUITE = "train_gpt"  # what results files without a suite key hold (saved before suites)

@@ -110,8 +110,9 @@ bool IsRawLog(const std::filesystem::path& p)
 }
 } // namespace
 
-// Every number in a committed profile comes from its committed raw logs: importing them
-// afresh gives the same ops with the same statistics.
+// Every number in a committed profile comes from its committed raw logs (data/raw/profiles/
+// <GPU>/ and its folders, one per lease where a lease brought many): importing them afresh
+// gives the same ops with the same statistics.
 TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
 {
     const std::filesystem::path rawDir =
@@ -123,7 +124,7 @@ TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
     {
         ProfileWriter w(db);
         std::vector<std::filesystem::path> logs;
-        for (const auto& e : std::filesystem::directory_iterator(rawDir))
+        for (const auto& e : std::filesystem::recursive_directory_iterator(rawDir))
         {
             if (IsRawLog(e.path()))
             {
@@ -146,7 +147,7 @@ TEST_P(CommittedProfile, IsTheImportOfItsRawLogs)
     const ProfileReader fresh(db);
     const ProfileReader committed(File());
     // every raw log that recorded its command names its program in the runs table
-    for (const auto& e : std::filesystem::directory_iterator(rawDir))
+    for (const auto& e : std::filesystem::recursive_directory_iterator(rawDir))
     {
         if (!IsRawLog(e.path()))
         {

@@ -24,7 +24,7 @@ STEPS=${STEPS:-12}
 WARMUP=${WARMUP:-4}
 REPS=${REPS:-2}
 
-if ! $PY -c "import deepspeed, torchtitan" 2>/dev/null; then
+if ! $PY -c "import torchtitan" 2>/dev/null; then
   $PY -m pip install -q --no-deps --no-index .whl-device/*.whl > "$OUT/pip.log" 2>&1 ||
     { echo "installing .whl-device failed:"; tail -20 "$OUT/pip.log"; exit 1; }
 fi
@@ -38,12 +38,15 @@ WORKLOADS=(
   "deepspeed_zero1|$TORCHRUN examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero1.json --steps $STEPS --warmup $WARMUP"
   "deepspeed_zero2|$TORCHRUN examples/deepspeed/train_gpt.py --deepspeed_config examples/deepspeed/zero2.json --steps $STEPS --warmup $WARMUP"
   "titan_debug|$TORCHRUN -m torchtitan.train --job.config_file examples/torchtitan/llama3_debug.toml --training.steps $STEPS"
+  # issue 34: the same model compiled (TorchTitan's [compile]: model and loss, Inductor)
+  "titan_debug_compile|$TORCHRUN -m torchtitan.train --job.config_file examples/torchtitan/llama3_debug.toml --training.steps $STEPS --compile.enable"
 )
 
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit --format=csv
-  $PY -c 'import torch, deepspeed, torchtitan; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "deepspeed", deepspeed.__version__)'
+  $PY -c 'import torch, torchtitan; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())'
+  $PY -c 'import deepspeed; print("deepspeed", deepspeed.__version__)'
   echo "git_commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
 } > "$OUT/env.txt" 2>&1

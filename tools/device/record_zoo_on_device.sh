@@ -63,6 +63,14 @@ CELLS=(
   "resnet101_bf16_fused_cl|$P|--model resnet --size l --dtype bf16 --optim adamw_fused --batch 64 --seq 224 --channels-last"
   "vit_l16_bf16_foreach|$P|--model vit --size m --dtype bf16 --optim adamw_foreach --batch 32 --seq 224"
   "convnext_s_fp32_sgd|$P|--model convnext --size m --dtype fp32 --optim sgd --batch 32 --seq 224"
+  # issue 34: the same programs compiled (torch.compile: Inductor's Triton kernels) and
+  # captured whole in a CUDA graph, beside their eager cells above
+  "llama_s_bf16_fused_compile|$P|--model llama --size s --dtype bf16 --optim adamw_fused --batch 8 --seq 1024 --compile default"
+  "gpt2_s_bf16_fused_compile|$P|--model gpt2 --size s --dtype bf16 --optim adamw_fused --batch 8 --seq 1024 --compile default"
+  "resnet50_bf16_sgd_cl_graph|$P|--model resnet --size m --dtype bf16 --optim sgd --batch 128 --seq 224 --channels-last --cuda-graph"
+  "llama_s_bf16_fused_graph|$P|--model llama --size s --dtype bf16 --optim adamw_fused --batch 8 --seq 1024 --cuda-graph"
+  "llama_s_bf16_fused_compile_ro|$P|--model llama --size s --dtype bf16 --optim adamw_fused --batch 8 --seq 1024 --compile reduce-overhead"
+  "llama_s_bf16_fused_compile_mat|$P|--model llama --size s --dtype bf16 --optim adamw_fused --batch 8 --seq 1024 --compile max-autotune"
 )
 STEPS="--steps 10 --warmup 3"
 declare -A LAUNCH ARGS

@@ -16,6 +16,8 @@
 #   python3 bench/accuracy/workloads/zoo.py --model llama --size s --dtype bf16 \
 #       --optim adamw_fused --batch 8 --seq 1024 --steps 10 --warmup 3
 #   torchrun --standalone --nproc_per_node 1 bench/accuracy/workloads/zoo.py --mode fsdp ...
+#   python3 bench/accuracy/workloads/zoo.py ... --compile default   # torch.compile(model)
+#   python3 bench/accuracy/workloads/zoo.py ... --cuda-graph        # the step in a CUDA graph
 #   python3 bench/accuracy/workloads/zoo.py --list          # the models and sizes
 #   python3 bench/accuracy/workloads/zoo.py --device cpu --model t5 --size xs ...  # debug
 """Public-model training steps from configs, for profiling and whole-program accuracy."""
@@ -188,6 +190,15 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--channels-last", action="store_true", help="vision: NHWC model and input")
     p.add_argument("--attn", default="", help="transformers attn_implementation (default: theirs)")
+    p.add_argument("--compile", default="off",
+                   choices=["off", "default", "max-autotune", "reduce-overhead"],
+                   help="torch.compile the model (after DDP/FSDP wrapping) in this mode; its "
+                        "compile falls in the warm-up steps (compile_s: the first step's "
+                        "excess over the median)")
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="single: capture forward, backward and optimizer step in one "
+                        "torch.cuda.CUDAGraph (PyTorch's whole-network recipe: warm-up on a "
+                        "side stream, capturable optimizer, static batch) and replay it")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="cpu: a debug run")
     p.add_argument("--list", action="store_true")
     p.add_argument("--tag", default="")
@@ -207,6 +218,10 @@ def main():
     if a.mode == "fsdp" and a.dtype == "fp16":
         p.error("--mode fsdp: bf16, bf16w or fp32 (fp16 needs a sharded grad scaler)")
     cuda = a.device == "cuda"
+    if a.cuda_graph and (a.mode != "single" or a.dtype == "fp16" or not cuda
+                         or a.compile != "off"):
+        p.error("--cuda-graph: --mode single on cuda, not fp16 (a GradScaler steps on the "
+                "host), without --compile")
 
     distributed = a.mode != "single"
     if distributed:
@@ -249,16 +264,18 @@ def main():
     params = [q for q in model.parameters() if q.requires_grad]
     if a.optim == "sgd":
         opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9)
-    else:
+    else:  # capturable: the step count stays on the GPU, as a CUDA graph needs
         opt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01,
                                 foreach=(a.optim == "adamw_foreach"),
-                                fused=(a.optim == "adamw_fused"))
+                                fused=(a.optim == "adamw_fused"), capturable=a.cuda_graph)
+    if a.compile != "off":
+        model = torch.compile(model, mode=None if a.compile == "default" else a.compile)
     # Autocast over fp32 weights for bf16 and fp16 (FSDP2 casts through its policy instead)
     autocast = a.dtype in ("bf16", "fp16") and a.mode != "fsdp"
     scaler = torch.amp.GradScaler(dev.type) if a.dtype == "fp16" else None
     batch = make_batch(family, a, dev, vocab)
 
-    def step():
+    def eager_step():
         with torch.autocast(dev.type, dtype=dt, enabled=autocast):
             if family in VISION:
                 loss = F.cross_entropy(model(batch["x"]).float(), batch["y"])
@@ -273,7 +290,36 @@ def main():
             opt.step()
         opt.zero_grad(set_to_none=True)
 
+    step, capture_s = eager_step, 0.0
+    if a.cuda_graph:
+        # PyTorch's whole-network capture: warm-up steps on a side stream (the caching
+        # allocator and cuBLAS workspaces settle there), then one step captured with the
+        # gradients unset, so the captured backward allocates them in the graph's pool and
+        # each replay writes them afresh.
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                eager_step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graph):
+            with torch.autocast(dev.type, dtype=dt, enabled=autocast):
+                if family in VISION:
+                    loss = F.cross_entropy(model(batch["x"]).float(), batch["y"])
+                else:
+                    loss = model(**batch).loss
+            loss.backward()
+            opt.step()
+        torch.cuda.synchronize()
+        capture_s = time.perf_counter() - t0
+        step = graph.replay
+
     sync = torch.cuda.synchronize if cuda else (lambda: None)
+    first = None
     times, ev = [], []
     for i in range(a.warmup + a.steps):
         sync()
@@ -287,6 +333,8 @@ def main():
             e.record()
         sync()
         t1 = time.perf_counter()
+        if first is None:
+            first = t1 - t0
         if i >= a.warmup:
             times.append(t1 - t0)
             ev.append(s.elapsed_time(e) / 1e3 if cuda else 0.0)
@@ -303,7 +351,8 @@ def main():
     res = dict(
         tag=a.tag, program="zoo.py", model=family, size=a.size, arch=arch, attn=attn,
         dtype=a.dtype, optim=a.optim, mode=a.mode, world=world, batch=a.batch, seq=a.seq,
-        channels_last=a.channels_last, steps=a.steps, warmup=a.warmup, params=nparams,
+        channels_last=a.channels_last, compile=a.compile, cuda_graph=a.cuda_graph,
+        compile_s=max(first - med, 0.0), capture_s=capture_s, steps=a.steps, warmup=a.warmup, params=nparams,
         step_ms_median=med * 1e3,
         iter_s_median=med, iter_s_min=order[0], iter_s_max=order[-1],
         iter_gpu_s_median=ev[len(ev) // 2], iter_s=times,
