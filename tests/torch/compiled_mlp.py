@@ -26,10 +26,12 @@ torch.manual_seed(0)
 model = nn.Sequential(
     *[nn.Sequential(nn.Linear(args.width, args.width), nn.GELU()) for _ in range(4)]
 ).cuda()
-if world > 1:
-    model = nn.parallel.DistributedDataParallel(model)
-opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+# Compiled, then wrapped: torch.compile(DDP(model)) breaks the graph at DDP's logger
+# (torch 2.11) and leaves the module it wraps uncompiled.
 compiled = torch.compile(model, mode=args.mode)
+if world > 1:
+    compiled = nn.parallel.DistributedDataParallel(compiled)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 x = torch.randn(args.batch, args.width, device="cuda")
 
 
