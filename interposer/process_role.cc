@@ -4,6 +4,7 @@
 #include "protocol/device_description.h"
 #include "rank_client.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -19,6 +20,19 @@ namespace
 
 constexpr const char* kClaim = "PHANTORA_RANK_PID";
 constexpr const char* kGpu = "PHANTORA_GPU";
+
+/// Where a rank that got no PHANTORA_GPU from a launcher (phantora-rank's) leaves its
+/// Welcome's description for the processes it starts with an environment copied before it
+/// connected (Python's os.environ, which Inductor's compile workers get).
+std::string DescriptionFile(int claimant)
+{
+    const char* tmp = std::getenv("TMPDIR");
+    return std::string(tmp && *tmp ? tmp : "/tmp") + "/phantora-gpu-" +
+           std::to_string(getuid()) + "-" + std::to_string(claimant);
+}
+
+/// Set when this process wrote DescriptionFile (removed at exit).
+bool g_wroteDescription = false;
 
 } // namespace
 
@@ -68,15 +82,25 @@ const wire::Welcome& ProcessRole::LocalDevice(const char* call)
     std::call_once(once,
                    []
                    {
-                       const char* gpu = std::getenv(kGpu);
-                       if (!gpu || !*gpu)
+                       std::string text;
+                       if (const char* gpu = std::getenv(kGpu); gpu && *gpu)
                        {
-                           error = std::string(kGpu) + " is not set";
+                           text = gpu;
+                       }
+                       else if (const int claimant = Claimant(); claimant != 0)
+                       {
+                           std::ifstream in(DescriptionFile(claimant));
+                           std::getline(in, text);
+                       }
+                       if (text.empty())
+                       {
+                           error = std::string(kGpu) + " is not set, and the rank left no " +
+                                   DescriptionFile(Claimant());
                            return;
                        }
                        try
                        {
-                           device = wire::DecodeDeviceDescription(gpu);
+                           device = wire::DecodeDeviceDescription(text);
                        }
                        catch (const std::exception& e)
                        {
@@ -90,8 +114,8 @@ const wire::Welcome& ProcessRole::LocalDevice(const char* call)
               " started, asked " + call +
               " for the simulated GPU, which processes that are no rank answer from the "
               "launcher's description of it, and " + error +
-              " (phantora-cluster sets it; under phantora-rank the rank sets it for what it "
-              "starts after its first CUDA call)");
+              " (phantora-cluster sets it; under phantora-rank the rank leaves it at its "
+              "first CUDA call, so a process it starts before that cannot ask)");
     }
     return *device;
 }
@@ -102,7 +126,24 @@ void ProcessRole::OnConnected(const wire::Welcome& welcome)
     const char* gpu = std::getenv(kGpu);
     if (!gpu || !*gpu)
     {
-        setenv(kGpu, wire::EncodeDeviceDescription(welcome).c_str(), 1);
+        const std::string text = wire::EncodeDeviceDescription(welcome);
+        setenv(kGpu, text.c_str(), 1);
+        // For what it starts with an environment copied earlier (os.environ): by its pid.
+        const std::string path = DescriptionFile(getpid());
+        const std::string temporary = path + ".part";
+        if (std::ofstream(temporary) << text << '\n')
+        {
+            g_wroteDescription = std::rename(temporary.c_str(), path.c_str()) == 0;
+        }
+    }
+}
+
+void ProcessRole::OnGoodbye()
+{
+    if (g_wroteDescription)
+    {
+        g_wroteDescription = false;
+        std::remove(DescriptionFile(getpid()).c_str());
     }
 }
 

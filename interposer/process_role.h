@@ -44,8 +44,12 @@ public:
     static const wire::Welcome& LocalDevice(const char* call);
     /// Once connected as the rank: the claim is this process's (a wrapper's child took
     /// it over), and PHANTORA_GPU describes the Welcome's GPU for the processes it starts
-    /// (a rank started by phantora-rank gets none from a launcher).
+    /// (a rank started by phantora-rank gets none from a launcher); those that got an
+    /// environment copied before (os.environ) read it from a file named by the rank's pid
+    /// ($TMPDIR/phantora-gpu-UID-PID, removed at the goodbye).
     static void OnConnected(const wire::Welcome& welcome);
+    /// The rank said goodbye: the description it left for its helpers goes.
+    static void OnGoodbye();
     /// This process's command line, its words separated by ' ' (for messages).
     static std::string CommandLine();
 };

@@ -515,6 +515,7 @@ void RankClient::Goodbye(uint64_t peakDeviceBytes)
     // The rank's clock is final: its threads' host waits no longer concern the bridge
     // (and closing the context joins ZeroMQ's threads, which must not tell it either).
     s_connected.store(nullptr, std::memory_order_release);
+    ProcessRole::OnGoodbye();
     farewell.socket.close();
     m_farewellContext.close();
 }
