@@ -150,7 +150,7 @@ CUresult DriverModules::Function(CUmodule module, const char* name, CUfunction* 
     if (!m.layoutsRead)
     {
         m.layoutsRead = true;
-        if (m.image.size() > 4 && m.image.compare(0, 4, "\x7f" "ELF") == 0)
+        if (m.image.size() > 4 && m.image.rfind("\177ELF", 0) == 0)
         {
             m.layouts = kernel_args::ParamLayoutsOf(m.image);
         }
@@ -162,8 +162,7 @@ CUresult DriverModules::Function(CUmodule module, const char* name, CUfunction* 
     // A cubin (Triton's) gives the layout, so launches are keyed by their scalar arguments
     // too, as the recorder keys them (gpu_profiler/recorder_launch_hooks.cc); PTX and fat
     // binaries (NVRTC's) by name and launch shape.
-    KernelRegistry::Get().RegisterLoaded(handle, name,
-                                         layout ? &*layout : nullptr);
+    KernelRegistry::Get().RegisterLoaded(handle, name, layout ? &*layout : nullptr);
     *function = handle;
     return CUDA_SUCCESS;
 }

@@ -86,7 +86,9 @@ bool Asleep(pid_t tid)
 /// Whether \p fd is a pipe or a socket: what another process writes to.
 bool PipeOrSocket(long fd)
 {
-    struct stat st{};
+    struct stat st
+    {
+    };
     return fd >= 0 && ::fstat(static_cast<int>(fd), &st) == 0 &&
            (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
@@ -123,10 +125,10 @@ bool WaitsOnAnotherProcess(pid_t tid)
     }
     switch (nr)
     {
-    case 0:   // read
-    case 19:  // readv
-    case 45:  // recvfrom
-    case 47:  // recvmsg
+    case 0:  // read
+    case 19: // readv
+    case 45: // recvfrom
+    case 47: // recvmsg
         return PipeOrSocket(static_cast<long>(args[0]));
     case 7:   // poll
     case 271: // ppoll

@@ -27,8 +27,8 @@ constexpr const char* kGpu = "PHANTORA_GPU";
 std::string DescriptionFile(int claimant)
 {
     const char* tmp = std::getenv("TMPDIR");
-    return std::string(tmp && *tmp ? tmp : "/tmp") + "/phantora-gpu-" +
-           std::to_string(getuid()) + "-" + std::to_string(claimant);
+    return std::string(tmp && *tmp ? tmp : "/tmp") + "/phantora-gpu-" + std::to_string(getuid()) +
+           "-" + std::to_string(claimant);
 }
 
 /// Set when this process wrote DescriptionFile (removed at exit).
@@ -109,11 +109,11 @@ const wire::Welcome& ProcessRole::LocalDevice(const char* call)
                    });
     if (!device)
     {
-        Fatal("pid " + std::to_string(getpid()) + " (" + CommandLine() +
-              "), a process rank " + (std::getenv("RANK") ? std::getenv("RANK") : "0") +
-              " started, asked " + call +
+        Fatal("pid " + std::to_string(getpid()) + " (" + CommandLine() + "), a process rank " +
+              (std::getenv("RANK") ? std::getenv("RANK") : "0") + " started, asked " + call +
               " for the simulated GPU, which processes that are no rank answer from the "
-              "launcher's description of it, and " + error +
+              "launcher's description of it, and " +
+              error +
               " (phantora-cluster sets it; under phantora-rank the rank leaves it at its "
               "first CUDA call, so a process it starts before that cannot ask)");
     }

@@ -17,8 +17,9 @@ std::string EncodeDeviceDescription(const Welcome& w)
 namespace
 {
 
-template <class T> T Number(const std::map<std::string_view, std::string_view>& fields,
-                            std::string_view key, std::string_view text)
+template <class T>
+T Number(const std::map<std::string_view, std::string_view>& fields, std::string_view key,
+         std::string_view text)
 {
     auto it = fields.find(key);
     if (it == fields.end())
@@ -27,11 +28,12 @@ template <class T> T Number(const std::map<std::string_view, std::string_view>& 
                                     std::string(key) + "='");
     }
     T value{};
-    const auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), value);
+    const auto [end, ec] =
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), value);
     if (ec != std::errc() || end != it->second.data() + it->second.size() || value < 0)
     {
-        throw std::invalid_argument("device description '" + std::string(text) + "': " +
-                                    std::string(key) + "='" + std::string(it->second) +
+        throw std::invalid_argument("device description '" + std::string(text) +
+                                    "': " + std::string(key) + "='" + std::string(it->second) +
                                     "' is not a non-negative integer");
     }
     return value;
@@ -48,8 +50,8 @@ Welcome DecodeDeviceDescription(std::string_view text)
         const auto eq = rest.find('=');
         if (eq == std::string_view::npos)
         {
-            throw std::invalid_argument("device description '" + std::string(text) +
-                                        "': '" + std::string(rest) + "' is not KEY=VALUE");
+            throw std::invalid_argument("device description '" + std::string(text) + "': '" +
+                                        std::string(rest) + "' is not KEY=VALUE");
         }
         const std::string_view key = rest.substr(0, eq);
         if (key == "name")

@@ -67,8 +67,7 @@ std::pair<uint64_t, uint64_t> TritonLaunches(const nlohmann::json& missing)
 TEST(Compile, AMlpCompiledByInductorTrainsOnOneRankWithItsTritonKernelsTimed)
 {
     const std::string missing = (ScratchDir() / "missing.json").string();
-    const CommandResult r =
-        Simulate(1, "compiled_mlp.py --steps 5", "--missing " + missing);
+    const CommandResult r = Simulate(1, "compiled_mlp.py --steps 5", "--missing " + missing);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     ExpectPositiveAndSteady(StepMs(r.output, 0), 0.35, 5, 5);
     const auto [launches, fromBytes] = TritonLaunches(ReadJson(missing));
@@ -84,8 +83,8 @@ TEST(Compile, AMlpCompiledByInductorTrainsWithDdpOnTwoRanks)
 {
     const std::string missing = (ScratchDir() / "missing.json").string();
     const std::string report = (ScratchDir() / "report.json").string();
-    const CommandResult r = Simulate(2, "compiled_mlp.py --steps 6",
-                                     "--missing " + missing + " --report " + report);
+    const CommandResult r =
+        Simulate(2, "compiled_mlp.py --steps 6", "--missing " + missing + " --report " + report);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     for (int rank = 0; rank < 2; ++rank)
     {
