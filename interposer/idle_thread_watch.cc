@@ -86,9 +86,7 @@ bool Asleep(pid_t tid)
 /// Whether \p fd is a pipe or a socket: what another process writes to.
 bool PipeOrSocket(long fd)
 {
-    struct stat st
-    {
-    };
+    struct stat st; // filled by fstat where it succeeds
     return fd >= 0 && ::fstat(static_cast<int>(fd), &st) == 0 &&
            (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
