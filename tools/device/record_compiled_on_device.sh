@@ -11,8 +11,8 @@
 # Every run compiles from an empty cache of its own (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR
 # under $WORK): its first step holds a whole compilation, as a first run on a new machine does.
 # Run from the repository root with build-devbin/ as tools/device/record_train_gpt_on_device.sh
-# says; TorchTitan and transformers as tools/device/record_frameworks_on_device.sh and
-# record_zoo_on_device.sh install them.  Writes under $OUT:
+# says (built from a tree with the recorder's driver-API tags, gpu_profiler/README.md), and
+# .whl-device/ as tools/device/record_frameworks_on_device.sh carries it.  Writes under $OUT:
 #   <name>.tsv        raw logs (gpu_profiler record; import them with gpu_profiler import)
 #   real_steps.log    REPS plain runs (no recorder) of every workload, interleaved: TorchTitan's
 #                     "step: N ... tps: X" lines, zoo.py's RESULT json (step_ms_median,
@@ -41,6 +41,12 @@ if [ "${1:-}" = --list ]; then
   exit 0
 fi
 mkdir -p "$OUT" "$WORK"
+# TorchTitan from the wheels record_frameworks_on_device.sh installs (.whl-device/, carried);
+# transformers is on the GPU machine already (record_zoo_on_device.sh needs it too).
+if ! $PY -c "import torchtitan" 2>/dev/null; then
+  $PY -m pip install -q --no-deps --no-index .whl-device/*.whl > "$OUT/pip.log" 2>&1 ||
+    { echo "installing .whl-device failed:"; tail -20 "$OUT/pip.log"; exit 1; }
+fi
 # TorchTitan's tokenizer and c4_test text, written offline (examples/torchtitan/README.md)
 [ -d build/torchtitan-assets ] || $PY examples/torchtitan/make_assets.py build/torchtitan-assets > "$OUT/assets.log" 2>&1
 
