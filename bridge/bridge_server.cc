@@ -223,6 +223,18 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
                             hello->pid, hello->rank, m_engine.WorldSize()));
         }
         auto known = m_pidOf.find(hello->rank);
+        if (hello->claimedBy != 0 && known != m_pidOf.end() && known->second != hello->pid)
+        {
+            // A process the rank started (interposer/process_role.h): it may query the
+            // device, answered where it runs; what needs the simulation is the rank's.
+            const std::string what = fmt::format(
+                "pid {} ({}), a process started beside rank {} (pid {}), called {}: a process "
+                "a rank starts (a compile worker, a probe) may query the simulated GPU but "
+                "not use it; only the rank's own process may",
+                hello->pid, hello->processCommand, hello->rank, known->second, hello->call);
+            SendTo(identity, {req.seq, wire::Failure{what}});
+            throw SimulationError(what);
+        }
         if ((known != m_pidOf.end() && known->second != hello->pid) ||
             m_identityOf.count({hello->rank, req.lane}))
         {

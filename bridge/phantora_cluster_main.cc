@@ -2,11 +2,14 @@
 // bridge the ranks talk to, and the launcher that starts the ranks.
 #include "bridge_server.h"
 #include "cli_checks.h"
+#include "device_welcome.h"
 #include "engine/simulation_engine.h"
 #include "gpu_model/profile/program_name.h"
+#include "launch/compile_environment.h"
 #include "launch/launcher.h"
 #include "launch/python_command.h"
 #include "progress_line.h"
+#include "protocol/device_description.h"
 #include "run_report.h"
 #include "scenario_loader.h"
 
@@ -320,6 +323,13 @@ int main(int argc, char** argv)
         spec.nproc = nproc;
         spec.gpusPerNode = static_cast<int>(scenario.topology.gpusPerNode);
         spec.interposer = PHANTORA_INTERPOSER_PATH;
+        // Processes a rank starts (compile workers) answer device queries with this
+        // (interposer/process_role.h), and torch.compile finds its driver and caches.
+        spec.extraEnv["PHANTORA_GPU"] = wire::EncodeDeviceDescription(DeviceWelcome(scenario));
+        for (auto& [k, v] : CompileEnvironment(spec.interposer, scenario.gpu.model))
+        {
+            spec.extraEnv[k] = v;
+        }
         if (scenario.workload.moeRouting != WorkloadSpec::MoeRouting::None)
         {
             // python/sitecustomize.py loads python/phantora_moe_routing.py into every

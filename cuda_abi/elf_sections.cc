@@ -2,6 +2,7 @@
 
 #include "bytes_at.h"
 
+#include <algorithm>
 #include <cstring>
 #include <elf.h>
 
@@ -48,6 +49,28 @@ bool ForEachElfSection(std::string_view image,
         visit(rest.substr(0, rest.find('\0')), data);
     }
     return true;
+}
+
+} // namespace phantora::kernel_args
+
+namespace phantora::kernel_args
+{
+
+std::size_t ElfImageSize(const void* image)
+{
+    if (!image)
+    {
+        return 0;
+    }
+    Elf64_Ehdr eh;
+    std::memcpy(&eh, image, sizeof eh);
+    if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64)
+    {
+        return 0;
+    }
+    const std::size_t sections = eh.e_shoff + std::size_t{eh.e_shnum} * eh.e_shentsize;
+    const std::size_t programs = eh.e_phoff + std::size_t{eh.e_phnum} * eh.e_phentsize;
+    return std::max(sections, programs);
 }
 
 } // namespace phantora::kernel_args

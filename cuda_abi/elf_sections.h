@@ -3,6 +3,7 @@
 // section holds the cubins of the kernels it registers).
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string_view>
 
@@ -14,5 +15,10 @@ namespace phantora::kernel_args
 /// checked against the image's size, since the bytes come from a program we do not own.
 bool ForEachElfSection(std::string_view image,
                        const std::function<void(std::string_view, std::string_view)>& visit);
+
+/// The extent of a 64-bit ELF image at \p image whose size nobody gave (a cubin passed to
+/// cuModuleLoadData): the end of its section or program header table, whichever is later
+/// (nvcc, NVRTC and ptxas put the section headers last); 0 when it is no ELF64 image.
+std::size_t ElfImageSize(const void* image);
 
 } // namespace phantora::kernel_args

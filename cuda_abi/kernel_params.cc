@@ -206,6 +206,18 @@ void KernelParamIndex::Add(const void* key, const void* fatbin, const char* mang
     }
 }
 
+void KernelParamIndex::AddLayout(const void* key, const char* mangled, ParamLayout layout)
+{
+    std::lock_guard lock(m_mutex);
+    ParamLayout& given = m_given[key];
+    given = std::move(layout);
+    Kernel& k = m_kernels[key];
+    k = Kernel{};
+    k.mangled = mangled ? mangled : "";
+    k.looked = true;
+    k.layout = &given;
+}
+
 const ParamLayout* KernelParamIndex::Resolve(Kernel& k)
 {
     if (k.looked)

@@ -51,6 +51,9 @@ class KernelParamIndex
 public:
     /// \p fatbin: what __cudaRegisterFatBinary was given; \p mangled: the device name.
     void Add(const void* key, const void* fatbin, const char* mangled);
+    /// A kernel loaded at run time (cuModuleLoadData: Triton, NVRTC) whose cubin gave its
+    /// \p layout directly; \p mangled as the cubin names it.
+    void AddLayout(const void* key, const char* mangled, ParamLayout layout);
     /// Null for a kernel not added, or whose fat binary holds no readable layout for it.
     const ParamLayout* Find(const void* key);
     /// ArgFacts of the launch; empty when the layout is unknown or \p args is null.
@@ -75,6 +78,8 @@ private:
 
     std::mutex m_mutex;
     std::unordered_map<const void*, Kernel> m_kernels;
+    /// AddLayout's layouts (an unordered_map's values stay where they are).
+    std::unordered_map<const void*, ParamLayout> m_given;
     std::map<const char*, Container> m_containers;
 };
 

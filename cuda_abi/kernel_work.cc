@@ -221,9 +221,43 @@ std::optional<uint64_t> MultiTensorElements(std::string_view mangled, std::strin
     return Elements(metadata, fits.front(), blocks);
 }
 
+std::string InductorWork(const ParamLayout& layout, void* const* args)
+{
+    uint64_t pointers = 0, elements = 1;
+    bool scalars = false;
+    for (std::size_t i = 0; i < layout.size(); ++i)
+    {
+        if (layout[i].size == sizeof(uint64_t) && !scalars)
+        {
+            ++pointers; // Inductor's buffers come first; Triton's scratch pointers follow the sizes
+        }
+        else if (layout[i].size == sizeof(int32_t) && args[i])
+        {
+            int32_t v = 0;
+            std::memcpy(&v, args[i], sizeof v);
+            if (v <= 0)
+            {
+                return {};
+            }
+            elements *= static_cast<uint64_t>(v);
+            scalars = true;
+        }
+    }
+    if (!scalars || pointers == 0 || elements > (uint64_t{1} << 40))
+    {
+        return {};
+    }
+    return "elements=" + std::to_string(elements) + ",pointers=" + std::to_string(pointers);
+}
+
 std::string WorkFacts(std::string_view mangled, const ParamLayout& layout, void* const* args,
                       uint32_t blocks)
 {
+    if (args && (mangled.rfind("triton_poi_", 0) == 0 || mangled.rfind("triton_per_", 0) == 0 ||
+                 mangled.rfind("triton_red_", 0) == 0))
+    {
+        return InductorWork(layout, args);
+    }
     if (!args || layout.empty() || !args[0] || layout[0].size == 0 ||
         mangled.find("multi_tensor_apply_kernel") == std::string_view::npos)
     {

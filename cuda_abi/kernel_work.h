@@ -30,8 +30,11 @@ namespace phantora::kernel_args
 std::optional<uint64_t> MultiTensorElements(std::string_view mangled, std::string_view metadata,
                                             uint32_t blocks);
 
-/// "elements=N" for a multi_tensor_apply_kernel launch (MultiTensorElements), "" for
-/// anything else.
+/// "elements=N" for a multi_tensor_apply_kernel launch (MultiTensorElements);
+/// "elements=N,pointers=P" for a Triton kernel Inductor generated (triton_poi_, triton_per_,
+/// triton_red_: its buffers first, then its sizes xnumel, r0_numel, ... as 4-byte
+/// integers, then Triton's own scratch pointers): N the product of the sizes, P the
+/// buffers; "" for anything else.
 std::string WorkFacts(std::string_view mangled, const ParamLayout& layout, void* const* args,
                       uint32_t blocks);
 

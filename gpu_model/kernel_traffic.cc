@@ -276,6 +276,25 @@ std::optional<KernelTraffic> Rows(const profile::OpKey& key, std::string_view ba
     return std::nullopt;
 }
 
+/// Inductor's Triton kernels (triton_poi_ pointwise, triton_per_ and triton_red_
+/// reductions): the interposer counts their buffers and multiplies their sizes (kernel_work.h).
+/// Each buffer is taken to move every element once at 4 bytes: the types are in the
+/// kernel's Triton source, not in its cubin, so fp32 is the bound (bf16 buffers move half),
+/// and a reduction's outputs, smaller than its inputs, are counted at the inputs' size.
+std::optional<KernelTraffic> InductorTriton(std::string_view base, std::string_view workFacts)
+{
+    if (base.rfind("triton_poi_", 0) != 0 && base.rfind("triton_per_", 0) != 0 &&
+        base.rfind("triton_red_", 0) != 0)
+        return std::nullopt;
+    const auto elements = LaunchFact(workFacts, "elements");
+    const auto pointers = LaunchFact(workFacts, "pointers");
+    if (!elements || !pointers)
+        return std::nullopt;
+    constexpr double kElementBytes = 4;
+    return KernelTraffic{double(*elements) * double(*pointers) * kElementBytes, false,
+                         base.rfind("triton_poi_", 0) == 0};
+}
+
 } // namespace
 
 std::optional<KernelTraffic> TrafficOf(const profile::OpKey& key, std::string_view argFacts,
@@ -286,6 +305,8 @@ std::optional<KernelTraffic> TrafficOf(const profile::OpKey& key, std::string_vi
     const std::string_view base = KernelBaseName(key.name);
     if (base == "multi_tensor_apply_kernel")
         return MultiTensor(key, workFacts);
+    if (auto triton = InductorTriton(base, workFacts))
+        return triton;
     if (auto copy = CopyKernelBytes(key.name, key.grid, argFacts))
         return KernelTraffic{static_cast<double>(*copy), true, true}; // a block per chunk
     if (auto rows = Rows(key, base, argFacts))

@@ -16,7 +16,9 @@
 //     (the interposer reads them from the TensorListMetadata it passes, kernel_work.h),
 //     else full chunks, a bound;
 //   norm and softmax kernels read and write rows x row length elements of each of their
-//     tensors; the rows and the length are a scalar argument or the grid.
+//     tensors; the rows and the length are a scalar argument or the grid;
+//   Inductor's Triton kernels (triton_poi_, triton_per_, triton_red_) move each of their
+//     buffers' elements once (the "elements" and "pointers" work facts), at 4 bytes.
 #pragma once
 
 #include "gpu_model/profile/op_key.h"

@@ -18,4 +18,10 @@ inline constexpr CUpti_ExternalCorrelationKind kArgsCorrelation =
 /// The argument facts a tag names; empty for an id no launch was tagged with.
 std::string LaunchArgsOf(uint64_t id);
 
+/// The driver API's module loads, function lookups and launches (CUPTI callbacks, which
+/// see Triton's launcher although it calls cuLaunchKernelEx through its own dlsym of
+/// libcuda): a cubin's kernels get their parameter layouts (.nv.info KPARAM_INFO) and each
+/// launch is tagged with its argument facts, as the simulator keys driver-API launches.
+void OnDriverApi(CUpti_CallbackId id, const CUpti_CallbackData* cb);
+
 } // namespace phantora::recorder

@@ -3,6 +3,7 @@
 // parameter layout is, a launch is tagged with its argument facts (recorder_launch_args.h).
 // A program linked with the static runtime (nvcc's default) calls none of these: its
 // kernels are keyed by launch shape alone, as before.
+#include "cuda_abi/elf_sections.h"
 #include "cuda_abi/kernel_params.h"
 #include "host_time/host_boundary.h"
 #include "recorder_host_gaps.h"
@@ -12,10 +13,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cupti.h>
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -26,6 +30,9 @@ namespace
 struct LaunchTags
 {
     std::mutex mutex;
+    /// Modules loaded through the driver API (Triton's cubins): their kernels' layouts.
+    std::map<CUmodule, std::unordered_map<std::string, phantora::kernel_args::ParamLayout>>
+        moduleLayouts;
     std::map<void**, const void*> fatbinOf;                    ///< handle -> what was registered
     std::unordered_map<const void*, const void*> hostOfKernel; ///< __cudaGetKernel's handles
     std::map<std::string, uint64_t> idOfFacts;
@@ -121,6 +128,149 @@ std::string LaunchArgsOf(uint64_t id)
     LaunchTags& t = T();
     std::lock_guard lock(t.mutex);
     return id < t.factsOfId.size() ? t.factsOfId[id] : std::string();
+}
+
+} // namespace phantora::recorder
+
+namespace
+{
+
+/// Whether each driver-API launch of this thread being traced pushed a tag (the enter and
+/// exit callbacks of one call come on the calling thread).
+thread_local std::vector<bool> t_driverTags;
+
+void OnModuleLoaded(CUmodule module, const void* image)
+{
+    const std::size_t size = phantora::kernel_args::ElfImageSize(image);
+    if (!module || size == 0)
+    {
+        return; // PTX or a fat binary (NVRTC's): keyed by launch shape, as the simulator keys it
+    }
+    auto layouts = phantora::kernel_args::ParamLayoutsOf(
+        std::string_view(static_cast<const char*>(image), size));
+    LaunchTags& t = T();
+    std::lock_guard lock(t.mutex);
+    t.moduleLayouts[module] = std::move(layouts);
+}
+
+void OnFunction(CUfunction function, CUmodule module, const char* name)
+{
+    if (!function || !name)
+    {
+        return;
+    }
+    LaunchTags& t = T();
+    std::optional<phantora::kernel_args::ParamLayout> layout;
+    {
+        std::lock_guard lock(t.mutex);
+        auto m = t.moduleLayouts.find(module);
+        if (m == t.moduleLayouts.end())
+        {
+            return;
+        }
+        auto l = m->second.find(name);
+        if (l == m->second.end())
+        {
+            return;
+        }
+        layout = l->second;
+    }
+    t.params.AddLayout(function, name, std::move(*layout));
+}
+
+void OnLaunchEnter(CUfunction function, void** args)
+{
+    LaunchTags& t = T();
+    uint64_t id = 0;
+    if (std::string facts = args ? t.params.Facts(function, args) : std::string(); !facts.empty())
+    {
+        std::lock_guard lock(t.mutex);
+        auto [it, added] = t.idOfFacts.try_emplace(std::move(facts), t.factsOfId.size());
+        if (added)
+        {
+            t.factsOfId.push_back(it->first);
+        }
+        id = it->second;
+    }
+    if (id != 0)
+    {
+        cuptiActivityPushExternalCorrelationId(phantora::recorder::kArgsCorrelation, id);
+    }
+    t_driverTags.push_back(id != 0);
+}
+
+void OnLaunchExit()
+{
+    if (t_driverTags.empty())
+    {
+        return;
+    }
+    if (t_driverTags.back())
+    {
+        uint64_t id = 0;
+        cuptiActivityPopExternalCorrelationId(phantora::recorder::kArgsCorrelation, &id);
+    }
+    t_driverTags.pop_back();
+}
+
+} // namespace
+
+namespace phantora::recorder
+{
+
+void OnDriverApi(CUpti_CallbackId id, const CUpti_CallbackData* cb)
+{
+    const bool enter = cb->callbackSite == CUPTI_API_ENTER;
+    switch (id)
+    {
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData:
+        if (!enter)
+        {
+            const auto* p = static_cast<const cuModuleLoadData_params*>(cb->functionParams);
+            OnModuleLoaded(p->module ? *p->module : nullptr, p->image);
+        }
+        break;
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx:
+        if (!enter)
+        {
+            const auto* p = static_cast<const cuModuleLoadDataEx_params*>(cb->functionParams);
+            OnModuleLoaded(p->module ? *p->module : nullptr, p->image);
+        }
+        break;
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction:
+        if (!enter)
+        {
+            const auto* p = static_cast<const cuModuleGetFunction_params*>(cb->functionParams);
+            OnFunction(p->hfunc ? *p->hfunc : nullptr, p->hmod, p->name);
+        }
+        break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+        if (enter)
+        {
+            const auto* p = static_cast<const cuLaunchKernel_params*>(cb->functionParams);
+            OnLaunchEnter(p->f, p->kernelParams);
+        }
+        else
+        {
+            OnLaunchExit();
+        }
+        break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+        if (enter)
+        {
+            const auto* p = static_cast<const cuLaunchKernelEx_params*>(cb->functionParams);
+            OnLaunchEnter(p->f, p->kernelParams);
+        }
+        else
+        {
+            OnLaunchExit();
+        }
+        break;
+    default:
+        break;
+    }
 }
 
 } // namespace phantora::recorder

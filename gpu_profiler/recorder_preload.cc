@@ -315,11 +315,16 @@ void WriteLog()
                  static_cast<unsigned long long>(withArgs), gemms, cudnn, path.c_str());
 }
 
-void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*)
+void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                         const void* data)
 {
     if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
     {
         WriteLog();
+    }
+    else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !g_forkedChild)
+    {
+        phantora::recorder::OnDriverApi(id, static_cast<const CUpti_CallbackData*>(data));
     }
 }
 
@@ -346,6 +351,15 @@ __attribute__((constructor)) void Start()
     Check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
                               CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
           "context callback");
+    for (CUpti_CallbackId cbid :
+         {CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData, CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,
+          CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
+    {
+        Check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+              "driver API callbacks (modules and launches)");
+    }
     std::atexit(WriteLog);
     pthread_atfork(nullptr, nullptr, [] { g_forkedChild = true; });
 }

@@ -2,6 +2,7 @@
 #include "cuda_state.h"
 #include "device_memory.h"
 #include "device_properties.h"
+#include "device_query_scope.h"
 #include "hook_scope.h"
 
 #include <algorithm>
@@ -81,8 +82,8 @@ extern "C"
 
     cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device)
     {
-        HookScope scope;
-        const auto& w = scope.Client().Welcome();
+        DeviceQueryScope scope;
+        const auto& w = scope.Device();
         if (!prop)
         {
             return Status(cudaErrorInvalidValue);
@@ -97,8 +98,8 @@ extern "C"
 
     cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device)
     {
-        HookScope scope;
-        const auto& w = scope.Client().Welcome();
+        DeviceQueryScope scope;
+        const auto& w = scope.Device();
         if (!value)
         {
             return Status(cudaErrorInvalidValue);
@@ -199,8 +200,8 @@ extern "C"
 
     cudaError_t cudaDeviceGetPCIBusId(char* pciBusId, int len, int device)
     {
-        HookScope scope;
-        if (!pciBusId || len <= 0 || device < 0 || device >= scope.Client().Welcome().deviceCount)
+        DeviceQueryScope scope;
+        if (!pciBusId || len <= 0 || device < 0 || device >= scope.Device().deviceCount)
         {
             return Status(cudaErrorInvalidValue);
         }
@@ -210,8 +211,8 @@ extern "C"
 
     cudaError_t cudaDeviceCanAccessPeer(int* canAccess, int device, int peer)
     {
-        HookScope scope;
-        const int n = scope.Client().Welcome().deviceCount;
+        DeviceQueryScope scope;
+        const int n = scope.Device().deviceCount;
         if (!canAccess || device < 0 || device >= n || peer < 0 || peer >= n)
         {
             return Status(cudaErrorInvalidDevice);

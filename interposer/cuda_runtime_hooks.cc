@@ -3,6 +3,7 @@
 // bridge's timeline.
 #include "cuda_state.h"
 #include "device_memory.h"
+#include "device_query_scope.h"
 #include "hook_scope.h"
 #include "host_time.h"
 #include "host_time/host_boundary.h"
@@ -251,19 +252,19 @@ extern "C"
             *count = without;
             return without > 0 ? cudaSuccess : cudaErrorNoDevice;
         }
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!count)
         {
             return Status(cudaErrorInvalidValue);
         }
-        *count = scope.Client().Welcome().deviceCount;
+        *count = scope.Device().deviceCount;
         return cudaSuccess;
     }
 
     cudaError_t cudaSetDevice(int device)
     {
-        HookScope scope;
-        if (device < 0 || device >= scope.Client().Welcome().deviceCount)
+        DeviceQueryScope scope; // the calling thread's state only: a helper may choose one
+        if (device < 0 || device >= scope.Device().deviceCount)
         {
             return Status(cudaErrorInvalidDevice);
         }
@@ -273,7 +274,7 @@ extern "C"
 
     cudaError_t cudaGetDevice(int* device)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!device)
         {
             return Status(cudaErrorInvalidValue);

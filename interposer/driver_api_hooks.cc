@@ -7,6 +7,7 @@
 #include "cuda_state.h"
 #include "device_memory.h"
 #include "driver_table.h"
+#include "device_query_scope.h"
 #include "hook_scope.h"
 #include "protocol/streams.h"
 #include "unimplemented.h"
@@ -88,13 +89,13 @@ const std::unordered_map<std::string_view, std::string_view>& Aliases()
 
 CUctx_st g_contexts[64];
 
-int DeviceCount()
+int DeviceCount(const char* call = __builtin_FUNCTION())
 {
     if (const int without = RankClient::DeviceCountWithoutRank(); without >= 0)
     {
         return without; // a launcher under phantora-rank, or the fork server: no rank
     }
-    return RankClient::Get().Welcome().deviceCount;
+    return DeviceQueryScope(call).Device().deviceCount;
 }
 
 } // namespace
@@ -236,18 +237,18 @@ extern "C"
             *count = without; // no rank (RankClient::DeviceCountWithoutRank); no HookScope
             return CUDA_SUCCESS;
         }
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!count)
         {
             return CUDA_ERROR_INVALID_VALUE;
         }
-        *count = DeviceCount();
+        *count = scope.Device().deviceCount;
         return CUDA_SUCCESS;
     }
 
     CUresult cuDeviceGet(CUdevice* device, int ordinal)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!device)
         {
             return CUDA_ERROR_INVALID_VALUE;
@@ -272,8 +273,8 @@ extern "C"
         case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED:
         case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED:
         {
-            HookScope scope;
-            if (!value || device < 0 || device >= DeviceCount())
+            DeviceQueryScope scope;
+            if (!value || device < 0 || device >= scope.Device().deviceCount)
             {
                 return CUDA_ERROR_INVALID_VALUE;
             }
@@ -316,19 +317,19 @@ extern "C"
 
     CUresult cuDeviceTotalMem(size_t* bytes, CUdevice device)
     {
-        HookScope scope;
-        if (!bytes || device < 0 || device >= DeviceCount())
+        DeviceQueryScope scope;
+        if (!bytes || device < 0 || device >= scope.Device().deviceCount)
         {
             return CUDA_ERROR_INVALID_VALUE;
         }
-        *bytes = scope.Client().Welcome().gpuMemoryBytes;
+        *bytes = scope.Device().gpuMemoryBytes;
         return CUDA_SUCCESS;
     }
 
     CUresult cuDevicePrimaryCtxGetState(CUdevice device, unsigned int* flags, int* active)
     {
-        HookScope scope;
-        if (!flags || !active || device < 0 || device >= DeviceCount())
+        DeviceQueryScope scope;
+        if (!flags || !active || device < 0 || device >= scope.Device().deviceCount)
         {
             return CUDA_ERROR_INVALID_VALUE;
         }

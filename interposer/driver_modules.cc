@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 namespace phantora::interposer
@@ -146,10 +147,22 @@ CUresult DriverModules::Function(CUmodule module, const char* name, CUfunction* 
     CUfunction handle = f.get();
     m.functions.push_back(std::move(f));
     m_functions.emplace(handle, module);
+    if (!m.layoutsRead)
+    {
+        m.layoutsRead = true;
+        if (m.image.size() > 4 && m.image.rfind("\177ELF", 0) == 0)
+        {
+            m.layouts = kernel_args::ParamLayoutsOf(m.image);
+        }
+    }
+    const auto found = m.layouts.find(name);
+    const std::optional<kernel_args::ParamLayout> layout =
+        found == m.layouts.end() ? std::nullopt : std::optional(found->second);
     lock.unlock();
-    // No fat binary to read a parameter layout from: launches are keyed by name and
-    // launch shape, as the recorder keys kernels loaded this way (gpu_profiler/README.md).
-    KernelRegistry::Get().Register(handle, name, nullptr);
+    // A cubin (Triton's) gives the layout, so launches are keyed by their scalar arguments
+    // too, as the recorder keys them (gpu_profiler/recorder_launch_hooks.cc); PTX and fat
+    // binaries (NVRTC's) by name and launch shape.
+    KernelRegistry::Get().RegisterLoaded(handle, name, layout ? &*layout : nullptr);
     *function = handle;
     return CUDA_SUCCESS;
 }

@@ -2,11 +2,15 @@
 // the elementwise kernels PyTorch compiles at run time with NVRTC (its "jiterator") and
 // Triton's kernels.  No code is loaded: a module remembers which of its names it was
 // asked for, a function is its name, registered with KernelRegistry under its handle, so
-// that cuLaunchKernel is timed as any launch is: from the profile by name and launch shape.
+// that cuLaunchKernel is timed as any launch is: from the profile by name, launch shape and,
+// for a cubin (Triton's), the argument facts its parameter layout gives (kernel_params.h).
 #pragma once
+
+#include "cuda_abi/kernel_params.h"
 
 #include <cstddef>
 #include <cuda.h>
+#include <unordered_map>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,6 +23,10 @@ struct CUmod_st
     /// The image's bytes where its names can be read (PTX, a cubin), else empty.
     std::string image;
     std::vector<std::unique_ptr<struct CUfunc_st>> functions;
+    /// A cubin's kernels' parameter layouts (its .nv.info KPARAM_INFO records), read at
+    /// the first function asked for; empty for PTX and fat binaries.
+    std::unordered_map<std::string, phantora::kernel_args::ParamLayout> layouts;
+    bool layoutsRead{false};
 };
 
 struct CUfunc_st

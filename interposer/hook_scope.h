@@ -21,11 +21,12 @@ namespace phantora::interposer
 class HookScope
 {
 public:
-    HookScope()
+    /// \p call: the hook, named if a process that is no rank connects in it (rank_client.h).
+    explicit HookScope(const char* call = __builtin_FUNCTION())
     {
         if (CallCharge::Enter())
         {
-            RankClient::Get(); // connects on the first call
+            RankClient::Get(call); // connects on the first call
             SimClock::Get().Charge();
             IdleThreadWatch::Enter(); // a parked thread says it resumes before its call
             // after the charge: the interposer's own time, forgotten on exit

@@ -5,11 +5,14 @@
 #include "rank_client.h"
 #include "sim_clock.h"
 
+#include <cstdlib>
 #include <fcntl.h>
 #include <memory>
 #include <mutex>
+#include <poll.h>
 #include <sched.h>
 #include <string>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <vector>
@@ -80,6 +83,81 @@ bool Asleep(pid_t tid)
     return state == 'S' || state == 'D';
 }
 
+/// Whether \p fd is a pipe or a socket: what another process writes to.
+bool PipeOrSocket(long fd)
+{
+    struct stat st; // filled by fstat where it succeeds
+    return fd >= 0 && ::fstat(static_cast<int>(fd), &st) == 0 &&
+           (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+/// Whether thread \p tid sleeps waiting for another process (/proc/self/task/TID/syscall:
+/// the system call it is in and its arguments): reading a pipe or socket, polling only
+/// pipes and sockets, or waiting for a child to exit.  A rank's thread that waits for
+/// one of its helpers (Inductor's compile pool reads its workers' answers from a pipe) is
+/// then parked as waiting outside the simulation: another process ends the wait, so a
+/// rank whose every thread waits is not deadlocked while it does (bridge/engine/lanes.cc).
+bool WaitsOnAnotherProcess(pid_t tid)
+{
+#if defined(__x86_64__)
+    const std::string path = "/proc/self/task/" + std::to_string(tid) + "/syscall";
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+    {
+        return false;
+    }
+    char buf[256];
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0)
+    {
+        return false;
+    }
+    buf[n] = '\0';
+    char* at = buf;
+    const long nr = std::strtol(at, &at, 10);
+    unsigned long args[2] = {};
+    for (unsigned long& a : args)
+    {
+        a = std::strtoul(at, &at, 16);
+    }
+    switch (nr)
+    {
+    case 0:  // read
+    case 19: // readv
+    case 45: // recvfrom
+    case 47: // recvmsg
+        return PipeOrSocket(static_cast<long>(args[0]));
+    case 7:   // poll
+    case 271: // ppoll
+    {
+        // The thread is asleep in the call: its pollfd array stays as it passed it.
+        const auto* fds = reinterpret_cast<const pollfd*>(args[0]);
+        if (!fds || args[1] == 0 || args[1] > 64)
+        {
+            return false;
+        }
+        for (unsigned long i = 0; i < args[1]; ++i)
+        {
+            if (!PipeOrSocket(fds[i].fd))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+    case 61:  // wait4
+    case 247: // waitid
+        return true;
+    default:
+        return false;
+    }
+#else
+    (void)tid;
+    return false;
+#endif
+}
+
 /// One sample of \p t; parks it when it has been idle long enough.
 void Sample(IdleThreadWatch::Thread& t, RankClient& client)
 {
@@ -109,8 +187,10 @@ void Sample(IdleThreadWatch::Thread& t, RankClient& client)
         return;
     }
     // The thread cannot touch its lane now (it waits for kParked to enter anything).
+    const auto kind = WaitsOnAnotherProcess(t.tid) ? wire::HostEventKind::BlockOutside
+                                                   : wire::HostEventKind::Block;
     client.PostAs(t.lane, t.clockNs.load(std::memory_order_relaxed),
-                  wire::HostEvent{wire::HostEventKind::Block, 0, wire::kNoTime});
+                  wire::HostEvent{kind, 0, wire::kNoTime});
     t.mode.store(T::kParked, std::memory_order_release);
 }
 

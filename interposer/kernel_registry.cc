@@ -31,6 +31,26 @@ void KernelRegistry::Register(const void* hostFun, const char* deviceName, const
     m_names[hostFun] = std::move(name);
 }
 
+void KernelRegistry::RegisterLoaded(const void* function, const char* name,
+                                    const kernel_args::ParamLayout* layout)
+{
+    if (!layout)
+    {
+        Register(function, name, nullptr);
+        return;
+    }
+    m_params.AddLayout(function, name, *layout);
+    std::vector<ParamWrites> writes;
+    for (const kernel_args::KernelParam& p : *layout)
+    {
+        // 8 bytes: a pointer, or a 64-bit scalar, which is never a device address
+        writes.push_back(p.size == sizeof(uint64_t) ? ParamWrites::First : ParamWrites::Nothing);
+    }
+    std::lock_guard lock(m_mutex);
+    m_names[function] = name ? name : "";
+    m_written[function] = std::move(writes);
+}
+
 std::string KernelRegistry::Name(const void* hostFun) const
 {
     std::lock_guard lock(m_mutex);

@@ -20,6 +20,11 @@ public:
     static KernelRegistry& Get();
     /// \p fatbin: what __cudaRegisterFatBinary was given for the kernel's module.
     void Register(const void* hostFun, const char* deviceName, const void* fatbin);
+    /// A function of a module loaded at run time (driver_modules.h), named \p name, with
+    /// the \p layout its cubin gives (null: none readable).  Its compiler (Triton, NVRTC)
+    /// says nothing of which pointers it writes: every pointer parameter may be written.
+    void RegisterLoaded(const void* function, const char* name,
+                        const kernel_args::ParamLayout* layout);
     /// Demangled name, or a placeholder naming the address for unregistered functions.
     std::string Name(const void* hostFun) const;
     /// kernel_args::ArgFacts of a launch's \p args; empty if the layout is unknown.

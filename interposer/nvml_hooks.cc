@@ -5,7 +5,7 @@
 // them.  A function not defined here is absent, as in an older driver's NVML:
 // dlsym fails and the caller says which one it missed.
 #include "device_properties.h"
-#include "hook_scope.h"
+#include "device_query_scope.h"
 
 #include <cstdio>
 #include <cstring>
@@ -49,13 +49,13 @@ namespace
 constexpr unsigned kMaxDevices = 64;
 nvmlDevice_st g_devices[kMaxDevices];
 
-unsigned DeviceCount()
+unsigned DeviceCount(const char* call = __builtin_FUNCTION())
 {
     if (const int without = RankClient::DeviceCountWithoutRank(); without >= 0)
     {
         return without; // a launcher under phantora-rank, or the fork server: no rank
     }
-    return static_cast<unsigned>(RankClient::Get().Welcome().deviceCount);
+    return static_cast<unsigned>(DeviceQueryScope(call).Device().deviceCount);
 }
 
 nvmlDevice_t Device(unsigned index)
@@ -95,7 +95,7 @@ extern "C"
 
     nvmlReturn_t nvmlInit_v2()
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         return NVML_SUCCESS;
     }
 
@@ -150,7 +150,7 @@ extern "C"
             *count = without; // no rank (RankClient::DeviceCountWithoutRank); no HookScope
             return NVML_SUCCESS;
         }
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!count)
         {
             return NVML_ERROR_INVALID_ARGUMENT;
@@ -161,7 +161,7 @@ extern "C"
 
     nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!device || index >= DeviceCount() || index >= kMaxDevices)
         {
             return NVML_ERROR_INVALID_ARGUMENT;
@@ -172,7 +172,7 @@ extern "C"
 
     nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* busId, nvmlDevice_t* device)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!busId || !device)
         {
             return NVML_ERROR_INVALID_ARGUMENT;
@@ -194,7 +194,7 @@ extern "C"
 
     nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!uuid || !device)
         {
             return NVML_ERROR_INVALID_ARGUMENT;
@@ -212,7 +212,7 @@ extern "C"
 
     nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!Valid(device) || !uuid)
         {
             return NVML_ERROR_INVALID_ARGUMENT;
@@ -228,7 +228,7 @@ extern "C"
 
     nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!Valid(device) || !index)
         {
             return NVML_ERROR_INVALID_ARGUMENT;
@@ -239,18 +239,18 @@ extern "C"
 
     nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!Valid(device) || !name || length == 0)
         {
             return NVML_ERROR_INVALID_ARGUMENT;
         }
-        std::snprintf(name, length, "%s", scope.Client().Welcome().gpuName.c_str());
+        std::snprintf(name, length, "%s", scope.Device().gpuName.c_str());
         return NVML_SUCCESS;
     }
 
     nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!Valid(device) || !pci)
         {
             return NVML_ERROR_INVALID_ARGUMENT;
@@ -267,7 +267,7 @@ extern "C"
     nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
                                                       void*)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!Valid(device) || !count)
         {
             return NVML_ERROR_INVALID_ARGUMENT;
@@ -286,7 +286,7 @@ extern "C"
     // cudaDeviceCanAccessPeer says.
     nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, int, int* status)
     {
-        HookScope scope;
+        DeviceQueryScope scope;
         if (!Valid(a) || !Valid(b) || !status)
         {
             return NVML_ERROR_INVALID_ARGUMENT;

@@ -4,6 +4,7 @@
 #include "device_memory.h"
 #include "host_time.h"
 #include "lane_socket.h"
+#include "process_role.h"
 #include "protocol/codec.h"
 #include "real_clock.h"
 #include "request_boundary.h"
@@ -37,6 +38,7 @@ int EnvInt(const char* name, int fallback)
 
 std::atomic<RankClient*> RankClient::s_connected{nullptr};
 std::atomic<bool> RankClient::s_forked{false};
+const char* RankClient::s_firstCall = nullptr;
 
 namespace
 {
@@ -83,13 +85,15 @@ int RankClient::DeviceCountWithoutRank()
     return -1;
 }
 
-RankClient& RankClient::Get()
+RankClient& RankClient::Get(const char* call)
 {
     if (s_forked.load(std::memory_order_relaxed))
     {
         // As with real CUDA: a forked child (a data-loader worker) cannot use the GPU.
-        Fatal("CUDA or NCCL called in a process forked from a rank; only the rank itself may "
-              "use the GPU");
+        Fatal(std::string(call ? call : "CUDA or NCCL") + " called in pid " +
+              std::to_string(getpid()) + " (" + ProcessRole::CommandLine() +
+              "), a process forked from a rank; only the rank itself may use the GPU (a "
+              "process it starts may query the device)");
     }
     // Never destroyed (see rank_client.h); the goodbye takes the destructor's place.
     if (IsServedLauncher())
@@ -105,6 +109,7 @@ RankClient& RankClient::Get()
               "cannot be shared; leave it to the ranks (--fork-server-preload without it, or "
               "without +imports)");
     }
+    s_firstCall = call;
     static RankClient* const client = new RankClient();
     static const struct SayGoodbye
     {
@@ -171,6 +176,7 @@ RankClient::RankClient() : m_context(1), m_farewellContext(1)
     }
     DeviceMemory::Get().SetCapacity(m_welcome.gpuMemoryBytes);
     s_connected.store(this, std::memory_order_release);
+    ProcessRole::OnConnected(m_welcome);
     // A forked child (a data-loader worker) shares nothing with the bridge: its waits,
     // sleeps and threads are its own business, and ZeroMQ sockets do not survive fork.
     pthread_atfork(nullptr, nullptr,
@@ -222,6 +228,12 @@ wire::Hello RankClient::MakeHello() const
     if (const char* command = std::getenv("PHANTORA_COMMAND"))
     {
         hello.command = command;
+    }
+    if (const int claimant = ProcessRole::Claimant(); claimant != 0 && claimant != hello.pid)
+    {
+        hello.claimedBy = claimant;
+        hello.call = s_firstCall ? s_firstCall : "a CUDA call";
+        hello.processCommand = ProcessRole::CommandLine();
     }
     return hello;
 }
@@ -540,6 +552,7 @@ void RankClient::Goodbye(uint64_t peakDeviceBytes)
     // The rank's clock is final: its threads' host waits no longer concern the bridge
     // (and closing the context joins ZeroMQ's threads, which must not tell it either).
     s_connected.store(nullptr, std::memory_order_release);
+    ProcessRole::OnGoodbye();
     farewell.socket.close();
     m_farewellContext.close();
 }

@@ -39,7 +39,9 @@ public:
     /// The connected client; the first call connects and says hello.  A rank that
     /// cannot reach its bridge cannot produce a meaningful result: it exits with a
     /// message instead of running on with made-up answers.
-    static RankClient& Get();
+    /// \p call: the hook asking, named in the hello of a process that did not claim the
+    /// rank (process_role.h), so that the bridge can name it if it refuses it.
+    static RankClient& Get(const char* call = nullptr);
     /// True when this process was started for simulation (PHANTORA_BRIDGE is set).
     static bool Configured();
     /// True in a launcher that phantora-rank started (torchrun's agent: PHANTORA_SUPERVISOR
@@ -146,6 +148,8 @@ private:
     static std::atomic<RankClient*> s_connected;
     /// Set in a process forked from a connected rank: its sockets are the parent's.
     static std::atomic<bool> s_forked;
+    /// The call that connected the process (Get's \p call when it connects).
+    static const char* s_firstCall;
 };
 
 } // namespace phantora::interposer

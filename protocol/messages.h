@@ -22,7 +22,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 12;
+inline constexpr uint16_t kVersion = 13;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -138,10 +138,20 @@ struct Hello
     /// for a bridge that serves ranks and so was not given it: which program's recording
     /// prices the host time.  Empty for ranks that phantora-cluster launched itself.
     std::string command;
+    /// Non-zero when this process is not the one that claimed the rank (PHANTORA_RANK_PID,
+    /// the claimant's pid, different from pid): a process the rank started (a compile
+    /// worker), or the program a wrapper shell started as its child.  The bridge takes it
+    /// as the rank only while no process is connected as that rank.
+    int32_t claimedBy{0};
+    /// The call that made it connect, and its command line (words separated by ' '),
+    /// to name it if it is refused.
+    std::string call;
+    std::string processCommand;
     template <class A> void serialize(A& ar)
     {
         ar(BoundedString{token}, rank, worldSize, localRank, pid, BoundedString{supervisor},
-           hardwareQueues, BoundedString{command});
+           hardwareQueues, BoundedString{command}, claimedBy, BoundedString{call},
+           BoundedString{processCommand});
     }
 };
 

@@ -303,6 +303,9 @@ def _cpu_seconds():
 def _rank_main(argv):
     """In a forked rank: runs `python ARGV...` and ends as the interpreter would (also
     phantora_host_fork_server.py's ranks)."""
+    # The rank is this process: what it starts is not (interposer/process_role.h).  Set
+    # before the program runs, so that environments it builds from os.environ carry it.
+    os.environ["PHANTORA_RANK_PID"] = str(os.getpid())
     # A rank: fresh seeds, as a process of its own would have drawn.
     import random
 

@@ -2,6 +2,7 @@
 
 #include "engine/copies.h"
 #include "engine/deadlock_report.h"
+#include "device_welcome.h"
 #include "gpu_model/profile/program_name.h"
 #include "nccl/collective_kind.h"
 
@@ -230,15 +231,8 @@ void SimulationEngine::OnHello(const RequestContext& ctx, const wire::Hello& m)
     {
         TimelineOf(ctx.rank).UseOneHardwareQueue();
     }
-    const auto& gpu = m_scenario.gpu;
-    wire::Welcome w;
-    w.gpuName = "NVIDIA " + gpu.model;
-    w.gpuMemoryBytes = gpu.memoryBytes;
-    w.deviceCount = static_cast<int32_t>(m_scenario.topology.gpusPerNode);
+    wire::Welcome w = DeviceWelcome(m_scenario);
     w.localDevice = ctx.rank % w.deviceCount;
-    w.smCount = gpu.smCount;
-    w.ccMajor = gpu.ccMajor;
-    w.ccMinor = gpu.ccMinor;
     w.cpuTimeScale = m_scenario.cpu.timeScale;
     w.callOverheadNs = m_scenario.cpu.callOverheadNs;
     w.queryOverheadNs = m_scenario.cpu.queryOverheadNs;

@@ -134,6 +134,9 @@ std::map<std::string, std::string> RankEnvironmentMap(const LaunchSpec& spec, in
                                     ? spec.interposer + ":" + env["LD_PRELOAD"]
                                     : spec.interposer;
     env["LD_PRELOAD"] = preload;
+    // Each rank claims itself when it starts (interposer/process_role.h); a claim in the
+    // caller's environment (phantora-cluster run from a rank) is not theirs.
+    env.erase("PHANTORA_RANK_PID");
     env["RANK"] = std::to_string(rank);
     env["WORLD_SIZE"] = std::to_string(spec.nproc);
     env["LOCAL_RANK"] = std::to_string(rank % spec.gpusPerNode);

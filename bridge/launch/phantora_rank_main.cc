@@ -15,6 +15,7 @@
 // are used as they are; under srun, SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID fill
 // in those that are unset.
 #include "cli_checks.h"
+#include "launch/compile_environment.h"
 #include "command_watch.h"
 
 #include <CLI/CLI.hpp>
@@ -213,6 +214,14 @@ int main(int argc, char** argv)
         words += (words.empty() ? "" : "\n") + a;
     }
     setenv("PHANTORA_COMMAND", words.c_str(), 1);
+    // The rank claims itself when it starts (interposer/process_role.h); torch.compile's
+    // driver and caches (launch/compile_environment.h; the GPU model is the bridge's, not
+    // known here: the caches are this host's served runs').
+    unsetenv("PHANTORA_RANK_PID");
+    for (const auto& [k, v] : phantora::CompileEnvironment(PHANTORA_INTERPOSER_PATH, "served"))
+    {
+        setenv(k.c_str(), v.c_str(), 1);
+    }
     if (const char* rank = std::getenv("RANK"); rank && *rank)
     {
         watch.rank = std::atoi(rank);

@@ -188,3 +188,32 @@ TEST(TorchTitan, PipelineParallelOnTwoRanksSendsActivationsAndGradients)
         EXPECT_GE(Count(j, rank, "recv", {0, 1}), kSteps * kMicrobatches) << "rank " << rank;
     }
 }
+
+// TorchTitan's own torch.compile ([compile] enable = true: each transformer block and the
+// loss) with FSDP2 on 2 ranks: Inductor's compile workers run beside the ranks
+// (interposer/process_role.h), and the blocks' Triton kernels launch through the driver
+// API, each estimated from the bytes it moves (the profile has none of them).
+TEST(TorchTitan, CompiledFsdp2OnTwoRanksRunsItsTritonKernels)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const std::string missing = (ScratchDir() / "missing.json").string();
+    const CommandResult r = Train(2, "h100x2-nvlink-profiled.toml",
+                                  "--parallelism.data_parallel_shard_degree 2 --compile.enable",
+                                  report, "--missing " + missing);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    ExpectPositiveAndSteady(StepMs(r.output, 1), 0.2, kSteps, kSteps);
+    uint64_t triton = 0;
+    const nlohmann::json estimated = ReadJson(missing);
+    for (const auto& op : estimated["ops"])
+    {
+        const std::string name = op.value("name", "");
+        triton += name.rfind("triton_", 0) == 0 ? op["launches"].get<uint64_t>() : 0;
+    }
+    EXPECT_GE(triton, kSteps * 6u) << "a compiled block's kernels every step";
+    const nlohmann::json j = ReadJson(report);
+    for (int rank = 0; rank < 2; ++rank)
+    {
+        EXPECT_GE(Count(j, rank, "all_gather", {0, 1}), kSteps * 7u) << "rank " << rank;
+        EXPECT_GE(Count(j, rank, "reduce_scatter", {0, 1}), kSteps * 7u) << "rank " << rank;
+    }
+}

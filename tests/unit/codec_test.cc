@@ -277,3 +277,17 @@ TEST(Codec, BoundedRandomBytesNeverCrash)
     }
     SUCCEED();
 }
+
+// A hello from a process that did not claim its rank (interposer/process_role.h) names the
+// claimant, the call and its command line, for the bridge's refusal.
+TEST(Codec, AHelpersHelloCarriesItsClaimantAndCall)
+{
+    Hello h{"token", 0, 2, 0, 4321, ""};
+    h.claimedBy = 1234;
+    h.call = "cudaMalloc";
+    h.processCommand = "python -c import torch";
+    const Hello out = RoundTripRequest(h);
+    EXPECT_EQ(out.claimedBy, 1234);
+    EXPECT_EQ(out.call, "cudaMalloc");
+    EXPECT_EQ(out.processCommand, "python -c import torch");
+}

@@ -146,3 +146,21 @@ TEST(OpClass, KernelsAreClassedByTheirTemplate)
     EXPECT_EQ(ClassOf(profile::KeyForCopy("memset", 8)), OpClass::Memset);
     EXPECT_EQ(ParseOpClass(OpClassName(OpClass::CopyKernel)), OpClass::CopyKernel);
 }
+
+// Inductor's Triton kernels move each buffer's elements once, at 4 bytes (kernel_traffic.h);
+// without the interposer's work facts nothing is said.
+TEST(KernelTraffic, InductorTritonKernelsMoveEachBufferOnce)
+{
+    const auto poi = TrafficOf(Launch("triton_poi_fused_gelu_3", 128, 128), "2=16384",
+                               "elements=16384,pointers=2");
+    ASSERT_TRUE(poi.has_value());
+    EXPECT_DOUBLE_EQ(poi->bytes, 16384.0 * 2 * 4);
+    EXPECT_FALSE(poi->exact);
+    EXPECT_TRUE(poi->followsGrid);
+    const auto red = TrafficOf(Launch("triton_red_fused_sum_0", 8, 256), "",
+                               "elements=1048576,pointers=3");
+    ASSERT_TRUE(red.has_value());
+    EXPECT_DOUBLE_EQ(red->bytes, 1048576.0 * 3 * 4);
+    EXPECT_FALSE(red->followsGrid);
+    EXPECT_FALSE(TrafficOf(Launch("triton_poi_fused_gelu_3", 128, 128), "2=16384", "").has_value());
+}

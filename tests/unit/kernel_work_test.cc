@@ -117,3 +117,28 @@ TEST(KernelWork, WorkFactsNameTheElements)
     EXPECT_EQ(WorkFacts("_Z4stepPfi", layout, args, 1), "");
     EXPECT_EQ(WorkFacts(kScale, layout, nullptr, 1), "");
 }
+
+// Inductor's Triton kernels: buffers first, then their sizes, then Triton's two scratch
+// pointers (triton_poi_fused_gelu_3's cubin: 0@0:8 1@8:8 2@16:4 3@24:8 4@32:8).
+TEST(KernelWork, InductorKernelsSayTheirBuffersAndTheProductOfTheirSizes)
+{
+    const ParamLayout pointwise{{0, 8}, {8, 8}, {16, 4}, {24, 8}, {32, 8}};
+    uint64_t in = 0x7f0000000000, out = 0x7f0000100000, scratch = 0;
+    int32_t xnumel = 16384;
+    void* args[] = {&in, &out, &xnumel, &scratch, &scratch};
+    EXPECT_EQ(WorkFacts("triton_poi_fused_gelu_3", pointwise, args, 128),
+              "elements=16384,pointers=2");
+
+    // a reduction: xnumel rows of r0_numel
+    const ParamLayout reduction{{0, 8}, {8, 8}, {16, 8}, {24, 4}, {28, 4}, {32, 8}, {40, 8}};
+    int32_t rows = 256, length = 64;
+    void* rargs[] = {&in, &in, &out, &rows, &length, &scratch, &scratch};
+    EXPECT_EQ(WorkFacts("triton_per_fused_gelu_gelu_backward_sum_2", reduction, rargs, 8),
+              "elements=16384,pointers=3");
+
+    // a size that is not positive says nothing; nor does a kernel Inductor did not name
+    int32_t none = 0;
+    void* empty[] = {&in, &out, &none, &scratch, &scratch};
+    EXPECT_EQ(WorkFacts("triton_poi_fused_gelu_3", pointwise, empty, 1), "");
+    EXPECT_EQ(WorkFacts("my_triton_kernel", pointwise, args, 128), "");
+}
