@@ -244,6 +244,9 @@ enum class RedOp : uint8_t
     Max = 2,
     Min = 3,
     Avg = 4,
+    /// One ncclRedOpCreatePreMulSum made (NCCL numbers them from ncclNumOps on): timed as
+    /// a sum, its values are not computed.
+    PreMulSum = 5,
 };
 
 struct NcclCollective

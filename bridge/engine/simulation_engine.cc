@@ -395,7 +395,7 @@ void SimulationEngine::CheckDeadlock() const
     {
         open.push_back(std::move(s));
     }
-    throw SimulationError(DeadlockReport(m_lanes.Ranks(), open));
+    throw SimulationError(DeadlockReport(m_lanes.Ranks(), open), RunEnd::Deadlock);
 }
 
 } // namespace phantora
