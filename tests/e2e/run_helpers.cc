@@ -3,6 +3,9 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <dirent.h>
+#include <fmt/format.h>
+#include <sstream>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <regex>
@@ -11,6 +14,45 @@
 
 namespace phantora::test
 {
+
+std::vector<int> ProcessesWithEnvironment(const std::vector<std::string>& needles)
+{
+    std::vector<int> pids;
+    DIR* proc = opendir("/proc");
+    if (!proc)
+    {
+        return pids;
+    }
+    while (dirent* e = readdir(proc))
+    {
+        const int pid = std::atoi(e->d_name);
+        if (pid <= 0)
+        {
+            continue;
+        }
+        std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+        std::stringstream env;
+        env << in.rdbuf();
+        std::string text = env.str();
+        for (char& c : text)
+        {
+            c = c == '\0' ? '\n' : c;
+        }
+        text = "\n" + text;
+        bool all = !env.str().empty();
+        for (const auto& n : needles)
+        {
+            all = all && text.find("\n" + n + "\n") != std::string::npos;
+        }
+        // a zombie has an empty environ: it is not "left behind" as a running process
+        if (all)
+        {
+            pids.push_back(pid);
+        }
+    }
+    closedir(proc);
+    return pids;
+}
 
 CommandResult RunCommand(const std::string& command)
 {
