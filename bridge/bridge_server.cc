@@ -346,9 +346,9 @@ void BridgeServer::CheckInboxes(std::chrono::steady_clock::time_point now) const
         if (!exited && !in.early.empty() && now - in.waitingSince > m_options.orderGapTimeout)
         {
             throw SimulationError(DescribeGap(rank, in, now) +
-                                  fmt::format(" (the bridge waits {} s at most: "
-                                              "--order-gap-timeout)",
-                                              m_options.orderGapTimeout.count() / 1000.0),
+                                      fmt::format(" (the bridge waits {} s at most: "
+                                                  "--order-gap-timeout)",
+                                                  m_options.orderGapTimeout.count() / 1000.0),
                                   RunEnd::Timeout);
         }
     }
@@ -578,10 +578,11 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
                 if (!e.clean)
                 {
                     launcher.RelayAll();
-                    throw SimulationError(fmt::format(
-                        "rank {} (pid {}) {}; its last call was {} at simulated {:.6f} ms\n{}",
-                        e.rank, e.pid, e.description, r.lastCall,
-                        static_cast<double>(r.clockNs) / 1e6, launcher.StderrTail(e.rank)),
+                    throw SimulationError(
+                        fmt::format(
+                            "rank {} (pid {}) {}; its last call was {} at simulated {:.6f} ms\n{}",
+                            e.rank, e.pid, e.description, r.lastCall,
+                            static_cast<double>(r.clockNs) / 1e6, launcher.StderrTail(e.rank)),
                         RunEnd::RankFailed);
                 }
                 m_engine.RankExited(e.rank);
@@ -606,11 +607,12 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
                 }
                 if (!missing.empty())
                 {
-                    throw SimulationError(fmt::format(
-                        "ranks{} have not made a CUDA call within {} s of the start (is the "
-                        "program "
-                        "using the GPU, and was it started with the interposer preloaded?)",
-                        missing, m_options.connectTimeout.count()),
+                    throw SimulationError(
+                        fmt::format(
+                            "ranks{} have not made a CUDA call within {} s of the start (is the "
+                            "program "
+                            "using the GPU, and was it started with the interposer preloaded?)",
+                            missing, m_options.connectTimeout.count()),
                         RunEnd::Timeout);
                 }
             }

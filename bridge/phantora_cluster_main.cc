@@ -439,7 +439,8 @@ int main(int argc, char** argv)
                          "the summary%s, marked incomplete\n",
                          outcome.failure.c_str(), RunEndName(outcome.end),
                          ExitStatus(outcome.end, outcome.signal),
-                         reportFile.empty() && traceFile.empty() ? "" : ", the report and the trace");
+                         reportFile.empty() && traceFile.empty() ? ""
+                                                                 : ", the report and the trace");
             return ExitStatus(outcome.end, outcome.signal);
         }
         return written ? 0 : 1;

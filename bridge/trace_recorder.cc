@@ -109,7 +109,9 @@ void TraceRecorder::Write(const std::filesystem::path& file) const
     {
         throw std::runtime_error(fmt::format("cannot write the trace to {}", file.string()));
     }
-    out << nlohmann::json{{"displayTimeUnit", "ns"}, {"metadata", metadata}, {"traceEvents", events}}
+    out << nlohmann::json{{"displayTimeUnit", "ns"},
+                          {"metadata", metadata},
+                          {"traceEvents", events}}
                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
         << "\n";
 }

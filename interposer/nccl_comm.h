@@ -53,5 +53,4 @@ bool ValidRedOp(ncclComm& comm, ncclRedOp_t op);
 
 /// The profiling interface's name of a hook (pnccl*, as libnccl.so exports both): the
 /// same function under the second name.
-#define PHANTORA_PNCCL_ALIAS(name)                                                              \
-    extern "C" decltype(name) p##name __attribute__((alias(#name)));
+#define PHANTORA_PNCCL_ALIAS(name) extern "C" decltype(name) p##name __attribute__((alias(#name)));

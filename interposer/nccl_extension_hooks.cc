@@ -96,8 +96,8 @@ extern "C"
             slot = slot * 0x9e3779b97f4a7c15ull + words[i];
             std::memcpy(id.internal + at, &slot, sizeof slot);
         }
-        const int below = static_cast<int>(
-            std::distance(excluded.begin(), excluded.lower_bound(parent->rank)));
+        const int below =
+            static_cast<int>(std::distance(excluded.begin(), excluded.lower_bound(parent->rank)));
         return ncclCommInitRankConfig(newcomm, parent->nranks - static_cast<int>(excluded.size()),
                                       id, parent->rank - below, config);
     }
@@ -128,7 +128,7 @@ extern "C"
         }
         std::lock_guard lock(c->stateMutex);
         return c->registrations.erase(reinterpret_cast<uintptr_t>(handle)) ? ncclSuccess
-                                                                            : ncclInvalidArgument;
+                                                                           : ncclInvalidArgument;
     }
 
     // NCCL allocates with the driver's virtual memory calls; the simulated GPU's memory
@@ -194,8 +194,7 @@ extern "C"
     // NCCL runs gather and scatter as grouped sends and receives between the root and
     // every other rank, with a local copy of the root's own part: so are they here.
     ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count,
-                            ncclDataType_t datatype, int root, ncclComm_t comm,
-                            cudaStream_t stream)
+                            ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
     {
         HookScope scope;
         ncclComm* c = Communicators().Find(comm);
@@ -220,8 +219,8 @@ extern "C"
                     result = ncclRecv(part, count, datatype, peer, comm, stream);
                 }
                 else if (part != sendbuff && bytes > 0 &&
-                         cudaMemcpyAsync(part, sendbuff, bytes, cudaMemcpyDeviceToDevice,
-                                         stream) != cudaSuccess)
+                         cudaMemcpyAsync(part, sendbuff, bytes, cudaMemcpyDeviceToDevice, stream) !=
+                             cudaSuccess)
                 {
                     result = ncclUnhandledCudaError;
                 }
@@ -262,8 +261,8 @@ extern "C"
                     result = ncclSend(part, count, datatype, peer, comm, stream);
                 }
                 else if (part != recvbuff && bytes > 0 &&
-                         cudaMemcpyAsync(recvbuff, part, bytes, cudaMemcpyDeviceToDevice,
-                                         stream) != cudaSuccess)
+                         cudaMemcpyAsync(recvbuff, part, bytes, cudaMemcpyDeviceToDevice, stream) !=
+                             cudaSuccess)
                 {
                     result = ncclUnhandledCudaError;
                 }

@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <dirent.h>
 #include <fmt/format.h>
-#include <sstream>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <regex>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
