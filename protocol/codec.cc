@@ -29,42 +29,42 @@ constexpr std::size_t kP2POpFixed = 4 + 8 + 1 + 1 + 4;
 
 // Request kinds, in Request's order.
 constexpr std::size_t kRequestBodies[] = {
-    3 * String() + 20,                                      // Hello
-    3 * String() + 36,                                      // KernelLaunch
-    19,                                                     // Memcpy
-    9,                                                      // Synchronize
-    kNcclIdBytes + 8 + kEnvironment,                        // NcclCommInit
-    32 + String(kMaxValueBytes),                            // NcclCollective
-    8,                                                      // NcclCommDestroy
-    8 + 112,                                                // Goodbye
-    16,                                                     // EventRecord
-    16,                                                     // StreamWaitEvent
-    9,                                                      // EventWait
-    16,                                                     // EventElapsed
-    16 + kEnvironment,                                      // NcclCommSplit
+    3 * String() + 20,                                              // Hello
+    3 * String() + 36,                                              // KernelLaunch
+    19,                                                             // Memcpy
+    9,                                                              // Synchronize
+    kNcclIdBytes + 8 + kEnvironment,                                // NcclCommInit
+    32 + String(kMaxValueBytes),                                    // NcclCollective
+    8,                                                              // NcclCommDestroy
+    8 + 112,                                                        // Goodbye
+    16,                                                             // EventRecord
+    16,                                                             // StreamWaitEvent
+    9,                                                              // EventWait
+    16,                                                             // EventElapsed
+    16 + kEnvironment,                                              // NcclCommSplit
     20 + std::size_t{kMaxP2POps} * kP2POpFixed + kMaxP2PValueBytes, // NcclP2P
-    13,                                                     // HostEvent
-    16,                                                     // HostFunction
-    8,                                                      // HostFunctionDone
-    16,                                                     // CollectiveValues
-    5 * String() + 14,                                      // Watch
-    20,                                                     // P2PValues
-    9,                                                      // TableChunk
+    13,                                                             // HostEvent
+    16,                                                             // HostFunction
+    8,                                                              // HostFunctionDone
+    16,                                                             // CollectiveValues
+    5 * String() + 14,                                              // Watch
+    20,                                                             // P2PValues
+    9,                                                              // TableChunk
 };
 static_assert(std::size(kRequestBodies) == std::variant_size_v<Request>,
               "a new request kind needs its bound here");
 
 // Reply kinds, in Reply's order.
 constexpr std::size_t kReplyBodies[] = {
-    String() + 76,                   // Welcome
-    8,                               // Resume
-    24,                              // CommReady
-    String(),                        // Failure
-    1,                               // QueryAnswer
-    9,                               // Elapsed
-    9 + String(kMaxValueBytes),      // CollectiveResult
-    1 + String(),                    // SupervisorNote
-    String(kMaxTableChunkBytes),     // TableData
+    String() + 76,               // Welcome
+    8,                           // Resume
+    24,                          // CommReady
+    String(),                    // Failure
+    1,                           // QueryAnswer
+    9,                           // Elapsed
+    9 + String(kMaxValueBytes),  // CollectiveResult
+    1 + String(),                // SupervisorNote
+    String(kMaxTableChunkBytes), // TableData
 };
 static_assert(std::size(kReplyBodies) == std::variant_size_v<Reply>,
               "a new reply kind needs its bound here");
@@ -88,8 +88,8 @@ constexpr const char* kRequestNames[] = {
     "HostFunction",   "HostFunctionDone", "CollectiveValues", "Watch",       "P2PValues",
     "TableChunk"};
 static_assert(std::size(kRequestNames) == std::variant_size_v<Request>);
-constexpr const char* kReplyNames[] = {"Welcome",          "Resume",        "CommReady",
-                                       "Failure",          "QueryAnswer",   "Elapsed",
+constexpr const char* kReplyNames[] = {"Welcome",          "Resume",         "CommReady",
+                                       "Failure",          "QueryAnswer",    "Elapsed",
                                        "CollectiveResult", "SupervisorNote", "TableData"};
 static_assert(std::size(kReplyNames) == std::variant_size_v<Reply>);
 
@@ -146,7 +146,8 @@ template <class Envelope> Envelope DecodeEnvelope(std::string_view bytes, const 
         {
             const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + at);
             const uint32_t kind = p[0] | p[1] << 8 | p[2] << 16 | uint32_t{p[3]} << 24;
-            const std::size_t kinds = kRequest ? std::size(kRequestBodies) : std::size(kReplyBodies);
+            const std::size_t kinds =
+                kRequest ? std::size(kRequestBodies) : std::size(kReplyBodies);
             if (kind < kinds)
             {
                 const std::size_t bound = kRequest ? kRequestHeader + kRequestBodies[kind]
@@ -156,8 +157,8 @@ template <class Envelope> Envelope DecodeEnvelope(std::string_view bytes, const 
                     throw DecodeError(std::string(what) + " " +
                                       (kRequest ? kRequestNames[kind] : kReplyNames[kind]) +
                                       " of " + std::to_string(bytes.size()) +
-                                      " bytes is larger than that kind's " +
-                                      std::to_string(bound) + "-byte bound");
+                                      " bytes is larger than that kind's " + std::to_string(bound) +
+                                      "-byte bound");
                 }
             }
         }

@@ -37,25 +37,25 @@ int main(int argc, char** argv)
     const std::filesystem::path dir = argv[1];
     std::filesystem::create_directories(dir);
     auto save = [&dir](const std::string& name, char direction, const std::string& bytes)
-    {
-        std::ofstream(dir / name, std::ios::binary) << direction << bytes;
-    };
+    { std::ofstream(dir / name, std::ios::binary) << direction << bytes; };
     EachKind<Request>(
-        [&](Request r, std::size_t kind)
-        {
+        [&](Request r, std::size_t kind) {
             save("request-" + std::to_string(kind), '\1', Encode(RequestEnvelope{1, 2, r, 3, 4}));
         });
-    EachKind<Reply>([&](Reply r, std::size_t kind)
-                    { save("reply-" + std::to_string(kind), '\0', Encode(ReplyEnvelope{5, r})); });
+    EachKind<Reply>(
+        [&](Reply r, std::size_t kind) {
+            save("reply-" + std::to_string(kind), '\0', Encode(ReplyEnvelope{5, r}));
+        });
     // a few with contents: a kernel launch, a collective with values, a P2P group, a Welcome
     save("request-kernel", '\1',
-         Encode(RequestEnvelope{1, 2, KernelLaunch{1, "ampere_sgemm_128x64_nn", {8, 4, 1},
-                                                   {256, 1, 1}, 1024, "0=1", ""}}));
+         Encode(RequestEnvelope{
+             1, 2,
+             KernelLaunch{1, "ampere_sgemm_128x64_nn", {8, 4, 1}, {256, 1, 1}, 1024, "0=1", ""}}));
     save("request-collective", '\1',
-         Encode(RequestEnvelope{1, 2,
-                                NcclCollective{7, CollectiveOp::AllReduce, 16, 3, 0,
-                                               DataType::Float32, RedOp::Sum, true,
-                                               std::string(16, '\1')}}));
+         Encode(
+             RequestEnvelope{1, 2,
+                             NcclCollective{7, CollectiveOp::AllReduce, 16, 3, 0, DataType::Float32,
+                                            RedOp::Sum, true, std::string(16, '\1')}}));
     save("request-p2p", '\1',
          Encode(RequestEnvelope{1, 2, NcclP2P{7, 3, {{1, 8, true, true, "12345678"}, {2, 8}}}}));
     Welcome w;

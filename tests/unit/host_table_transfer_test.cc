@@ -13,8 +13,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <gtest/gtest.h>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -100,8 +100,8 @@ TEST(HostTableTransfer, AMillionGapTableReachesTheRankInChunksWithinTheBounds)
     ASSERT_GT(profile.table.size(), 15u * wire::kMaxTableChunkBytes) << "16 bytes a gap";
     const Received r = TableReachingARank(profile);
     EXPECT_EQ(r.table, profile.table);
-    EXPECT_EQ(r.chunks, (profile.table.size() + wire::kMaxTableChunkBytes - 1) /
-                            wire::kMaxTableChunkBytes);
+    EXPECT_EQ(r.chunks,
+              (profile.table.size() + wire::kMaxTableChunkBytes - 1) / wire::kMaxTableChunkBytes);
     EXPECT_EQ(host_time::GapTable::Parse(r.table).Keys(), 1000000u);
 }
 
@@ -134,7 +134,8 @@ TEST(HostTableTransfer, TheLargestCommittedProgramTableReachesTheRank)
             {
                 continue;
             }
-            HostTimeProfile p = HostTimeProfile::Prepare(&reader, Words(run.command), run.ranks, cpu);
+            HostTimeProfile p =
+                HostTimeProfile::Prepare(&reader, Words(run.command), run.ranks, cpu);
             if (p.table.size() > largest.table.size())
             {
                 largest = std::move(p);
