@@ -358,9 +358,10 @@ void BridgeServer::CheckInboxes(std::chrono::steady_clock::time_point now) const
         if (!exited && !in.early.empty() && now - in.waitingSince > m_options.orderGapTimeout)
         {
             throw SimulationError(DescribeGap(rank, in, now) +
-                                  fmt::format(" (the bridge waits {} s at most: "
-                                              "--order-gap-timeout)",
-                                              m_options.orderGapTimeout.count() / 1000.0));
+                                      fmt::format(" (the bridge waits {} s at most: "
+                                                  "--order-gap-timeout)",
+                                                  m_options.orderGapTimeout.count() / 1000.0),
+                                  RunEnd::Timeout);
         }
     }
 }
@@ -448,8 +449,10 @@ void BridgeServer::Interrupted()
     std::fputs(m_engine.StateReport().c_str(), stderr);
     std::fflush(stderr);
     const std::string gaps = DescribeGaps(std::chrono::steady_clock::now());
-    throw SimulationError(fmt::format("interrupted by signal {}{}", static_cast<int>(g_interrupted),
-                                      gaps.empty() ? "" : "; waiting for requests:" + gaps));
+    const int signal = static_cast<int>(g_interrupted);
+    throw SimulationError(fmt::format("interrupted by signal {}{}", signal,
+                                      gaps.empty() ? "" : "; waiting for requests:" + gaps),
+                          RunEnd::Interrupted, signal);
 }
 
 void BridgeServer::DrainGoodbyes()
@@ -570,7 +573,7 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
                 if (auto lost =
                         m_supervisors.Check(m_engine.Ranks(), std::chrono::steady_clock::now()))
                 {
-                    throw SimulationError(*lost);
+                    throw SimulationError(*lost, RunEnd::RankFailed);
                 }
                 for (const auto& [rank, pid] : m_pidOf)
                 {
@@ -587,10 +590,12 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
                 if (!e.clean)
                 {
                     launcher.RelayAll();
-                    throw SimulationError(fmt::format(
-                        "rank {} (pid {}) {}; its last call was {} at simulated {:.6f} ms\n{}",
-                        e.rank, e.pid, e.description, r.lastCall,
-                        static_cast<double>(r.clockNs) / 1e6, launcher.StderrTail(e.rank)));
+                    throw SimulationError(
+                        fmt::format(
+                            "rank {} (pid {}) {}; its last call was {} at simulated {:.6f} ms\n{}",
+                            e.rank, e.pid, e.description, r.lastCall,
+                            static_cast<double>(r.clockNs) / 1e6, launcher.StderrTail(e.rank)),
+                        RunEnd::RankFailed);
                 }
                 m_engine.RankExited(e.rank);
             }
@@ -614,22 +619,34 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
                 }
                 if (!missing.empty())
                 {
-                    throw SimulationError(fmt::format(
-                        "ranks{} have not made a CUDA call within {} s of the start (is the "
-                        "program "
-                        "using the GPU, and was it started with the interposer preloaded?)",
-                        missing, m_options.connectTimeout.count()));
+                    throw SimulationError(
+                        fmt::format(
+                            "ranks{} have not made a CUDA call within {} s of the start (is the "
+                            "program "
+                            "using the GPU, and was it started with the interposer preloaded?)",
+                            missing, m_options.connectTimeout.count()),
+                        RunEnd::Timeout);
                 }
             }
         }
         DrainGoodbyes();
         launcher.RelayAll();
         outcome.ok = true;
+        outcome.end = RunEnd::Completed;
+    }
+    catch (const SimulationError& e)
+    {
+        launcher.RelayAll();
+        outcome.failure = e.what();
+        outcome.end = e.End();
+        outcome.signal = e.Signal();
+        launcher.TerminateAll();
     }
     catch (const std::exception& e)
     {
         launcher.RelayAll();
         outcome.failure = e.what();
+        outcome.end = RunEnd::Error;
         launcher.TerminateAll();
     }
     ReportRequests(started);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "engine/simulation_engine.h"
+#include "engine/simulation_error.h"
 #include "launch/launcher.h"
 #include "launch/remote_supervisors.h"
 #include "protocol/curve_keys.h"
@@ -51,6 +52,8 @@ struct RunOutcome
 {
     bool ok{false};
     std::string failure; ///< why the run ended early, naming the rank
+    RunEnd end{RunEnd::Error};
+    int signal{0}; ///< the signal that interrupted it (RunEnd::Interrupted)
 };
 
 class BridgeServer

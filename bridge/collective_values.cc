@@ -98,6 +98,8 @@ template <class T> T Combine(wire::RedOp op, T a, T b)
         return std::max(a, b);
     case wire::RedOp::Min:
         return std::min(a, b);
+    case wire::RedOp::PreMulSum: // Reduce refuses it: its scalar is not on the wire
+        break;
     }
     return a;
 }

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
+#include <functional>
 #include <random>
 #include <utility>
 
@@ -391,31 +392,68 @@ int main(int argc, char** argv)
         info.command = command;
         info.ok = outcome.ok;
         info.failure = outcome.failure;
+        info.end = outcome.end;
         info.gpuModel = scenario.gpu.model;
         info.errorBands = std::move(errorBands);
         info.wallTimeS =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
-        PrintSummary(engine, info);
+        // Every output is written whatever the end (what was simulated until then, marked
+        // incomplete); one that cannot be written does not keep the others from being.
+        bool written = true;
+        auto write = [&written](const char* what, const std::function<void()>& f)
+        {
+            try
+            {
+                f();
+            }
+            catch (const std::exception& e)
+            {
+                written = false;
+                std::fprintf(stderr, "phantora-cluster: the %s was not written: %s\n", what,
+                             e.what());
+            }
+        };
+        write("summary", [&] { PrintSummary(engine, info); });
         if (!reportFile.empty())
         {
-            WriteJsonReport(reportFile, engine, info);
+            write("report", [&] { WriteJsonReport(reportFile, engine, info); });
         }
         if (!missingFile.empty())
         {
-            engine.Kernels().WriteMissing(missingFile);
+            write("missing-kernel list", [&] { engine.Kernels().WriteMissing(missingFile); });
         }
         if (!traceFile.empty())
         {
-            trace.Write(traceFile);
-            std::printf("trace: %zu spans in %s\n", trace.Size(), traceFile.c_str());
+            write("trace",
+                  [&]
+                  {
+                      if (!outcome.ok)
+                      {
+                          int64_t lastNs = 0;
+                          for (const RankState& r : engine.Ranks())
+                          {
+                              lastNs = std::max(lastNs, r.clockNs);
+                          }
+                          trace.MarkIncomplete(RunEndName(outcome.end), outcome.failure, lastNs);
+                      }
+                      trace.Write(traceFile);
+                      std::printf("trace: %zu spans in %s%s\n", trace.Size(), traceFile.c_str(),
+                                  outcome.ok ? "" : " (incomplete)");
+                  });
         }
         if (!outcome.ok)
         {
-            std::fprintf(stderr, "phantora-cluster: simulation failed: %s\n",
-                         outcome.failure.c_str());
-            return 1;
+            std::fprintf(stderr,
+                         "phantora-cluster: simulation failed: %s\nphantora-cluster: the run "
+                         "ended early (%s, exit status %d); what was simulated until then is in "
+                         "the summary%s, marked incomplete\n",
+                         outcome.failure.c_str(), RunEndName(outcome.end),
+                         ExitStatus(outcome.end, outcome.signal),
+                         reportFile.empty() && traceFile.empty() ? ""
+                                                                 : ", the report and the trace");
+            return ExitStatus(outcome.end, outcome.signal);
         }
-        return 0;
+        return written ? 0 : 1;
     }
     catch (const std::exception& e)
     {

@@ -240,9 +240,14 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
     j["scenario"] = {{"file", info.scenarioFile}, {"name", info.scenarioName}};
     j["command"] = info.command;
     j["ok"] = info.ok;
+    // A run that ended early still reports what was simulated up to its end, marked
+    // incomplete with the reason (RunEnd: a signal, a failed rank, a deadlock, a timeout).
+    j["complete"] = info.ok && info.end == RunEnd::Completed;
+    j["end"] = RunEndName(info.ok ? RunEnd::Completed : info.end);
     if (!info.ok)
     {
         j["failure"] = info.failure;
+        j["incomplete_reason"] = info.failure;
     }
     j["wall_time_s"] = info.wallTimeS;
     j["network"] = {{"transport", engine.Network().TransportName()},
@@ -306,7 +311,8 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
     {
         throw std::runtime_error(fmt::format("cannot write the report to {}", file.string()));
     }
-    out << j.dump(2) << "\n";
+    // replace, not throw: a failure's message quotes a rank's stderr, which need not be UTF-8
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 } // namespace phantora

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "engine/simulation_engine.h"
+#include "engine/simulation_error.h"
 #include "error_band.h"
 
 #include <filesystem>
@@ -18,6 +19,8 @@ struct RunInfo
     double wallTimeS{0};
     bool ok{false};
     std::string failure;
+    /// How the run ended; anything but Completed marks the report incomplete.
+    RunEnd end{RunEnd::Error};
     /// The pricing sources' measured errors (empty: none read; the band says so).
     ErrorBandTable errorBands;
     std::string gpuModel;

@@ -23,6 +23,11 @@ void TraceRecorder::NetworkSpan(std::string track, std::string name, int64_t sta
     m_spans.push_back({kNetworkPid, std::move(track), std::move(name), startNs, endNs});
 }
 
+void TraceRecorder::MarkIncomplete(std::string end, std::string reason, int64_t atNs)
+{
+    m_incomplete = Incomplete{std::move(end), std::move(reason), atNs};
+}
+
 void TraceRecorder::Write(const std::filesystem::path& file) const
 {
     // Spans arrive in the order the bridge happened to learn of them; sort them so the
@@ -85,12 +90,30 @@ void TraceRecorder::Write(const std::filesystem::path& file) const
                           {"ts", us(e->startNs)},
                           {"dur", us(e->endNs - e->startNs)}});
     }
+    nlohmann::json metadata = {{"complete", !m_incomplete}};
+    if (m_incomplete)
+    {
+        metadata["end"] = m_incomplete->end;
+        metadata["incomplete_reason"] = m_incomplete->reason;
+        // a global instant marker, so the viewer shows where the simulation stopped
+        events.push_back({{"ph", "i"},
+                          {"s", "g"},
+                          {"name", "simulation ended early: " + m_incomplete->end},
+                          {"pid", 0},
+                          {"tid", 0},
+                          {"ts", us(m_incomplete->atNs)},
+                          {"args", {{"reason", m_incomplete->reason}}}});
+    }
     std::ofstream out(file);
     if (!out)
     {
         throw std::runtime_error(fmt::format("cannot write the trace to {}", file.string()));
     }
-    out << nlohmann::json{{"displayTimeUnit", "ns"}, {"traceEvents", events}}.dump() << "\n";
+    out << nlohmann::json{{"displayTimeUnit", "ns"},
+                          {"metadata", metadata},
+                          {"traceEvents", events}}
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
 }
 
 } // namespace phantora

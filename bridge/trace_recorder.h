@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ public:
     void Span(int rank, std::string track, std::string name, int64_t startNs, int64_t endNs);
     /// One span on \p track of the network process.
     void NetworkSpan(std::string track, std::string name, int64_t startNs, int64_t endNs);
+    /// The run ended before its ranks did (\p end: RunEndName): the trace holds what was
+    /// simulated until then and says so, in its metadata and as a marker at that instant.
+    void MarkIncomplete(std::string end, std::string reason, int64_t atNs);
     /// Throws std::runtime_error naming \p file when it cannot be written.
     void Write(const std::filesystem::path& file) const;
     std::size_t Size() const { return m_spans.size(); }
@@ -36,6 +40,13 @@ private:
         int64_t endNs;
     };
     std::vector<Entry> m_spans;
+    struct Incomplete
+    {
+        std::string end;
+        std::string reason;
+        int64_t atNs{0};
+    };
+    std::optional<Incomplete> m_incomplete;
 };
 
 } // namespace phantora

@@ -17,7 +17,9 @@ shift
 
 implemented="$(nm --defined-only -g "${objects[@]}" 2>/dev/null | awk 'NF == 3 && ($2 == "T" || $2 == "W") { print $3 }' | sort -u)"
 exported="$(for lib in "$@"; do
-    nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' | sed 's/@.*//'
+    # strong, weak (libnccl.so exports every public nccl* weak, over its pnccl* twin) and
+    # indirect functions
+    nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "W" || $2 == "i" { print $3 }' | sed 's/@.*//'
 done | grep -E '^(__cuda|cuda|nccl|pnccl|cublas|cudnn|cu[A-Z])[A-Za-z0-9_]*$' | sort -u)"
 
 {

@@ -13,15 +13,33 @@ NcclGroup& NcclGroup::ThisThread()
 
 void NcclGroup::Add(uint64_t comm, uint64_t stream, const wire::P2POp& op)
 {
+    wire::NcclP2P* batch = nullptr;
     for (auto& b : m_batches)
     {
         if (b.comm == comm && b.stream == stream)
         {
-            b.ops.push_back(op);
-            return;
+            batch = &b;
+            break;
         }
     }
-    m_batches.push_back(wire::NcclP2P{comm, stream, {op}});
+    if (!batch)
+    {
+        batch = &m_batches.emplace_back(wire::NcclP2P{comm, stream, {}});
+    }
+    // A batch's sends carry at most kMaxP2PValueBytes of values together (the message's
+    // bound); beyond it a send goes as its size alone, and its receiver reads zeros, as
+    // for any send whose bytes the rank does not know.
+    std::size_t carried = 0;
+    for (const auto& o : batch->ops)
+    {
+        carried += o.values.size();
+    }
+    batch->ops.push_back(op);
+    if (carried + op.values.size() > wire::kMaxP2PValueBytes)
+    {
+        batch->ops.back().hasValues = false;
+        batch->ops.back().values.clear();
+    }
 }
 
 std::optional<std::vector<wire::NcclP2P>> NcclGroup::End()

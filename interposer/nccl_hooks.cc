@@ -1,8 +1,8 @@
 // NCCL as the program sees it.  Communicators are handles the bridge knows;
 // collectives become ops on the caller's stream whose end the network decides.
 #include "cuda_state.h"
-#include "handle_table.h"
 #include "hook_scope.h"
+#include "nccl_comm.h"
 #include "nccl_group.h"
 #include "stream_capture.h"
 #include "value_shadow.h"
@@ -24,54 +24,12 @@
 using namespace phantora;
 using namespace phantora::interposer;
 
-// ncclComm_t points at one of these; NCCL's own struct is opaque to programs.
-struct ncclComm
-{
-    uint64_t handle;
-    int nranks;
-    int rank;
-    int device;
-    /// Collectives issued on it so far (the bridge numbers them the same way).
-    std::atomic<uint64_t> collectives{0};
-    /// Receives issued so far, by peer: the k-th receive from a peer matches its k-th
-    /// send to this rank (the bridge numbers them the same way).
-    std::mutex recvMutex;
-    std::map<int, uint64_t> recvs;
-};
-
 namespace
 {
 
-constinit HandleTable<ncclComm_t, ncclComm> g_comms;
-
 ncclComm* Lookup(ncclComm_t comm)
 {
-    return g_comms.Find(comm);
-}
-
-size_t TypeSize(ncclDataType_t t)
-{
-    switch (t)
-    {
-    case ncclInt8:
-    case ncclUint8:
-    case ncclFloat8e4m3:
-    case ncclFloat8e5m2:
-        return 1;
-    case ncclFloat16:
-    case ncclBfloat16:
-        return 2;
-    case ncclInt32:
-    case ncclUint32:
-    case ncclFloat32:
-        return 4;
-    case ncclInt64:
-    case ncclUint64:
-    case ncclFloat64:
-        return 8;
-    default:
-        return 0;
-    }
+    return Communicators().Find(comm);
 }
 
 /// What NCCL would read from this process's environment, and from the config passed
@@ -97,8 +55,8 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, const void* 
 {
     HookScope scope;
     ncclComm* c = Lookup(comm);
-    const size_t elem = TypeSize(datatype);
-    if (!c || elem == 0 || root < 0 || root >= c->nranks)
+    const size_t elem = NcclTypeSize(datatype);
+    if (!c || elem == 0 || root < 0 || root >= c->nranks || !ValidRedOp(*c, redOp))
     {
         return ncclInvalidArgument;
     }
@@ -128,7 +86,8 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, const void* 
     m.stream = StreamId(stream);
     m.root = root;
     m.dataType = static_cast<wire::DataType>(datatype);
-    m.redOp = static_cast<wire::RedOp>(redOp);
+    m.redOp = static_cast<int>(redOp) < ncclNumOps ? static_cast<wire::RedOp>(redOp)
+                                                   : wire::RedOp::PreMulSum;
     const bool writesRecv = op != wire::CollectiveOp::Reduce || c->rank == root;
     ValueShadow& shadow = ValueShadow::Get();
     if (StreamCapture::AnyActive() &&
@@ -190,7 +149,7 @@ ncclResult_t PostP2P(ncclComm_t comm, bool send, void* buf, size_t count, ncclDa
 {
     HookScope scope;
     ncclComm* c = Lookup(comm);
-    const size_t elem = TypeSize(datatype);
+    const size_t elem = NcclTypeSize(datatype);
     if (!c || elem == 0 || peer < 0 || peer >= c->nranks)
     {
         return ncclInvalidArgument;
@@ -311,7 +270,7 @@ extern "C"
             return ncclInternalError;
         }
         SimClock::Get().AdvanceTo(ready->clockNs);
-        *comm = g_comms.Adopt(
+        *comm = Communicators().Adopt(
             std::make_unique<ncclComm>(ready->comm, nranks, rank, ThreadState().device));
         return ncclSuccess;
     }
@@ -360,7 +319,7 @@ extern "C"
         {
             return ncclSuccess; // NCCL_SPLIT_NOCOLOR
         }
-        *newcomm = g_comms.Adopt(
+        *newcomm = Communicators().Adopt(
             std::make_unique<ncclComm>(ready->comm, ready->nranks, ready->rank, parent->device));
         return ncclSuccess;
     }
@@ -474,7 +433,7 @@ extern "C"
     ncclResult_t ncclCommDestroy(ncclComm_t comm)
     {
         HookScope scope;
-        std::unique_ptr<ncclComm> owned = g_comms.Take(comm);
+        std::unique_ptr<ncclComm> owned = Communicators().Take(comm);
         if (!owned)
         {
             return ncclInvalidArgument;
@@ -552,3 +511,31 @@ extern "C"
     }
 
 } // extern "C"
+
+// The profiling interface's names of the same calls (libnccl.so exports both).
+PHANTORA_PNCCL_ALIAS(ncclGetVersion)
+PHANTORA_PNCCL_ALIAS(ncclGetUniqueId)
+PHANTORA_PNCCL_ALIAS(ncclCommInitRank)
+PHANTORA_PNCCL_ALIAS(ncclCommInitRankConfig)
+PHANTORA_PNCCL_ALIAS(ncclCommInitAll)
+PHANTORA_PNCCL_ALIAS(ncclCommSplit)
+PHANTORA_PNCCL_ALIAS(ncclGroupStart)
+PHANTORA_PNCCL_ALIAS(ncclGroupEnd)
+PHANTORA_PNCCL_ALIAS(ncclSend)
+PHANTORA_PNCCL_ALIAS(ncclRecv)
+PHANTORA_PNCCL_ALIAS(ncclCommGetAsyncError)
+PHANTORA_PNCCL_ALIAS(ncclGetLastError)
+PHANTORA_PNCCL_ALIAS(ncclAllReduce)
+PHANTORA_PNCCL_ALIAS(ncclAllGather)
+PHANTORA_PNCCL_ALIAS(ncclReduceScatter)
+PHANTORA_PNCCL_ALIAS(ncclAlltoAll)
+PHANTORA_PNCCL_ALIAS(ncclBroadcast)
+PHANTORA_PNCCL_ALIAS(ncclBcast)
+PHANTORA_PNCCL_ALIAS(ncclReduce)
+PHANTORA_PNCCL_ALIAS(ncclCommDestroy)
+PHANTORA_PNCCL_ALIAS(ncclCommFinalize)
+PHANTORA_PNCCL_ALIAS(ncclCommAbort)
+PHANTORA_PNCCL_ALIAS(ncclCommCount)
+PHANTORA_PNCCL_ALIAS(ncclCommUserRank)
+PHANTORA_PNCCL_ALIAS(ncclCommCuDevice)
+PHANTORA_PNCCL_ALIAS(ncclGetErrorString)

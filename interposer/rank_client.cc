@@ -167,8 +167,10 @@ RankClient::RankClient() : m_context(1), m_farewellContext(1)
     SimClock::Get().SetScale(m_welcome.cpuTimeScale * m_welcome.localCpuScale);
     try
     {
-        HostTime::Get().Load(m_welcome.hostTimeTable, m_welcome.readbackTable,
-                             m_welcome.cpuTimeScale);
+        HostTime::Get().Load(m_hostTimeTable, m_readbackTable, m_welcome.cpuTimeScale);
+        // loaded: the bytes are not needed again
+        std::string().swap(m_hostTimeTable);
+        std::string().swap(m_readbackTable);
     }
     catch (const std::exception& e)
     {
@@ -275,9 +277,43 @@ RankClient::Lane& RankClient::ThisLane()
         {
             m_welcome = *w;
         }
+        if (w->hostTimeTableBytes > 0 || w->readbackTableBytes > 0)
+        {
+            m_hostTimeTable = FetchTable(l, wire::HostTable::HostTime, w->hostTimeTableBytes);
+            m_readbackTable = FetchTable(l, wire::HostTable::Readbacks, w->readbackTableBytes);
+        }
         return l;
     }
     Fatal("the bridge did not welcome this rank");
+}
+
+std::string RankClient::FetchTable(Lane& lane, wire::HostTable table, uint64_t bytes)
+{
+    if (bytes > wire::kMaxHostTableBytes)
+    {
+        Fatal("the bridge announced a host-time table of " + std::to_string(bytes) +
+              " bytes, more than the " + std::to_string(wire::kMaxHostTableBytes) + " it may");
+    }
+    std::string out;
+    out.reserve(bytes);
+    while (out.size() < bytes)
+    {
+        const uint64_t seq = lane.nextSeq++;
+        {
+            std::lock_guard lock(m_sendMutex);
+            Send(lane, seq, wire::TableChunk{table, out.size()});
+        }
+        wire::Reply reply = Receive(lane, seq, "the host-time tables");
+        auto* data = std::get_if<wire::TableData>(&reply);
+        if (!data || data->bytes.empty() || out.size() + data->bytes.size() > bytes)
+        {
+            Fatal("the bridge answered a host-time table chunk at byte " +
+                  std::to_string(out.size()) + " of " + std::to_string(bytes) +
+                  " with something else");
+        }
+        out += data->bytes;
+    }
+    return out;
 }
 
 void RankClient::CloseLane()

@@ -117,6 +117,8 @@ private:
     /// Connects lane \p id for a thread that is not the caller and says hello.
     Lane& OpenLaneFor(uint32_t id, int64_t clockNs);
     wire::Reply Receive(Lane& lane, uint64_t seq, const char* what);
+    /// The \p bytes of \p table, in chunks (wire::TableChunk) on \p lane, right after its Welcome.
+    std::string FetchTable(Lane& lane, wire::HostTable table, uint64_t bytes);
     wire::Hello MakeHello() const;
     /// A DEALER socket of \p context connected to the bridge (CURVE if PHANTORA_KEYS).
     zmq::socket_t Connect(zmq::context_t& context);
@@ -145,6 +147,9 @@ private:
     int m_helloTimeoutS{60};
     bool m_closed{false};
     wire::Welcome m_welcome;
+    /// The host-time and read-back tables the Welcome announced, until they are loaded.
+    std::string m_hostTimeTable;
+    std::string m_readbackTable;
     static std::atomic<RankClient*> s_connected;
     /// Set in a process forked from a connected rank: its sockets are the parent's.
     static std::atomic<bool> s_forked;

@@ -21,6 +21,10 @@ public:
 std::string Encode(const RequestEnvelope& m);
 std::string Encode(const ReplyEnvelope& m);
 RequestEnvelope DecodeRequest(std::string_view bytes);
+/// The longest encoding of a request (reply) of kind \p kind, its index in Request (Reply),
+/// envelope included: what DecodeRequest (DecodeReply) accepts of that kind; 0 for no kind.
+std::size_t MaxRequestBytes(std::size_t kind);
+std::size_t MaxReplyBytes(std::size_t kind);
 ReplyEnvelope DecodeReply(std::string_view bytes);
 
 } // namespace phantora::wire

@@ -22,7 +22,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 13;
+inline constexpr uint16_t kVersion = 14;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -65,8 +65,10 @@ struct BoundedString
     }
 };
 
-/// Most bytes of a host-time table (one Welcome per rank carries it).
-inline constexpr uint32_t kMaxHostTableBytes = 256u << 20;
+/// Most bytes of a host-time or read-back table: the rank fetches it after its Welcome
+/// in chunks of at most kMaxTableChunkBytes (TableChunk), so no message carries it whole.
+inline constexpr uint64_t kMaxHostTableBytes = uint64_t{4} << 30;
+inline constexpr uint32_t kMaxTableChunkBytes = 1u << 20;
 
 /// Most bytes of device data a message may carry (a small buffer's real contents,
 /// see NcclCollective::values); bigger buffers travel as sizes only.
@@ -74,6 +76,9 @@ inline constexpr uint32_t kMaxValueBytes = 64 * 1024;
 
 /// Most point-to-point operations one grouped NCCL call may carry.
 inline constexpr uint32_t kMaxP2POps = 1 << 16;
+/// Most bytes of device data the sends of one NcclP2P carry together (each at most
+/// kMaxValueBytes); the interposer sends the rest as sizes only.
+inline constexpr uint32_t kMaxP2PValueBytes = 1u << 20;
 
 class VectorTooLong : public std::length_error
 {
@@ -254,6 +259,9 @@ enum class RedOp : uint8_t
     Max = 2,
     Min = 3,
     Avg = 4,
+    /// One ncclRedOpCreatePreMulSum made (NCCL numbers them from ncclNumOps on): timed as
+    /// a sum, its values are not computed.
+    PreMulSum = 5,
 };
 
 struct NcclCollective
@@ -379,6 +387,16 @@ struct NcclP2P
     template <class A> void serialize(A& ar)
     {
         ar(comm, stream, BoundedVector<P2POp, kMaxP2POps>{ops});
+        std::size_t carried = 0;
+        for (const P2POp& op : ops)
+        {
+            carried += op.values.size();
+        }
+        if (carried > kMaxP2PValueBytes)
+        {
+            throw VectorTooLong("point-to-point operations carrying " + std::to_string(carried) +
+                                " bytes of values in a message");
+        }
     }
 };
 
@@ -468,10 +486,26 @@ struct Watch
     }
 };
 
+/// Which table of the Welcome a TableChunk asks for.
+enum class HostTable : uint8_t
+{
+    HostTime = 0,  ///< host_time::GapTable bytes
+    Readbacks = 1, ///< host_time::ReadbackTable bytes
+};
+
+/// Asks for the bytes of \p table from \p offset on (at most kMaxTableChunkBytes, in a
+/// TableData): how the rank's first thread reads the tables its Welcome announced.
+struct TableChunk
+{
+    HostTable table{HostTable::HostTime};
+    uint64_t offset{0};
+    template <class A> void serialize(A& ar) { ar(table, offset); }
+};
+
 using Request = std::variant<Hello, KernelLaunch, Memcpy, Synchronize, NcclCommInit, NcclCollective,
                              NcclCommDestroy, Goodbye, EventRecord, StreamWaitEvent, EventWait,
                              EventElapsed, NcclCommSplit, NcclP2P, HostEvent, HostFunction,
-                             HostFunctionDone, CollectiveValues, Watch, P2PValues>;
+                             HostFunctionDone, CollectiveValues, Watch, P2PValues, TableChunk>;
 
 struct RequestEnvelope
 {
@@ -504,18 +538,17 @@ struct Welcome
     /// This machine's CPU time -> the recording host's (their host_speed ratio), for the
     /// host time the profile does not hold.
     double localCpuScale{1.0};
-    /// The program's recorded host time between GPU calls (host_time::GapTable bytes);
-    /// empty: none recorded, measure it here.
-    std::string hostTimeTable;
-    /// The recorded values of small device-to-host reads it returns
-    /// (host_time::ReadbackTable bytes); empty: none.
-    std::string readbackTable;
+    /// The size of the program's recorded host time between GPU calls
+    /// (host_time::GapTable bytes; 0: none recorded, measure it here) and of the recorded
+    /// values of small device-to-host reads it returns (host_time::ReadbackTable bytes; 0:
+    /// none).  Only the rank's first thread is told; it fetches them (TableChunk).
+    uint64_t hostTimeTableBytes{0};
+    uint64_t readbackTableBytes{0};
     template <class A> void serialize(A& ar)
     {
         ar(BoundedString{gpuName}, gpuMemoryBytes, deviceCount, localDevice, smCount, ccMajor,
            ccMinor, cpuTimeScale, callOverheadNs, queryOverheadNs, localCpuScale,
-           BoundedString{hostTimeTable, kMaxHostTableBytes},
-           BoundedString{readbackTable, kMaxHostTableBytes});
+           hostTimeTableBytes, readbackTableBytes);
     }
 };
 
@@ -588,8 +621,16 @@ struct SupervisorNote
     template <class A> void serialize(A& ar) { ar(state, BoundedString{message}); }
 };
 
+/// The answer to a TableChunk: the table's bytes from the offset asked, at most
+/// kMaxTableChunkBytes (empty: the offset is the table's end).
+struct TableData
+{
+    std::string bytes;
+    template <class A> void serialize(A& ar) { ar(BoundedString{bytes, kMaxTableChunkBytes}); }
+};
+
 using Reply = std::variant<Welcome, Resume, CommReady, Failure, QueryAnswer, Elapsed,
-                           CollectiveResult, SupervisorNote>;
+                           CollectiveResult, SupervisorNote, TableData>;
 
 struct ReplyEnvelope
 {

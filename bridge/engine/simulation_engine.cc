@@ -163,6 +163,7 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
                 m_lanes.Block(ctx, std::move(w));
             },
             [&](const wire::NcclP2P& m) { OnP2P(ctx, m); },
+            [&](const wire::TableChunk& m) { OnTableChunk(ctx, m); },
             [&](const wire::HostEvent& m) { m_lanes.OnHostEvent(ctx, m, m_commit.CommittedNs()); },
             [&](const wire::HostFunction& m) { OnHostFunction(ctx, m); },
             [&](const wire::HostFunctionDone& m) { m_holds.Done(rank, m.id, ctx.nowNs); },
@@ -240,10 +241,25 @@ void SimulationEngine::OnHello(const RequestContext& ctx, const wire::Hello& m)
     if (ctx.lane == 0)
     {
         // The rank's first thread loads the table; its other threads' hellos need no copy.
-        w.hostTimeTable = m_hostTime.table;
-        w.readbackTable = m_hostTime.readbacks;
+        w.hostTimeTableBytes = m_hostTime.table.size();
+        w.readbackTableBytes = m_hostTime.readbacks.size();
     }
     ctx.out.push_back({ctx.rank, {ctx.seq, w}, ctx.lane});
+}
+
+void SimulationEngine::OnTableChunk(const RequestContext& ctx, const wire::TableChunk& m)
+{
+    const std::string& table =
+        m.table == wire::HostTable::HostTime ? m_hostTime.table : m_hostTime.readbacks;
+    if (m.offset > table.size())
+    {
+        throw SimulationError(fmt::format("rank {} asked for the host-time tables' bytes from {} "
+                                          "on, past their end ({} bytes)",
+                                          ctx.rank, m.offset, table.size()));
+    }
+    wire::TableData data;
+    data.bytes = table.substr(m.offset, wire::kMaxTableChunkBytes);
+    ctx.out.push_back({ctx.rank, {ctx.seq, std::move(data)}, ctx.lane});
 }
 
 void SimulationEngine::OnMemcpy(const RequestContext& ctx, const wire::Memcpy& m)
@@ -395,7 +411,7 @@ void SimulationEngine::CheckDeadlock() const
     {
         open.push_back(std::move(s));
     }
-    throw SimulationError(DeadlockReport(m_lanes.Ranks(), open));
+    throw SimulationError(DeadlockReport(m_lanes.Ranks(), open), RunEnd::Deadlock);
 }
 
 } // namespace phantora

@@ -98,6 +98,8 @@ public:
 
 private:
     void OnHello(const RequestContext& ctx, const wire::Hello& m);
+    /// A slice of the host-time or read-back table the rank's Welcome announced.
+    void OnTableChunk(const RequestContext& ctx, const wire::TableChunk& m);
     void OnMemcpy(const RequestContext& ctx, const wire::Memcpy& m);
     void OnCollective(const RequestContext& ctx, const wire::NcclCollective& m);
     void OnP2P(const RequestContext& ctx, const wire::NcclP2P& m);

@@ -91,7 +91,8 @@ std::string RankOnePid(const std::string& output)
 /// Seconds the script above reports between the kill and the server's end; -1: none.
 int SecondsToEnd(const std::string& output)
 {
-    const std::string key = "server exit 1 after ";
+    // exit status 3: the run ended because a rank failed (engine/simulation_error.h)
+    const std::string key = "server exit 3 after ";
     const auto at = output.find(key);
     return at == std::string::npos ? -1 : std::atoi(output.c_str() + at + key.size());
 }

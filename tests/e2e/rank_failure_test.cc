@@ -35,46 +35,6 @@ link_latency = "1us"
 default = "10us"
 )";
 
-/// Pids of live processes whose environment holds every one of \p needles.
-std::vector<int> ProcessesWithEnvironment(const std::vector<std::string>& needles)
-{
-    std::vector<int> pids;
-    DIR* proc = opendir("/proc");
-    if (!proc)
-    {
-        return pids;
-    }
-    while (dirent* e = readdir(proc))
-    {
-        const int pid = std::atoi(e->d_name);
-        if (pid <= 0)
-        {
-            continue;
-        }
-        std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
-        std::stringstream env;
-        env << in.rdbuf();
-        std::string text = env.str();
-        for (char& c : text)
-        {
-            c = c == '\0' ? '\n' : c;
-        }
-        text = "\n" + text;
-        bool all = !env.str().empty();
-        for (const auto& n : needles)
-        {
-            all = all && text.find("\n" + n + "\n") != std::string::npos;
-        }
-        // a zombie has an empty environ: it is not "left behind" as a running process
-        if (all)
-        {
-            pids.push_back(pid);
-        }
-    }
-    closedir(proc);
-    return pids;
-}
-
 } // namespace
 
 TEST(RankFailure, KillingARankMidRunEndsTheSimulationNamingIt)

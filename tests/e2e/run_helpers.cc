@@ -3,14 +3,56 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <dirent.h>
+#include <fmt/format.h>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <regex>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
 namespace phantora::test
 {
+
+std::vector<int> ProcessesWithEnvironment(const std::vector<std::string>& needles)
+{
+    std::vector<int> pids;
+    DIR* proc = opendir("/proc");
+    if (!proc)
+    {
+        return pids;
+    }
+    while (dirent* e = readdir(proc))
+    {
+        const int pid = std::atoi(e->d_name);
+        if (pid <= 0)
+        {
+            continue;
+        }
+        std::ifstream in(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+        std::stringstream env;
+        env << in.rdbuf();
+        std::string text = env.str();
+        for (char& c : text)
+        {
+            c = c == '\0' ? '\n' : c;
+        }
+        text = "\n" + text;
+        bool all = !env.str().empty();
+        for (const auto& n : needles)
+        {
+            all = all && text.find("\n" + n + "\n") != std::string::npos;
+        }
+        // a zombie has an empty environ: it is not "left behind" as a running process
+        if (all)
+        {
+            pids.push_back(pid);
+        }
+    }
+    closedir(proc);
+    return pids;
+}
 
 CommandResult RunCommand(const std::string& command)
 {

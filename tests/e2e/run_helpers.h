@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace phantora::test
 {
@@ -38,6 +39,9 @@ std::string ProfileOnlyScenario(const std::string& model, const std::filesystem:
 /// appended.
 std::string HostTimeScenario(const std::filesystem::path& profile, const std::string& hostTime,
                              const std::string& kernelDefault, const std::string& extra = "");
+
+/// Pids of live processes whose environment holds every one of \p needles ("NAME=VALUE").
+std::vector<int> ProcessesWithEnvironment(const std::vector<std::string>& needles);
 
 /// "[rank R] rank R step S time X us" lines: (rank, step) -> nanoseconds.
 std::map<std::pair<int, int>, int64_t> StepTimesNs(const std::string& output);

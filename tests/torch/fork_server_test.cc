@@ -250,3 +250,33 @@ TEST(ForkServer, AForkedRankEndsAsAPythonProcessDoes)
         std::regex_search(r.output, std::regex(R"(rank 0 \(pid \d+\) exited with status 3)")))
         << r.output;
 }
+
+// Above TORCH_NCCL_RANKS_PER_ROOT ranks (128 by default) PyTorch creates its communicators
+// with ncclCommInitRankScalable, from one unique id per root shared through its store; set
+// to 2, eight forked ranks take that path (four roots).  It must train as the one-id path
+// does, to the printed microsecond.
+TEST(ForkServer, ScalableNcclInitAboveRanksPerRootTrainsAsTheOneIdInitDoes)
+{
+    const std::string program = fmt::format("{} {} --steps 2 --mode ddp", kExample, kSmallModel);
+    const std::string scenario =
+        CpuFreeScenario(std::string(PHANTORA_SOURCE_DIR) + "/scenarios/h200x8-nvlink.toml");
+    const CommandResult scalable = Simulate(8, "--fork-server", program, scenario,
+                                            "TORCH_NCCL_RANKS_PER_ROOT=2 TORCH_CPP_LOG_LEVEL=INFO");
+    ASSERT_EQ(scalable.exitCode, 0) << scalable.output;
+    EXPECT_EQ(Lines(scalable.output, R"(^\[rank \d\] .*Rank \d: creating NCCL communicator with )"
+                                     R"(mode: blocking with scalable init\.$)")
+                  .size(),
+              8u)
+        << scalable.output;
+    const CommandResult plain =
+        Simulate(8, "--fork-server", program, scenario, "TORCH_CPP_LOG_LEVEL=INFO");
+    ASSERT_EQ(plain.exitCode, 0) << plain.output;
+    EXPECT_TRUE(Lines(plain.output, "with scalable init").empty()) << plain.output;
+    const std::string step = R"(^\[rank \d\] rank \d: mean step )";
+    auto s = Lines(scalable.output, step);
+    auto p = Lines(plain.output, step);
+    ASSERT_EQ(s.size(), 8u) << scalable.output;
+    std::sort(s.begin(), s.end());
+    std::sort(p.begin(), p.end());
+    EXPECT_EQ(s, p);
+}

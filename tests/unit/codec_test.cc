@@ -291,3 +291,157 @@ TEST(Codec, AHelpersHelloCarriesItsClaimantAndCall)
     EXPECT_EQ(out.call, "cudaMalloc");
     EXPECT_EQ(out.processCommand, "python -c import torch");
 }
+
+namespace
+{
+
+std::string Longest(uint32_t bytes = kMaxStringBytes)
+{
+    return std::string(bytes, 'x');
+}
+
+phantora::nccl::Environment LongestEnvironment()
+{
+    return {Longest(), Longest(), Longest(), Longest(), Longest()};
+}
+
+Hello LongestHello()
+{
+    Hello h{Longest(), 1, 2, 3, 4, Longest(), 5, Longest()};
+    h.claimedBy = 6;
+    h.call = Longest();
+    h.processCommand = Longest();
+    return h;
+}
+
+/// The largest message of every request kind, in Request's order.
+std::vector<Request> LargestRequests()
+{
+    NcclP2P p2p{1, 2, std::vector<P2POp>(kMaxP2POps, P2POp{1, 2, true, false, ""})};
+    // the values the sends of one message may carry together, in the largest pieces
+    for (uint32_t i = 0; i < kMaxP2PValueBytes / kMaxValueBytes; ++i)
+    {
+        p2p.ops[i].hasValues = true;
+        p2p.ops[i].values = Longest(kMaxValueBytes);
+    }
+    return {
+        LongestHello(),
+        KernelLaunch{1, Longest(), {1, 2, 3}, {4, 5, 6}, 7, Longest(), Longest()},
+        Memcpy{},
+        Synchronize{},
+        NcclCommInit{{}, 2, 1, LongestEnvironment()},
+        NcclCollective{1, CollectiveOp::AllGather, 8, 2, 0, DataType::Uint8, RedOp::Sum, true,
+                       Longest(kMaxValueBytes)},
+        NcclCommDestroy{},
+        Goodbye{},
+        EventRecord{},
+        StreamWaitEvent{},
+        EventWait{},
+        EventElapsed{},
+        NcclCommSplit{1, 2, 3, LongestEnvironment()},
+        p2p,
+        HostEvent{},
+        HostFunction{},
+        HostFunctionDone{},
+        CollectiveValues{},
+        Watch{Longest(), Longest(), Longest(), 1, 2, 3, Longest(), true, true, Longest()},
+        P2PValues{},
+        TableChunk{},
+    };
+}
+
+std::vector<Reply> LargestReplies()
+{
+    Welcome w;
+    w.gpuName = Longest();
+    return {
+        w,
+        Resume{},
+        CommReady{},
+        Failure{Longest()},
+        QueryAnswer{},
+        Elapsed{},
+        CollectiveResult{true, Longest(kMaxValueBytes), 1},
+        SupervisorNote{SupervisorNote::State::Failed, Longest()},
+        TableData{Longest(kMaxTableChunkBytes)},
+    };
+}
+
+} // namespace
+
+// Each kind's bound is what it carries: its largest message encodes to exactly the bound,
+// and decodes; one byte more of that kind is refused, naming the kind and its bound.
+TEST(Codec, EachRequestKindsBoundIsItsLargestMessage)
+{
+    const std::vector<Request> largest = LargestRequests();
+    ASSERT_EQ(largest.size(), std::variant_size_v<Request>);
+    for (std::size_t kind = 0; kind < largest.size(); ++kind)
+    {
+        ASSERT_EQ(largest[kind].index(), kind);
+        const std::string bytes = Encode(RequestEnvelope{1, 2, largest[kind], 3, 4});
+        EXPECT_EQ(bytes.size(), MaxRequestBytes(kind)) << RequestName(largest[kind]);
+        EXPECT_EQ(DecodeRequest(bytes).body.index(), kind);
+        try
+        {
+            DecodeRequest(bytes + "x");
+            ADD_FAILURE() << RequestName(largest[kind]) << " past its bound was accepted";
+        }
+        catch (const DecodeError& e)
+        {
+            const std::string what = e.what();
+            // the largest kind is refused as larger than any message, the others by their own
+            EXPECT_TRUE(what.find(std::string(RequestName(largest[kind])) + " of ") !=
+                            std::string::npos ||
+                        what.find("larger than any phantora message") != std::string::npos)
+                << what;
+        }
+    }
+    // small kinds get small bounds: a hello is no bigger than its three strings
+    EXPECT_LT(MaxRequestBytes(2), 64u); // Memcpy
+    EXPECT_LT(MaxRequestBytes(0), 4 * std::size_t{kMaxStringBytes});
+}
+
+TEST(Codec, EachReplyKindsBoundIsItsLargestMessage)
+{
+    const std::vector<Reply> largest = LargestReplies();
+    ASSERT_EQ(largest.size(), std::variant_size_v<Reply>);
+    for (std::size_t kind = 0; kind < largest.size(); ++kind)
+    {
+        ASSERT_EQ(largest[kind].index(), kind);
+        const std::string bytes = Encode(ReplyEnvelope{1, largest[kind]});
+        EXPECT_EQ(bytes.size(), MaxReplyBytes(kind)) << "reply kind " << kind;
+        EXPECT_EQ(DecodeReply(bytes).body.index(), kind);
+        EXPECT_THROW(DecodeReply(bytes + "x"), DecodeError) << "reply kind " << kind;
+    }
+    // the Welcome no longer carries the tables: it is bounded by its GPU name
+    EXPECT_LT(MaxReplyBytes(0), std::size_t{kMaxStringBytes} + 128);
+}
+
+// A Resume (8 bytes of body) padded by 64 KiB is refused by its kind's bound before cereal
+// reads it, though a TableData of that size would be accepted.
+TEST(Codec, ASmallKindPaddedPastItsBoundIsRefusedNamingIt)
+{
+    const std::string resume = Encode(ReplyEnvelope{1, Resume{5}});
+    try
+    {
+        DecodeReply(resume + std::string(1 << 16, '\0'));
+        FAIL() << "a padded Resume was accepted";
+    }
+    catch (const DecodeError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("Resume of 65563 bytes is larger than that kind's "
+                                             "27-byte bound"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(Codec, SendsCarryingMoreValuesTogetherThanTheBoundAreRefused)
+{
+    NcclP2P p2p{1, 2, {}};
+    for (uint32_t i = 0; i <= kMaxP2PValueBytes / kMaxValueBytes; ++i)
+    {
+        p2p.ops.push_back(P2POp{1, kMaxValueBytes, true, true, Longest(kMaxValueBytes)});
+    }
+    EXPECT_THROW(Encode(RequestEnvelope{1, 2, p2p}), VectorTooLong);
+}

@@ -119,6 +119,14 @@ TEST_F(ScenarioFile, UnknownKeyIsNamedWithItsLine)
                 {":16:", "topology.link_bandwith", "unknown key", "link_bandwidth"});
 }
 
+// Found by tests/fuzz/scenario_reader_fuzz.cc: a table header starting with a NUL byte made
+// toml++ 3.3 fail an assertion (in a release build, an assumption: undefined behaviour).
+TEST_F(ScenarioFile, ANulByteIsRefusedWithItsLineAndColumn)
+{
+    ExpectError(std::string("name = \"x\"\n[\0]\n", 14), {":2:2:", "a NUL byte"});
+    ExpectError(kValid + std::string("# \0\n", 4), {"a NUL byte"});
+}
+
 TEST_F(ScenarioFile, MissingFieldIsNamed)
 {
     ExpectError(Replace(kValid, "gpus = 8\n", ""), {"topology.gpus", "missing"});
