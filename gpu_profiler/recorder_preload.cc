@@ -395,7 +395,8 @@ void OnGraphNode(CUpti_CallbackId id, const CUpti_ResourceData* data)
         return;
     }
     uint64_t original = 0;
-    if (!graph->originalNode || cuptiGetGraphNodeId(graph->originalNode, &original) != CUPTI_SUCCESS)
+    if (!graph->originalNode ||
+        cuptiGetGraphNodeId(graph->originalNode, &original) != CUPTI_SUCCESS)
     {
         return;
     }
@@ -411,7 +412,7 @@ void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id
         WriteLog();
     }
     else if (domain == CUPTI_CB_DOMAIN_RESOURCE && (id == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
-                                                     id == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED))
+                                                    id == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED))
     {
         OnGraphNode(id, static_cast<const CUpti_ResourceData*>(data));
     }
@@ -447,8 +448,9 @@ __attribute__((constructor)) void Start()
     Check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
                               CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED),
           "graph node callback");
-    Check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
-          "graph node clone callback");
+    Check(
+        cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
+        "graph node clone callback");
     for (CUpti_CallbackId cbid :
          {CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData, CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,
           CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
