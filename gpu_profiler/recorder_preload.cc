@@ -356,8 +356,9 @@ void WriteLog()
     if (s.graphNodes.AttributedActivities() != 0 || eagerInCapture != 0)
     {
         std::fprintf(stderr,
-                     "phantora recorder: %llu kernels of graph replays attributed to %zu library "
-                     "calls (%zu samples; %llu eager activities of captured calls left out)\n",
+                     "phantora recorder: %llu GPU activities of graph replays attributed to %zu "
+                     "library calls (%zu samples; %llu eager activities of captured calls left "
+                     "out)\n",
                      static_cast<unsigned long long>(s.graphNodes.AttributedActivities()),
                      replayedCalls.size(), replaySamples,
                      static_cast<unsigned long long>(eagerInCapture));

@@ -25,7 +25,7 @@ for c in "${CELLS[@]}"; do
     tail -12 /tmp/graph_$name.rec
     # The recorder files graph-replayed kernels under the library call captured into their
     # node (gpu_profiler/graph_node_attribution.h) and says how many: each replay is one sample.
-    grep -h "graph replays attributed" /tmp/graph_$name.rec || echo "no graph replay attributed"
+    grep -h "of graph replays attributed" /tmp/graph_$name.rec || echo "no graph replay attributed"
     echo "== library-call samples (samples, signature)"
     awk -F'\t' '$1=="op" && ($2=="gemm" || $2=="cudnn") {n[$3]++} END {for (k in n) print n[k] "\t" k}' \
         /tmp/graph_$name.tsv | sort -rn
