@@ -9,7 +9,9 @@ void GraphNodeAttribution::NodeCreated(uint64_t node, Origin origin)
 {
     if (origin.call == 0 && origin.launchArgs == 0)
     {
-        m_origin.erase(node); // an id reused after its node was destroyed
+        // Instantiation may report its copies as created too, outside any op, before or
+        // after their clone event: that must not undo the clone's origin.  Node ids are
+        // never reused, so nothing stale is kept.
         return;
     }
     m_origin[node] = origin;

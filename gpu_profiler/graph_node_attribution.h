@@ -31,7 +31,8 @@ public:
     };
 
     /// A node was created (stream capture or the explicit graph API).  A node created
-    /// outside any library call and launch tag is not remembered: its replays stay plain.
+    /// outside any library call and launch tag changes nothing: its replays stay plain, and
+    /// a copy that instantiation also reports as created keeps what its clone event gave.
     void NodeCreated(uint64_t node, Origin origin);
     /// \p clone was copied from \p original (instantiation, cudaGraphClone): it takes over
     /// the original's origin, also through chains of copies.

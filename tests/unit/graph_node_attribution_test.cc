@@ -93,16 +93,29 @@ TEST(GraphNodeAttribution, LaunchArgumentFactsFollowTheNode)
     EXPECT_FALSE(a.Captured(0));
 }
 
-// Unknown nodes and clones of unknown nodes attribute nothing; a node id created again
-// outside any op forgets what it was.
+// Unknown nodes and clones of unknown nodes attribute nothing.
 TEST(GraphNodeAttribution, UnknownNodesAttributeNothing)
 {
     GraphNodeAttribution a;
     a.NodeCloned(2, 1);
     EXPECT_EQ(a.OriginOf(2).call, 0u);
     EXPECT_FALSE(a.AddReplayed(2, 1, 0, 4));
-    a.NodeCreated(5, {.call = 9});
     a.NodeCreated(5, {});
     EXPECT_FALSE(a.AddReplayed(5, 1, 0, 4));
     EXPECT_EQ(a.AttributedActivities(), 0u);
+}
+
+// Instantiation may report an executable graph's copy as created (outside any op) as well
+// as cloned, in either order: the copy keeps the captured call.
+TEST(GraphNodeAttribution, CopyReportedAsCreatedKeepsItsOrigin)
+{
+    GraphNodeAttribution a;
+    a.NodeCreated(1, {.call = 9});
+    a.NodeCloned(2, 1);
+    a.NodeCreated(2, {}); // after the clone event
+    a.NodeCreated(3, {}); // before it
+    a.NodeCloned(3, 1);
+    EXPECT_TRUE(a.AddReplayed(2, 1, 0, 4));
+    EXPECT_TRUE(a.AddReplayed(3, 2, 10, 16));
+    EXPECT_EQ(SpansOf(a, 9), (std::vector<uint64_t>{4, 6}));
 }
