@@ -403,6 +403,18 @@ extern "C"
     {
         PHANTORA_FORWARD(Cudart, cudaEventElapsedTime, b::kEventElapsed, ms, start, end);
     }
+    // One boundary per replay, whatever the graph holds, as the simulator's interposer posts it.
+    cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
+    {
+        PHANTORA_FORWARD(Cudart, cudaGraphLaunch, b::kGraphLaunch, exec, stream);
+    }
+    cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream)
+    {
+        using Fn = cudaError_t (*)(cudaGraphExec_t, cudaStream_t);
+        static auto real = Cudart<Fn>("cudaGraphLaunch_ptsz");
+        HostBoundary boundary(b::kGraphLaunch, __builtin_return_address(0));
+        return real(exec, stream);
+    }
     cudaError_t cudaStreamQuery(cudaStream_t stream)
     {
         PHANTORA_FORWARD(Cudart, cudaStreamQuery, b::kStreamQuery, stream);

@@ -15,6 +15,10 @@ namespace phantora::recorder
 inline constexpr CUpti_ExternalCorrelationKind kArgsCorrelation =
     CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1;
 
+/// The argument-facts id of the launch the calling thread is inside (0: none): a graph
+/// node created by a launch during stream capture keeps it for its replays.
+uint64_t CurrentLaunchArgs();
+
 /// The argument facts a tag names; empty for an id no launch was tagged with.
 std::string LaunchArgsOf(uint64_t id);
 

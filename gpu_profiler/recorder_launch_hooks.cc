@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace
@@ -39,6 +40,10 @@ struct LaunchTags
     std::vector<std::string> factsOfId{std::string()}; ///< id 0 names nothing
     phantora::kernel_args::KernelParamIndex params;
 };
+
+/// The argument-facts id of the launch this thread is making (0: none), for the graph
+/// node a launch inside stream capture creates (CurrentLaunchArgs).
+thread_local uint64_t t_currentArgs = 0;
 
 LaunchTags& T()
 {
@@ -79,11 +84,13 @@ public:
             m_id = it->second;
         }
         cuptiActivityPushExternalCorrelationId(phantora::recorder::kArgsCorrelation, m_id);
+        m_previous = std::exchange(t_currentArgs, m_id);
     }
     ~ArgsTag()
     {
         if (m_id != 0)
         {
+            t_currentArgs = m_previous;
             uint64_t id = 0;
             cuptiActivityPopExternalCorrelationId(phantora::recorder::kArgsCorrelation, &id);
         }
@@ -93,6 +100,7 @@ public:
 
 private:
     uint64_t m_id{0};
+    uint64_t m_previous{0};
 };
 
 using KernelLaunchFn = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
@@ -123,6 +131,11 @@ cudaError_t TaggedLaunch(KernelLaunchFn real, cudaKernel_t kernel, dim3 grid, di
 namespace phantora::recorder
 {
 
+uint64_t CurrentLaunchArgs()
+{
+    return t_currentArgs;
+}
+
 std::string LaunchArgsOf(uint64_t id)
 {
     LaunchTags& t = T();
@@ -138,6 +151,8 @@ namespace
 /// Whether each driver-API launch of this thread being traced pushed a tag (the enter and
 /// exit callbacks of one call come on the calling thread).
 thread_local std::vector<bool> t_driverTags;
+/// t_currentArgs before each tagged driver-API launch of this thread.
+thread_local std::vector<uint64_t> t_driverPreviousArgs;
 
 void OnModuleLoaded(CUmodule module, const void* image)
 {
@@ -195,6 +210,7 @@ void OnLaunchEnter(CUfunction function, void** args)
     if (id != 0)
     {
         cuptiActivityPushExternalCorrelationId(phantora::recorder::kArgsCorrelation, id);
+        t_driverPreviousArgs.push_back(std::exchange(t_currentArgs, id));
     }
     t_driverTags.push_back(id != 0);
 }
@@ -209,6 +225,8 @@ void OnLaunchExit()
     {
         uint64_t id = 0;
         cuptiActivityPopExternalCorrelationId(phantora::recorder::kArgsCorrelation, &id);
+        t_currentArgs = t_driverPreviousArgs.back();
+        t_driverPreviousArgs.pop_back();
     }
     t_driverTags.pop_back();
 }

@@ -7,6 +7,7 @@
 // (recorder_launch_hooks.cc).  At exit one line per op goes to
 // $PHANTORA_RECORD_OUT (raw_log.h describes the format).
 #include "cuda_abi/cuda_type_names.h"
+#include "graph_node_attribution.h"
 #include "host_time/host_boundary.h"
 #include "recorder_call_scope.h"
 #include "recorder_host_gaps.h"
@@ -44,6 +45,7 @@ struct DeviceOp
     uint64_t bytes{0};
     uint64_t start{0}, end{0};
     uint32_t correlation{0};
+    uint64_t graphNode{0}; ///< the graph node that ran it; 0 for an eager activity
 };
 
 struct State
@@ -53,6 +55,8 @@ struct State
     std::map<uint32_t, uint64_t> external;    ///< CUPTI correlation id -> our library call id
     std::map<uint32_t, uint64_t> launchArgs;  ///< CUPTI correlation id -> argument facts' id
     std::map<uint64_t, std::string> callName; ///< library call id -> signature
+    /// Graph nodes -> the library call or launch captured into them (graph replays).
+    phantora::recorder::GraphNodeAttribution graphNodes;
     std::atomic<uint64_t> nextCall{1};
     std::atomic<bool> written{false};
     uint64_t dropped{0};
@@ -65,6 +69,9 @@ State& S()
 }
 
 thread_local int t_callDepth = 0;
+/// The id of the outermost library call this thread is in (0: none), for the graph nodes
+/// its launches create while a stream is captured.
+thread_local uint64_t t_currentCall = 0;
 std::atomic<bool> g_discard{false}; ///< warm-up calls of the replay tool: run, never saved
 /// Set in a child forked from the recorded process: CUPTI's threads were not forked, so a
 /// flush would wait for them forever, and the ops are the parent's to write.
@@ -138,6 +145,7 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
             op.block[0] = k->blockX, op.block[1] = k->blockY, op.block[2] = k->blockZ;
             op.sharedMem = k->dynamicSharedMemory;
             op.start = k->start, op.end = k->end, op.correlation = k->correlationId;
+            op.graphNode = k->graphNodeId;
             s.ops.push_back(std::move(op));
             break;
         }
@@ -147,6 +155,7 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
             DeviceOp op{'c', CopyKindName(c->copyKind)};
             op.bytes = c->bytes, op.start = c->start, op.end = c->end;
             op.correlation = c->correlationId;
+            op.graphNode = c->graphNodeId;
             s.ops.push_back(std::move(op));
             break;
         }
@@ -156,6 +165,7 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
             DeviceOp op{'s', "memset"};
             op.bytes = m->bytes, op.start = m->start, op.end = m->end;
             op.correlation = m->correlationId;
+            op.graphNode = m->graphNodeId;
             s.ops.push_back(std::move(op));
             break;
         }
@@ -263,10 +273,22 @@ void WriteLog()
         uint64_t start{~0ull}, end{0};
     };
     std::map<uint64_t, Span> calls;
-    uint64_t kernels = 0, withArgs = 0;
+    uint64_t kernels = 0, withArgs = 0, eagerInCapture = 0;
     for (const DeviceOp& op : s.ops)
     {
+        // A graph replay's activity carries the cudaGraphLaunch's correlation, not the
+        // captured call's: the node says which call it was (graph_node_attribution.h).
+        if (op.graphNode != 0 &&
+            s.graphNodes.AddReplayed(op.graphNode, op.correlation, op.start, op.end))
+        {
+            continue;
+        }
         auto ext = s.external.find(op.correlation);
+        if (op.graphNode == 0 && ext != s.external.end() && s.graphNodes.Captured(ext->second))
+        {
+            ++eagerInCapture; // work a captured call ran outside its graph: no sample of it
+            continue;
+        }
         if (ext != s.external.end() && s.callName.count(ext->second))
         {
             Span& sp = calls[ext->second];
@@ -278,10 +300,18 @@ void WriteLog()
         if (op.kind == 'k')
         {
             ++kernels;
-            auto tag = s.launchArgs.find(op.correlation);
-            const std::string args = tag == s.launchArgs.end()
-                                         ? std::string()
-                                         : phantora::recorder::LaunchArgsOf(tag->second);
+            // A replayed launch's facts are those its node was captured with.
+            uint64_t argsId = 0;
+            if (op.graphNode != 0)
+            {
+                argsId = s.graphNodes.OriginOf(op.graphNode).launchArgs;
+            }
+            else if (auto tag = s.launchArgs.find(op.correlation); tag != s.launchArgs.end())
+            {
+                argsId = tag->second;
+            }
+            const std::string args =
+                argsId == 0 ? std::string() : phantora::recorder::LaunchArgsOf(argsId);
             withArgs += args.empty() ? 0 : 1;
             std::fprintf(f.get(), "op\tkernel\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t0\t%llu\t%s\n",
                          op.name.c_str(), op.grid[0], op.grid[1], op.grid[2], op.block[0],
@@ -295,18 +325,43 @@ void WriteLog()
         }
     }
     size_t gemms = 0, cudnn = 0;
-    for (const auto& [id, sp] : calls)
+    auto writeCall = [&](const std::string& name, uint64_t ns)
     {
-        const std::string& name = s.callName[id];
-        if (name.empty())
-        {
-            continue; // a warm-up
-        }
         const bool isCudnn = name.starts_with("cudnn");
         ++(isCudnn ? cudnn : gemms);
         std::fprintf(f.get(), "op\t%s\t%s\t0\t0\t0\t0\t0\t0\t0\t0\t%llu\n",
-                     isCudnn ? "cudnn" : "gemm", name.c_str(),
-                     static_cast<unsigned long long>(sp.end - sp.start));
+                     isCudnn ? "cudnn" : "gemm", name.c_str(), static_cast<unsigned long long>(ns));
+    };
+    for (const auto& [id, sp] : calls)
+    {
+        const std::string& name = s.callName[id];
+        if (!name.empty()) // empty: a warm-up
+        {
+            writeCall(name, sp.end - sp.start);
+        }
+    }
+    // Each replay of a captured call is one sample of it, as an eager call is.
+    std::map<uint64_t, size_t> replayedCalls; // call -> replays
+    size_t replaySamples = 0;
+    for (const auto& sample : s.graphNodes.Samples())
+    {
+        const std::string& name = s.callName[sample.call];
+        if (!name.empty())
+        {
+            writeCall(name, sample.ns);
+            ++replayedCalls[sample.call];
+            ++replaySamples;
+        }
+    }
+    if (s.graphNodes.AttributedActivities() != 0 || eagerInCapture != 0)
+    {
+        std::fprintf(stderr,
+                     "phantora recorder: %llu GPU activities of graph replays attributed to %zu "
+                     "library calls (%zu samples; %llu eager activities of captured calls left "
+                     "out)\n",
+                     static_cast<unsigned long long>(s.graphNodes.AttributedActivities()),
+                     replayedCalls.size(), replaySamples,
+                     static_cast<unsigned long long>(eagerInCapture));
     }
     std::fprintf(stderr,
                  "phantora recorder: %zu GPU activities (%llu kernels outside library calls, %llu "
@@ -315,12 +370,52 @@ void WriteLog()
                  static_cast<unsigned long long>(withArgs), gemms, cudnn, path.c_str());
 }
 
+/// A graph node created (during stream capture: on the capturing thread, inside the
+/// library call's scope and the launch's tag) or cloned (instantiation): remembered so that
+/// its replays are filed under what was captured into it.
+void OnGraphNode(CUpti_CallbackId id, const CUpti_ResourceData* data)
+{
+    const auto* graph =
+        data ? static_cast<const CUpti_GraphData*>(data->resourceDescriptor) : nullptr;
+    if (!graph || !graph->node)
+    {
+        return;
+    }
+    uint64_t node = 0;
+    if (cuptiGetGraphNodeId(graph->node, &node) != CUPTI_SUCCESS)
+    {
+        return;
+    }
+    State& s = S();
+    if (id == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)
+    {
+        const phantora::recorder::GraphNodeAttribution::Origin origin{
+            .call = t_currentCall, .launchArgs = phantora::recorder::CurrentLaunchArgs()};
+        std::lock_guard lock(s.mutex);
+        s.graphNodes.NodeCreated(node, origin);
+        return;
+    }
+    uint64_t original = 0;
+    if (!graph->originalNode ||
+        cuptiGetGraphNodeId(graph->originalNode, &original) != CUPTI_SUCCESS)
+    {
+        return;
+    }
+    std::lock_guard lock(s.mutex);
+    s.graphNodes.NodeCloned(node, original);
+}
+
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id,
                          const void* data)
 {
     if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
     {
         WriteLog();
+    }
+    else if (domain == CUPTI_CB_DOMAIN_RESOURCE && (id == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+                                                    id == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED))
+    {
+        OnGraphNode(id, static_cast<const CUpti_ResourceData*>(data));
     }
     else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !g_forkedChild)
     {
@@ -351,6 +446,12 @@ __attribute__((constructor)) void Start()
     Check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
                               CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
           "context callback");
+    Check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+                              CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED),
+          "graph node callback");
+    Check(
+        cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
+        "graph node clone callback");
     for (CUpti_CallbackId cbid :
          {CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData, CUPTI_DRIVER_TRACE_CBID_cuModuleLoadDataEx,
           CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
@@ -398,6 +499,7 @@ LibraryCallScope::LibraryCallScope(const std::string& name, const void* caller)
     {
         State& s = S();
         m_id = s.nextCall++;
+        t_currentCall = m_id;
         {
             std::lock_guard lock(s.mutex);
             s.callName[m_id] = g_discard ? std::string() : name;
@@ -411,6 +513,7 @@ LibraryCallScope::~LibraryCallScope()
     --t_callDepth;
     if (m_outer)
     {
+        t_currentCall = 0;
         uint64_t id = 0;
         cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &id);
     }

@@ -6,7 +6,8 @@
 # twice for real, then recorded (gpu_profiler record --raw, with build-devbin/ as
 # device_env.sh says).  Writes under $OUT: graph_<cell>.log (the command, both runs' last
 # steps and means, the recorder's run) and graph_<cell>.tsv.gz (the raw recorder log, ending
-# in `meta nvidia_driver`; recompress to .zst and `gpu_profiler import` it).
+# in `meta nvidia_driver`; recompress to .zst and `gpu_profiler import` it), with the
+# recorder's graph-replay attribution line and each library call's sample count.
 # Cost on an H200 (2026-12-02): 149 s for both cells.
 set -u
 . "$(dirname "$0")/device_env.sh"
@@ -20,9 +21,16 @@ for c in "${CELLS[@]}"; do
   cmd="$T examples/torch/train_cuda_graph.py $args"
   { echo "# $cmd"
     for r in 1 2; do echo "== rep $r"; $cmd </dev/null 2>&1 | grep -v "^\[W" | tail -8; done
-    echo "== record"; $G record --raw /tmp/graph_$name.tsv -- $cmd </dev/null 2>&1 | grep -v "^\[W" | tail -12
+    echo "== record"; $G record --raw /tmp/graph_$name.tsv -- $cmd </dev/null 2>&1 | grep -v "^\[W" > /tmp/graph_$name.rec
+    tail -12 /tmp/graph_$name.rec
+    # The recorder files graph-replayed kernels under the library call captured into their
+    # node (gpu_profiler/graph_node_attribution.h) and says how many: each replay is one sample.
+    grep -h "of graph replays attributed" /tmp/graph_$name.rec || echo "no graph replay attributed"
+    echo "== library-call samples (samples, signature)"
+    awk -F'\t' '$1=="op" && ($2=="gemm" || $2=="cudnn") {n[$3]++} END {for (k in n) print n[k] "\t" k}' \
+        /tmp/graph_$name.tsv | sort -rn
   } > "$OUT/graph_$name.log" 2>&1
   printf 'meta\tnvidia_driver\t%s\n' "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)" >> /tmp/graph_$name.tsv
   gzip -9 -c /tmp/graph_$name.tsv > "$OUT/graph_$name.tsv.gz"
-  grep -E "^==|mean" "$OUT/graph_$name.log"
+  grep -E "^==|mean|attributed|^[0-9]+"$'\t' "$OUT/graph_$name.log"
 done
