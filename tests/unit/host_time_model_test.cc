@@ -125,11 +125,10 @@ TEST(HostTimeModel, WeightedMedianSplitsTheWeightInHalf)
 
 TEST(HostTimeModel, AProgramThatPassesAContextOftenOutweighsOneThatPassesItOnceAStep)
 {
-    // The zoo's Hugging Face models fill a long tensor 20 times a step, with 50 us after
-    // it; TorchTitan fills one once a step and then runs its own step loop (metrics, the
-    // next batch), 30 ms.  Counted once each, the model charged their mean, 15 ms, on
-    // every one of the zoo's fills; weighted by hits per run, a fill costs what the inner
-    // loop's fills cost.
+    // One program's inner loop passes a context 20 times a step with 50 us after it; another
+    // passes it once a step, at the step's end, with 30 ms of its own Python after it.
+    // Counted once each, the model charged their mean, 15 ms, on every one of the first
+    // program's passes; weighted by hits per run, what the inner loop's passes cost.
     const std::string fill = "launch:fill_long@libtorch_cuda.so+0x30";
     HostTimeModel weighted;
     HostTimeModel counted({GapStatistic::Median, false, kMinSamples});
