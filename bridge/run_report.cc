@@ -279,6 +279,7 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
                          {"kernels", r.kernels},
                          {"copies", r.copies},
                          {"collectives", r.collectives},
+                         {"graph_nodes", r.graphNodes},
                          {"collectives_by_group", byGroup},
                          {"gpu_busy_s", static_cast<double>(tl.BusyNs()) * 1e-9},
                          {"collective_time_ns",

@@ -122,7 +122,7 @@ struct NetworkSpec
 /// [workload]: values the program reads back that kernels would have computed.  The
 /// simulator computes no kernel, so a mixture-of-experts router's choices read back as
 /// zeros (no expert gets a token); these settings give them a distribution instead,
-/// through python/phantora_moe_routing.py (see the README's Megatron section).
+/// through python/phantora_moe_routing.py (see docs/frameworks.md).
 struct WorkloadSpec
 {
     enum class MoeRouting

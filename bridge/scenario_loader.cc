@@ -30,7 +30,7 @@ using Section = TomlSection;
 void ReadGpu(const Section& s, GpuSpec& gpu)
 {
     s.AllowOnly({"model", "memory", "sm_count", "compute_capability", "launch_latency",
-                 "stream_gap", "stream_gap_beside_blocked", "hbm_bandwidth", "pcie_bandwidth",
+                 "stream_gap", "stream_gap_beside_blocked", "graph_node_gap", "hbm_bandwidth", "pcie_bandwidth",
                  "peak_tflops_bf16", "peak_tflops_f16", "peak_tflops_f32", "peak_tflops_fp8",
                  "peak_tflops_i8", "comm_interference", "comm_rate_beside_memory_bound"});
     if (!s.Present())
@@ -56,6 +56,9 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
     gpu.streamGapNs = std::llround(s.DurationNs("stream_gap", false).value_or(0));
     gpu.streamGapBesideBlockedNs =
         std::llround(s.DurationNs("stream_gap_beside_blocked", false).value_or(0));
+    // Unset: a graph's nodes idle the stream as long as long-queued ops do (gpu_spec.h).
+    gpu.graphNodeGapNs = std::llround(
+        s.DurationNs("graph_node_gap", false).value_or(static_cast<double>(gpu.streamGapNs)));
     gpu.commInterference = s.Boolean("comm_interference", false).value_or(gpu.commInterference);
     if (const auto rate = s.Number("comm_rate_beside_memory_bound", false, 0.0))
     {

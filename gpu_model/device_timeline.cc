@@ -179,12 +179,13 @@ void DeviceTimeline::PushRaw(uint64_t stream, PendingOp op)
 
 void DeviceTimeline::EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
                                   int64_t notBeforeNs, std::string label, uint64_t ctas,
-                                  bool memoryBound)
+                                  bool memoryBound, bool graphNode)
 {
     PendingOp op{PendingOp::Kind::Timed, enqueueNs, durationNs, notBeforeNs, 0, nullptr,
                  std::move(label)};
     op.ctas = ctas;
     op.memoryBound = memoryBound;
+    op.graphNode = graphNode;
     Push(stream, std::move(op));
 }
 
@@ -320,7 +321,7 @@ void DeviceTimeline::Drain(Stream& s)
             }
             // The stream is the op's until the gap after it has passed: what follows on it
             // (an op, an event's record) comes no earlier.
-            s.tailNs = end + m_gap.ns;
+            s.tailNs = end + (op.graphNode ? m_gap.graphNodeNs : m_gap.ns);
             s.tailAfterOp = true;
             m_busyNs += end - start;
             s.forecastNs = std::max(s.forecastNs, s.tailNs);

@@ -32,6 +32,8 @@ struct StreamGap
     /// Added while at least kBlockedStreams of the GPU's other streams are blocked on an
     /// event (cudaStreamWaitEvent, or CUDA's legacy-stream ordering).
     int64_t besideBlockedNs{0};
+    /// In place of \ref ns after a node of a replayed CUDA graph (GpuSpec::graphNodeGapNs).
+    int64_t graphNodeNs{0};
     static constexpr int kBlockedStreams = 2;
 };
 
@@ -58,10 +60,11 @@ public:
     /// count (SmSharing::kFillsGpu if unknown), which decides how collectives slow it; 0
     /// for work that does not run on the SMs (copy engines).  \p memoryBound: a kernel that
     /// keeps the GPU's memory busy from every SM, which slows collectives beside it
-    /// (hbm_share.h).
+    /// (hbm_share.h).  \p graphNode: a node of a replayed CUDA graph, followed by the
+    /// graph node gap instead of the stream gap.
     void EnqueueTimed(uint64_t stream, int64_t enqueueNs, int64_t durationNs,
                       int64_t notBeforeNs = 0, std::string label = {}, uint64_t ctas = 0,
-                      bool memoryBound = false);
+                      bool memoryBound = false, bool graphNode = false);
 
     /// A collective identified by \p ticket; \p onReady fires (maybe at once) when it can
     /// start: when its stream reaches it and its \p channels CTAs find SMs.
@@ -136,6 +139,7 @@ private:
         uint32_t channels{0}; ///< collectives: CTAs, one per channel
         int64_t expectedNs{0};
         bool memoryBound{false}; ///< timed ops: keeps the GPU's memory busy
+        bool graphNode{false};   ///< timed ops: a node of a replayed CUDA graph
     };
 
     struct Stream

@@ -31,6 +31,8 @@ inline constexpr const char* kStreamQuery = "stream:query";
 inline constexpr const char* kStreamSync = "sync:stream";
 inline constexpr const char* kDeviceSync = "sync:device";
 inline constexpr const char* kHostFunction = "hostfn";
+/// cudaGraphLaunch: one boundary for the whole replay, whatever its nodes.
+inline constexpr const char* kGraphLaunch = "graph:launch";
 inline constexpr const char* kCommInit = "comm:init";
 inline constexpr const char* kCommSplit = "comm:split";
 inline constexpr const char* kCommDestroy = "comm:destroy";

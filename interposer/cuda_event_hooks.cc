@@ -1,11 +1,13 @@
 // CUDA events: each cudaEventRecord is a new record on the bridge's timeline of
 // this rank; synchronising, querying, timing and cross-stream waits refer to the
 // record that was current when they were called, as CUDA specifies.
+#include "cuda_events.h"
 #include "cuda_state.h"
 #include "handle_table.h"
 #include "hook_scope.h"
 #include "host_time/host_boundary.h"
 #include "id_allocator.h"
+#include "stream_capture.h"
 
 #include <atomic>
 #include <cuda_runtime_api.h>
@@ -47,6 +49,27 @@ bool Done(const HookScope& scope, uint64_t record)
 
 } // namespace
 
+namespace phantora::interposer
+{
+
+uint64_t CurrentRecord(void* event)
+{
+    CUevent_st* e = Lookup(static_cast<cudaEvent_t>(event));
+    return e ? e->record.load() : 0;
+}
+
+bool SetCurrentRecord(void* event, uint64_t record)
+{
+    CUevent_st* e = Lookup(static_cast<cudaEvent_t>(event));
+    if (e)
+    {
+        e->record = record;
+    }
+    return e != nullptr;
+}
+
+} // namespace phantora::interposer
+
 extern "C"
 {
 
@@ -74,21 +97,33 @@ extern "C"
         return g_events.Erase(event) ? cudaSuccess : Status(cudaErrorInvalidResourceHandle);
     }
 
-    cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+    cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
     {
         HookScope scope;
         CUevent_st* e = Lookup(event);
-        if (!e)
+        if (!e || (flags & ~cudaEventRecordExternal) != 0)
         {
-            return Status(cudaErrorInvalidResourceHandle);
+            return Status(e ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
+        }
+        if (StreamCapture::AnyActive())
+        {
+            // In a capture the event marks the stream's dependencies (a fork point), or,
+            // external, is a record node of the graph (stream_capture.h).
+            StreamCapture& capture = StreamCapture::Get();
+            if ((flags & cudaEventRecordExternal)
+                    ? capture.CaptureEventNode(StreamId(stream), event, false)
+                    : capture.RecordEvent(event, StreamId(stream)))
+            {
+                return cudaSuccess;
+            }
         }
         e->record = NewRecord(scope, stream);
         return cudaSuccess;
     }
 
-    cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int)
+    cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     {
-        return cudaEventRecord(event, stream);
+        return cudaEventRecordWithFlags(event, stream, cudaEventRecordDefault);
     }
 
     cudaError_t cudaEventSynchronize(cudaEvent_t event)
@@ -98,6 +133,10 @@ extern "C"
         if (!e)
         {
             return Status(cudaErrorInvalidResourceHandle);
+        }
+        if (StreamCapture::Get().ForbidsUnsafeCall("cudaEventSynchronize"))
+        {
+            return Status(cudaErrorStreamCaptureUnsupported);
         }
         if (const uint64_t record = e->record.load())
         {
@@ -117,6 +156,10 @@ extern "C"
         if (!e)
         {
             return Status(cudaErrorInvalidResourceHandle);
+        }
+        if (StreamCapture::Get().ForbidsUnsafeCall("cudaEventQuery"))
+        {
+            return Status(cudaErrorStreamCaptureUnsupported);
         }
         const uint64_t record = e->record.load();
         // Not-ready is an answer, not an error: it does not become the last error.
@@ -148,13 +191,36 @@ extern "C"
         return cudaSuccess;
     }
 
-    cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int)
+    cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
     {
         HookScope scope;
         CUevent_st* e = Lookup(event);
         if (!e)
         {
             return Status(cudaErrorInvalidResourceHandle);
+        }
+        if (StreamCapture::AnyActive())
+        {
+            StreamCapture& capture = StreamCapture::Get();
+            if (flags & cudaEventWaitExternal)
+            {
+                if (capture.CaptureEventNode(StreamId(stream), event, true))
+                {
+                    return cudaSuccess;
+                }
+            }
+            else
+            {
+                switch (capture.WaitEvent(StreamId(stream), event))
+                {
+                case StreamCapture::WaitOutcome::Captured:
+                    return cudaSuccess;
+                case StreamCapture::WaitOutcome::Isolation:
+                    return Status(cudaErrorStreamCaptureIsolation);
+                case StreamCapture::WaitOutcome::NotCaptured:
+                    break;
+                }
+            }
         }
         if (const uint64_t record = e->record.load())
         {
@@ -167,6 +233,10 @@ extern "C"
     {
         // Whether the stream's work so far is done: a record at its tail, queried.
         HookScope scope;
+        if (StreamCapture::Get().ForbidsUnsafeCall("cudaStreamQuery"))
+        {
+            return Status(cudaErrorStreamCaptureUnsupported);
+        }
         SimClock::Get().Advance(HostTime::Get().OnBoundary(host_time::boundary::kStreamQuery));
         return Done(scope, NewRecord(scope, stream)) ? cudaSuccess : cudaErrorNotReady;
     }

@@ -1,5 +1,5 @@
 // Runtime calls frameworks make around their real work: pinned host memory,
-// pointer queries, stream priorities, graph-capture queries, function attributes.
+// pointer queries, stream priorities, function attributes.
 // None of them costs simulated GPU time.
 #include "cuda_state.h"
 #include "device_memory.h"
@@ -114,56 +114,6 @@ extern "C"
         }
         *flags = cudaStreamDefault;
         return cudaSuccess;
-    }
-
-    // No stream is ever captured into a graph: graph capture is not simulated, and
-    // cudaStreamBeginCapture fails loudly as an unimplemented call.
-    cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus* status)
-    {
-        if (!status)
-        {
-            return Status(cudaErrorInvalidValue);
-        }
-        *status = cudaStreamCaptureStatusNone;
-        return cudaSuccess;
-    }
-
-    cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, cudaStreamCaptureStatus* status,
-                                         unsigned long long* id, cudaGraph_t* graph,
-                                         const cudaGraphNode_t** deps,
-                                         const cudaGraphEdgeData** edges, size_t* numDeps)
-    {
-        if (!status)
-        {
-            return Status(cudaErrorInvalidValue);
-        }
-        *status = cudaStreamCaptureStatusNone;
-        if (id)
-        {
-            *id = 0;
-        }
-        if (graph)
-        {
-            *graph = nullptr;
-        }
-        if (deps)
-        {
-            *deps = nullptr;
-        }
-        if (edges)
-        {
-            *edges = nullptr;
-        }
-        if (numDeps)
-        {
-            *numDeps = 0;
-        }
-        return cudaSuccess;
-    }
-
-    cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode)
-    {
-        return mode ? cudaSuccess : Status(cudaErrorInvalidValue);
     }
 
     // Kernel resource usage is not known without the real binary: plausible values for

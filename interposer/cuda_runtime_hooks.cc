@@ -13,6 +13,7 @@
 #include "pinned_host_memory.h"
 #include "protocol/streams.h"
 #include "real_function.h"
+#include "stream_capture.h"
 #include "value_shadow.h"
 
 #include <cstring>
@@ -288,6 +289,10 @@ extern "C"
         {
             return Status(cudaErrorInvalidValue);
         }
+        if (StreamCapture::Get().ForbidsUnsafeCall("cudaMalloc"))
+        {
+            return Status(cudaErrorStreamCaptureUnsupported);
+        }
         *devPtr = DeviceMemory::Get().Allocate(size);
         return *devPtr ? cudaSuccess : Status(cudaErrorMemoryAllocation);
     }
@@ -298,6 +303,10 @@ extern "C"
         if (!devPtr)
         {
             return cudaSuccess;
+        }
+        if (StreamCapture::Get().ForbidsUnsafeCall("cudaFree"))
+        {
+            return Status(cudaErrorStreamCaptureUnsupported);
         }
         uintptr_t base = 0;
         std::size_t size = 0;
@@ -312,6 +321,10 @@ extern "C"
     cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind)
     {
         HookScope scope;
+        if (StreamCapture::Get().ForbidsUnsafeCall("cudaMemcpy"))
+        {
+            return Status(cudaErrorStreamCaptureUnsupported);
+        }
         const wire::CopyKind k = CopyKindOf(dst, src, kind);
         WriteHostSide(dst, src, count, k, host_time::boundary::kCopySync);
         WaitFor(scope, CopyOf(0, k, count, true, dst, src));
@@ -513,6 +526,11 @@ extern "C"
     cudaError_t cudaStreamSynchronize(cudaStream_t stream)
     {
         HookScope scope;
+        if (StreamCapture::Get().ForbidsUnsafeCall("cudaStreamSynchronize") ||
+            StreamCapture::Get().Capturing(StreamId(stream)))
+        {
+            return Status(cudaErrorStreamCaptureUnsupported);
+        }
         WaitFor(scope, wire::Synchronize{false, StreamId(stream)});
         return cudaSuccess;
     }
@@ -520,6 +538,10 @@ extern "C"
     cudaError_t cudaDeviceSynchronize()
     {
         HookScope scope;
+        if (StreamCapture::Get().ForbidsUnsafeCall("cudaDeviceSynchronize"))
+        {
+            return Status(cudaErrorStreamCaptureUnsupported);
+        }
         WaitFor(scope, wire::Synchronize{true, 0});
         return cudaSuccess;
     }

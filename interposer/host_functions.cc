@@ -17,6 +17,7 @@
 #include "host_function_runner.h"
 #include "host_time/host_boundary.h"
 #include "id_allocator.h"
+#include "stream_capture.h"
 
 #include <cuda_runtime_api.h>
 #include <functional>
@@ -32,6 +33,16 @@ cudaError_t Launch(cudaStream_t stream, std::function<void()> fn)
     // Connected first, so that the runner thread is announced to the bridge at its start.
     (void)RankClient::Get();
     const uint64_t sid = StreamId(stream);
+    if (StreamCapture::AnyActive())
+    {
+        HookScope scope;
+        if (StreamCapture::Get().CaptureHost(sid, fn))
+        {
+            // A host node: the function runs at each replay (cuda_graph_hooks.cc).
+            SimClock::Get().Advance(HostTime::Get().OnBoundary(host_time::boundary::kHostFunction));
+            return cudaSuccess;
+        }
+    }
     HostFunctionRunner& runner = HostFunctionRunner::For(sid);
     HostFunctionRunner::Call c;
     c.fn = std::move(fn);

@@ -4,6 +4,7 @@
 #include "handle_table.h"
 #include "hook_scope.h"
 #include "nccl_group.h"
+#include "stream_capture.h"
 #include "value_shadow.h"
 
 #include <atomic>
@@ -128,9 +129,28 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, const void* 
     m.root = root;
     m.dataType = static_cast<wire::DataType>(datatype);
     m.redOp = static_cast<wire::RedOp>(redOp);
-    const uint64_t sequence = c->collectives.fetch_add(1);
     const bool writesRecv = op != wire::CollectiveOp::Reduce || c->rank == root;
     ValueShadow& shadow = ValueShadow::Get();
+    if (StreamCapture::AnyActive() &&
+        StreamCapture::Get().AddReplayHook(m.stream,
+                                           [comm]
+                                           {
+                                               if (ncclComm* live = Lookup(comm))
+                                               {
+                                                   live->collectives.fetch_add(1);
+                                               }
+                                           }))
+    {
+        // Captured into a CUDA graph: the bridge numbers it at each replay (the hook keeps
+        // this count with it), and its values are the replay's, which nothing reads back.
+        if (writesRecv && recvbuf)
+        {
+            shadow.Forget(reinterpret_cast<uintptr_t>(recvbuf), recvBytes);
+        }
+        scope.Client().Post(std::move(m));
+        return ncclSuccess;
+    }
+    const uint64_t sequence = c->collectives.fetch_add(1);
     if (sendBytes <= ValueShadow::kMaxBytes && recvBytes <= ValueShadow::kMaxBytes &&
         static_cast<int>(redOp) <= static_cast<int>(wire::RedOp::Avg))
     {
@@ -188,6 +208,20 @@ ncclResult_t PostP2P(ncclComm_t comm, bool send, void* buf, size_t count, ncclDa
             op.hasValues = true;
             op.values = std::move(*bytes);
         }
+    }
+    else if (!send && StreamCapture::AnyActive() &&
+             StreamCapture::Get().AddReplayHook(StreamId(stream),
+                                                [comm, peer]
+                                                {
+                                                    if (ncclComm* live = Lookup(comm))
+                                                    {
+                                                        std::lock_guard lock(live->recvMutex);
+                                                        ++live->recvs[peer];
+                                                    }
+                                                }))
+    {
+        // Captured: numbered at each replay, as collectives are (PostCollective).
+        shadow.Forget(addr, op.bytes);
     }
     else if (!send)
     {

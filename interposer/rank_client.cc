@@ -8,6 +8,7 @@
 #include "real_clock.h"
 #include "request_boundary.h"
 #include "sim_clock.h"
+#include "stream_capture.h"
 
 #include <cerrno>
 #include <chrono>
@@ -279,7 +280,7 @@ void RankClient::CloseLane()
     m_lanes.erase(id);
 }
 
-void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
+void RankClient::ChargeCall(const wire::Request& body)
 {
     // A boundary of the host-time profile ends the gap before it, and any request shows
     // the clock to the bridge: the gap's recorded host time is charged before the request
@@ -306,6 +307,11 @@ void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
     {
         CallCharge::SubmitsWork(m_welcome.callOverheadNs);
     }
+}
+
+void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
+{
+    ChargeCall(body);
     wire::RequestEnvelope env;
     env.seq = seq;
     env.clockNs = SimClock::Get().Now();
@@ -390,9 +396,40 @@ wire::Reply RankClient::Receive(Lane& lane, uint64_t seq, const char* what)
 
 void RankClient::Post(wire::Request body)
 {
+    if (StreamCapture::AnyActive() && StreamCapture::Get().Capture(body))
+    {
+        // Captured, not run: the program still spent the call's host time.
+        ChargeCall(body);
+        return;
+    }
     Lane& l = ThisLane();
     std::lock_guard lock(m_sendMutex);
     Send(l, l.nextSeq++, std::move(body));
+}
+
+void RankClient::PostGraph(std::vector<wire::Request> bodies, const std::string& boundary)
+{
+    Lane& l = ThisLane();
+    std::optional<int64_t> callCost;
+    if (HostTime::Get().Active())
+    {
+        SimClock::Get().Advance(HostTime::Get().OnBoundary(boundary));
+        SimClock::Get().Expose();
+        callCost = HostTime::Get().TakeCallCost();
+    }
+    CallCharge::SubmitsWork(callCost.value_or(m_welcome.callOverheadNs));
+    const int64_t clockNs = SimClock::Get().Now();
+    std::lock_guard lock(m_sendMutex);
+    for (wire::Request& body : bodies)
+    {
+        wire::RequestEnvelope env;
+        env.seq = l.nextSeq++;
+        env.clockNs = clockNs;
+        env.body = std::move(body);
+        env.lane = l.id;
+        env.graphNode = true;
+        Transmit(l, env);
+    }
 }
 
 RankClient::Lane& RankClient::OpenLaneFor(uint32_t id, int64_t clockNs)

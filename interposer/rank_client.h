@@ -59,8 +59,14 @@ public:
     /// The client if it is connected already, else nullptr (never connects).
     static RankClient* IfConnected();
 
-    /// Fire-and-forget: asynchronous GPU work.
+    /// Fire-and-forget: asynchronous GPU work.  Work on a stream being captured into a
+    /// CUDA graph becomes a node of it instead (stream_capture.h), its host time charged.
     void Post(wire::Request body);
+    /// The requests of one replay of a CUDA graph (cudaGraphLaunch), sent back to back at
+    /// the caller's clock as graph nodes (wire::RequestEnvelope::graphNode): the launch's
+    /// host time (\p boundary, the recorded gap or the call overhead) is charged once for
+    /// all of them, as the real runtime's one launch.
+    void PostGraph(std::vector<wire::Request> bodies, const std::string& boundary);
     /// Waits for the bridge's answer.
     wire::Reply Call(wire::Request body);
     /// Fire-and-forget on lane \p lane, stamped with \p clockNs, from another thread:
@@ -102,6 +108,8 @@ private:
     /// The calling thread's lane, connected (and introduced to the bridge) on first use.
     Lane& ThisLane();
     void Send(Lane& lane, uint64_t seq, wire::Request body);
+    /// Charges the host time before \p body and its call cost (see Send).
+    void ChargeCall(const wire::Request& body);
     /// Numbers \p env in the rank's order and sends it (m_sendMutex held).
     void Transmit(Lane& lane, wire::RequestEnvelope& env);
     /// Connects lane \p id for a thread that is not the caller and says hello.

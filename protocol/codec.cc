@@ -30,7 +30,7 @@ template <class Envelope> std::string EncodeEnvelope(const Envelope& m)
         ar(kMagic, kVersion, m.seq);
         if constexpr (std::is_same_v<Envelope, RequestEnvelope>)
         {
-            ar(m.clockNs, m.lane, m.order);
+            ar(m.clockNs, m.lane, m.order, m.graphNode);
         }
         ar(m.body);
     }
@@ -67,7 +67,7 @@ template <class Envelope> Envelope DecodeEnvelope(std::string_view bytes, const 
         ar(m.seq);
         if constexpr (std::is_same_v<Envelope, RequestEnvelope>)
         {
-            ar(m.clockNs, m.lane, m.order);
+            ar(m.clockNs, m.lane, m.order, m.graphNode);
         }
         ar(m.body);
     }

@@ -22,7 +22,7 @@ namespace phantora::wire
 {
 
 inline constexpr uint32_t kMagic = 0x544e4850; // "PHNT"
-inline constexpr uint16_t kVersion = 11;
+inline constexpr uint16_t kVersion = 12;
 inline constexpr std::size_t kNcclIdBytes = 128;
 /// Longest string a message may carry.  Kernel names of heavily templated
 /// libraries run to a few KiB; the bound keeps a corrupt length prefix from
@@ -470,6 +470,10 @@ struct RequestEnvelope
     Request body;
     uint32_t lane{0};  ///< the calling thread (0: the thread that connected first)
     uint64_t order{0}; ///< position among all of this rank's requests, from 0
+    /// A node of a CUDA graph being replayed (cudaGraphLaunch): its launch cost is the
+    /// graph's, and its stream idles the GPU spec's graph node gap after it instead of
+    /// the stream gap.
+    bool graphNode{false};
 };
 
 // ---- bridge -> rank ----

@@ -55,7 +55,7 @@ RequestContext Lanes::Enter(int rank, const wire::RequestEnvelope& req, int64_t 
     }
     l.clockNs = std::max(l.clockNs, req.clockNs);
     r.clockNs = std::max(r.clockNs, l.clockNs);
-    return RequestContext{rank, req.lane, l.clockNs, req.clockNs, req.seq, out};
+    return RequestContext{rank, req.lane, l.clockNs, req.clockNs, req.seq, out, req.graphNode};
 }
 
 void Lanes::OnHostEvent(const RequestContext& ctx, const wire::HostEvent& m, int64_t committedNs)

@@ -110,6 +110,9 @@ struct RankState
     uint64_t kernels{0};
     uint64_t copies{0};
     uint64_t collectives{0};
+    /// Kernels, copies and collectives issued as nodes of replayed CUDA graphs (counted
+    /// in the above as well).
+    uint64_t graphNodes{0};
     /// By (operation name, the communicator's global ranks): collectives by NCCL's name
     /// ("all_reduce"), point-to-point by "send" and "recv"; for the report, so that a
     /// parallel layout can be checked against what the program issued on which group.

@@ -26,6 +26,7 @@ struct RequestContext
     int64_t sentNs{0}; ///< the clock the request carried
     uint64_t seq{0};   ///< the request's number, which the answer to a blocking call carries
     std::vector<OutgoingReply>& out; ///< replies that can be given at once
+    bool graphNode{false};           ///< a node of a replayed CUDA graph (wire::RequestEnvelope)
 };
 
 } // namespace phantora

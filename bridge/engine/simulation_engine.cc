@@ -77,11 +77,12 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, Trac
     : m_scenario(scenario), m_trace(trace), m_network(scenario),
       m_kernels(scenario.gpu, scenario.kernels, scenario.file),
       m_lanes(CheckedWorldSize(worldSize), trace),
-      m_timelines(static_cast<std::size_t>(worldSize),
-                  DeviceTimeline(
-                      scenario.gpu.launchLatencyNs,
-                      scenario.gpu.commInterference ? scenario.gpu.smCount : 0,
-                      StreamGap{scenario.gpu.streamGapNs, scenario.gpu.streamGapBesideBlockedNs})),
+      m_timelines(
+          static_cast<std::size_t>(worldSize),
+          DeviceTimeline(scenario.gpu.launchLatencyNs,
+                         scenario.gpu.commInterference ? scenario.gpu.smCount : 0,
+                         StreamGap{scenario.gpu.streamGapNs, scenario.gpu.streamGapBesideBlockedNs,
+                                   scenario.gpu.graphNodeGapNs})),
       m_nccl(scenario.nccl), m_setup(m_comms, m_nccl, m_lanes),
       m_launch(scenario, m_network, m_timelines, m_nccl),
       m_holds([this](int rank, uint64_t ticket, int64_t endNs)
@@ -124,7 +125,8 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
                 const profile::OpKey key =
                     profile::KeyForLaunch(m.name, m.grid, m.block, m.sharedMem);
                 tl.EnqueueTimed(m.stream, ctx.nowNs, m_kernels.Kernel(key, m.args, m.work).ns, 0,
-                                m.name, ctas, MemoryBound(ctas, m.name));
+                                m.name, ctas, MemoryBound(ctas, m.name), ctx.graphNode);
+                r.graphNodes += ctx.graphNode ? 1 : 0;
             },
             [&](const wire::Memcpy& m) { OnMemcpy(ctx, m); },
             [&](const wire::Synchronize& m)
@@ -256,7 +258,9 @@ void SimulationEngine::OnMemcpy(const RequestContext& ctx, const wire::Memcpy& m
     ++r.copies;
     const int64_t modelNs = CopyDurationNs(m_scenario.gpu, m.kind, m.bytes);
     const int64_t ns = m_kernels.Copy(CopyKey(m.kind, m.bytes), modelNs, m.pinnedHost).ns;
-    TimelineOf(ctx.rank).EnqueueTimed(m.stream, ctx.nowNs, ns, 0, CopyLabel(m.kind, m.bytes));
+    TimelineOf(ctx.rank).EnqueueTimed(m.stream, ctx.nowNs, ns, 0, CopyLabel(m.kind, m.bytes), 0,
+                                      false, ctx.graphNode);
+    r.graphNodes += ctx.graphNode ? 1 : 0;
     if (m.blocking)
     {
         // cudaMemcpy: on the legacy default stream (ordered after the blocking
@@ -273,6 +277,7 @@ void SimulationEngine::OnCollective(const RequestContext& ctx, const wire::NcclC
 {
     RankState& r = m_lanes.Rank(ctx.rank);
     ++r.collectives;
+    r.graphNodes += ctx.graphNode ? 1 : 0;
     r.lastCall = fmt::format("{} of {} bytes", CollectiveName(m.op), m.bytes);
     const Communicator& comm = m_comms.Get(m.comm);
     CollectiveTally& tally = r.tally[{CollectiveName(m.op), comm.ranks}];
@@ -291,6 +296,7 @@ void SimulationEngine::OnP2P(const RequestContext& ctx, const wire::NcclP2P& m)
 {
     RankState& r = m_lanes.Rank(ctx.rank);
     ++r.collectives;
+    r.graphNodes += ctx.graphNode ? 1 : 0;
     const Communicator& comm = m_comms.Get(m.comm);
     for (const wire::P2POp& op : m.ops)
     {

@@ -223,3 +223,19 @@ TEST(DeviceTimeline, AWaitPlacedLaterChargesTheOpsItBlockedBeside)
     tl.EnqueueWait(4, 7, 0); // a third changes nothing: they were charged once
     EXPECT_EQ(tl.StreamTail(1), 540);
 }
+
+TEST(DeviceTimeline, AGraphNodeIsFollowedByTheGraphNodeGapInsteadOfTheStreamGap)
+{
+    DeviceTimeline tl(5, 0, StreamGap{1000, 0, 300});
+    // Three nodes of a replayed graph, all enqueued at once: each waits only the graph
+    // node gap after the one before it.
+    tl.EnqueueTimed(1, 0, 100, 0, "a", 0, false, true); // 5..105, tail 405
+    tl.EnqueueTimed(1, 0, 100, 0, "b", 0, false, true); // 405..505, tail 805
+    tl.EnqueueTimed(1, 0, 100, 0, "c", 0, false, true); // 805..905, tail 1205
+    EXPECT_EQ(tl.StreamTail(1), 1205);
+    // The same ops issued directly: the stream gap.
+    tl.EnqueueTimed(2, 0, 100);
+    tl.EnqueueTimed(2, 0, 100);
+    tl.EnqueueTimed(2, 0, 100);
+    EXPECT_EQ(tl.StreamTail(2), 5 + 3 * (100 + 1000));
+}

@@ -179,6 +179,20 @@ TEST_F(ScenarioFile, TheStreamGapIsADurationAndNothingUnlessGiven)
     EXPECT_EQ(LoadScenario(Write(kValid)).gpu.streamGapBesideBlockedNs, 0);
 }
 
+TEST_F(ScenarioFile, TheGraphNodeGapIsTheStreamGapUnlessGiven)
+{
+    const auto unset = Write(Replace(kValid, "launch_latency = \"3us\"",
+                                     "launch_latency = \"3us\"\nstream_gap = \"1.5us\""));
+    EXPECT_EQ(LoadScenario(unset).gpu.graphNodeGapNs, 1500);
+    const auto given = Write(
+        Replace(kValid, "launch_latency = \"3us\"",
+                "launch_latency = \"3us\"\nstream_gap = \"1.5us\"\ngraph_node_gap = \"0.83us\""));
+    EXPECT_EQ(LoadScenario(given).gpu.graphNodeGapNs, 830);
+    ExpectError(Replace(kValid, "launch_latency = \"3us\"",
+                        "launch_latency = \"3us\"\ngraph_node_gap = \"soon\""),
+                {"graph_node_gap", "duration"});
+}
+
 TEST_F(ScenarioFile, SyntaxErrorsCarryLineAndColumn)
 {
     ExpectError(Replace(kValid, "gpus = 8", "gpus = = 8"), {":12:"});
