@@ -1,7 +1,6 @@
 #include "learned_host_model.h"
 
 #include "host_time/host_time_model.h"
-
 #include "program_name.h"
 
 #include <algorithm>
@@ -58,8 +57,8 @@ std::string ModelProgram(const ProfileReader::Run& run)
     {
         const std::string& w = words[i];
         const auto eq = w.find('=');
-        if (IsNumber(w) || (w.rfind("--", 0) == 0 && eq != std::string::npos &&
-                            IsNumber(w.substr(eq + 1))))
+        if (IsNumber(w) ||
+            (w.rfind("--", 0) == 0 && eq != std::string::npos && IsNumber(w.substr(eq + 1))))
         {
             continue;
         }

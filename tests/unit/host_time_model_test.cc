@@ -3,8 +3,8 @@
 // how the bridge chooses between a recording, the model and this machine's clock.
 #include "gpu_model/profile/learned_host_model.h"
 #include "gpu_model/profile/profile_reader.h"
-#include "gpu_model/profile/program_name.h"
 #include "gpu_model/profile/profile_writer.h"
+#include "gpu_model/profile/program_name.h"
 #include "host_time/host_time_model.h"
 #include "host_time_profile.h"
 
@@ -168,9 +168,9 @@ TEST(HostTimeModel, AContextSeenFewerThanMinSamplesTimesLeavesItToShorterContext
         call(wait, 5'000);
         call("sync:device@x+0x20", 20'000);
     }
-    const Context afterLaunchWait = After({"sync:device@x+0x20", "launch:k@libtorch_cuda.so+0x10",
-                                           "sync:device@x+0x20", "launch:k@libtorch_cuda.so+0x10",
-                                           wait.c_str()});
+    const Context afterLaunchWait =
+        After({"sync:device@x+0x20", "launch:k@libtorch_cuda.so+0x10", "sync:device@x+0x20",
+               "launch:k@libtorch_cuda.so+0x10", wait.c_str()});
     HostTimeModel model;
     model.AddProgram(SamplesOf({s}));
     const auto hit = model.Build().Lookup(afterLaunchWait);
