@@ -7,7 +7,14 @@
 // two errors compare the model with the best the recording itself can do.  Only the
 // second half of each recorded thread counts: its steady steps.
 //
+// A program is left out by its name (ProgramName: zoo.py with every model it ran), so the
+// model never sees the left-out program's runs, whatever arguments they had.
+//
 //   phantora-host-model-accuracy profiles/H200.sqlite [profiles/H100.sqlite ...] [--tsv F]
+//       [--explain] [--without code-path|steady|hit-weights|min-samples ...]
+//
+// --without turns one of the model's rules off (host_time_model.h, learned_host_model.h),
+// to show what each one does.
 #include "gpu_model/profile/learned_host_model.h"
 #include "gpu_model/profile/profile_reader.h"
 
@@ -50,7 +57,7 @@ void Price(const std::vector<host_time::Sequence>& threads, double scale,
             // The second half of a thread's gaps: steady steps.  The first holds the
             // start-up between the first GPU calls (building the model, the optimizer, the
             // data loader: seconds, once), which no step pays and a simulation measures.
-            if (s.gapBeforeNs[i + 1] < 0 || 2 * i < s.labels.size())
+            if (s.gapBeforeNs[i + 1] < 0 || i < host_time::SteadyFrom(s))
             {
                 continue;
             }
@@ -88,7 +95,33 @@ int main(int argc, char** argv)
     bool explain = false;
     app.add_flag("--explain", explain,
                  "after each program, the calls whose following gaps the model misses most");
+    std::vector<std::string> without;
+    app.add_option("--without", without,
+                   "learn the model without a rule: code-path (programs by script alone), steady "
+                   "(learn from every gap), hit-weights (each program once), min-samples (keys "
+                   "seen once count)")
+        ->check(CLI::IsMember({"code-path", "steady", "hit-weights", "min-samples"}));
     CLI11_PARSE(app, argc, argv);
+    profile::LearnOptions options;
+    for (const std::string& rule : without)
+    {
+        if (rule == "code-path")
+        {
+            options.byCodePath = false;
+        }
+        else if (rule == "steady")
+        {
+            options.steadyOnly = false;
+        }
+        else if (rule == "hit-weights")
+        {
+            options.model.weightByHits = false;
+        }
+        else if (rule == "min-samples")
+        {
+            options.model.minSamples = 1;
+        }
+    }
 
     std::ofstream out;
     if (!tsv.empty())
@@ -116,14 +149,14 @@ int main(int argc, char** argv)
         }
         std::printf("%s: %zu programs recorded host time (reference host %.0f ns)\n", file.c_str(),
                     byProgram.size(), reference);
-        std::printf("  %-20s %5s %9s %12s %12s %10s %10s  %s\n", "left out", "runs", "gaps",
-                    "steady ms/run", "model ms", "model err", "own table", "model's keys");
+        std::printf("  %-20s %5s %9s %12s %12s %10s %10s %8s  %s\n", "left out", "runs", "gaps",
+                    "steady ms/run", "model ms", "model err", "own table", "programs",
+                    "model's keys");
         double sumAbs = 0;
         double maxAbs = 0;
         for (const auto& [program, runs] : byProgram)
         {
-            const auto learned = profile::LearnHostModel(profile, host_time::GapStatistic::Median,
-                                                         reference, {program});
+            const auto learned = profile::LearnHostModel(profile, options, reference, {program});
             if (learned.table.Empty())
             {
                 std::printf("  %-20s (no other program to learn from)\n", program.c_str());
@@ -158,10 +191,10 @@ int main(int argc, char** argv)
                        "% " + host_time::SourceName(source);
             }
             const double perRun = sums.recorded / 1e6 / static_cast<double>(runs.size());
-            std::printf("  %-20s %5zu %9zu %12.1f %12.1f %+9.1f%% %+9.1f%%  %s\n", program.c_str(),
-                        runs.size(), sums.gaps, perRun,
+            std::printf("  %-20s %5zu %9zu %12.1f %12.1f %+9.1f%% %+9.1f%% %8zu  %s\n",
+                        program.c_str(), runs.size(), sums.gaps, perRun,
                         sums.model / 1e6 / static_cast<double>(runs.size()), err,
-                        Pct(sums.own, sums.recorded), mix.c_str());
+                        Pct(sums.own, sums.recorded), learned.programs, mix.c_str());
             if (explain)
             {
                 std::vector<std::pair<double, std::string>> worst;

@@ -136,7 +136,7 @@ const HostLabel& GapSamples::Label(const std::string& text)
     return it->second;
 }
 
-void GapSamples::Add(const Sequence& s, double scale)
+void GapSamples::Add(const Sequence& s, double scale, std::size_t from)
 {
     if (s.labels.size() != s.gapBeforeNs.size())
     {
@@ -144,7 +144,7 @@ void GapSamples::Add(const Sequence& s, double scale)
     }
     const auto scaled = [scale](int64_t ns)
     { return scale == 1.0 ? ns : std::llround(static_cast<double>(ns) * scale); };
-    for (std::size_t i = 0; i < s.callNs.size() && i < s.labels.size(); ++i)
+    for (std::size_t i = from; i < s.callNs.size() && i < s.labels.size(); ++i)
     {
         if (s.callNs[i] >= 0)
         {
@@ -158,7 +158,7 @@ void GapSamples::Add(const Sequence& s, double scale)
     for (std::size_t i = 0; i + 1 < s.labels.size(); ++i)
     {
         ctx.Push(Label(s.labels[i]));
-        if (s.gapBeforeNs[i + 1] < 0)
+        if (i < from || s.gapBeforeNs[i + 1] < 0)
         {
             continue;
         }

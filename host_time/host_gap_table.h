@@ -84,6 +84,15 @@ struct Sequence
     std::map<std::size_t, std::string> reads;
 };
 
+/// The first call of \p thread whose following gap belongs to its steady steps: its second
+/// half.  The first holds the start-up and the first steps' one-off work (the caching
+/// allocator's cudaMalloc growth, cuBLAS handles and workspaces, autotuning, torch.compile's
+/// compilation and CUDA-graph capture: seconds of CPU inside gaps a step never repeats).
+inline std::size_t SteadyFrom(const Sequence& thread)
+{
+    return (thread.labels.size() + 1) / 2;
+}
+
 /// The last kDepth boundaries of one thread.
 class Context
 {
@@ -125,12 +134,18 @@ public:
     explicit GapSamples(Keys keys = Keys::All) : m_keys(keys) {}
 
     /// Adds \p thread's gaps and call times, each multiplied by \p scale (a recording
-    /// host's speed relative to another's); throws std::invalid_argument for a sequence
-    /// whose labels and gaps differ in length.
-    void Add(const Sequence& thread, double scale = 1.0);
+    /// host's speed relative to another's), from the gap after its call \p from on (the
+    /// calls before it still make the contexts; SteadyFrom: a thread's steady steps);
+    /// throws std::invalid_argument for a sequence whose labels and gaps differ in length.
+    void Add(const Sequence& thread, double scale = 1.0, std::size_t from = 0);
     bool Empty() const { return m_all.empty(); }
     /// The table: each key's samples reduced to \p statistic.
     GapTable Reduce(GapStatistic statistic) const;
+    /// The samples themselves, key -> gaps (or calls) in the order they were added: what
+    /// the host-time model weighs programs by (host_time_model.h).
+    const std::unordered_map<uint64_t, std::vector<int64_t>>& GapsByKey() const { return m_gaps; }
+    const std::unordered_map<uint64_t, std::vector<int64_t>>& CallsByKey() const { return m_calls; }
+    const std::vector<int64_t>& AllGaps() const { return m_all; }
 
 private:
     const HostLabel& Label(const std::string& text);

@@ -1,8 +1,10 @@
 #include "learned_host_model.h"
 
 #include "host_time/host_time_model.h"
+#include "program_name.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -14,11 +16,19 @@ namespace phantora::profile
 namespace
 {
 
-/// The program a run recorded, told apart from others of the same file name by the folder
-/// it is in: examples/torch/train_gpt.py, examples/megatron/train_gpt.py and
-/// examples/deepspeed/train_gpt.py are three programs (ProgramName calls each
-/// "train_gpt.py"), and each counts once in the model.
-std::string Identity(const ProfileReader::Run& run)
+bool IsNumber(const std::string& word)
+{
+    if (word.empty())
+    {
+        return false;
+    }
+    char* end = nullptr;
+    std::strtod(word.c_str(), &end);
+    return end == word.c_str() + word.size();
+}
+
+/// The script with the folder it is in, else the program's name.
+std::string Script(const ProfileReader::Run& run)
 {
     std::istringstream in(run.command);
     for (std::string word; in >> word;)
@@ -33,6 +43,35 @@ std::string Identity(const ProfileReader::Run& run)
 }
 
 } // namespace
+
+std::string ModelProgram(const ProfileReader::Run& run)
+{
+    std::vector<std::string> words;
+    std::istringstream in(ProgramArguments(run.command));
+    for (std::string word; in >> word;)
+    {
+        words.push_back(word);
+    }
+    std::string identity = Script(run);
+    for (std::size_t i = 0; i < words.size(); ++i)
+    {
+        const std::string& w = words[i];
+        const auto eq = w.find('=');
+        if (IsNumber(w) ||
+            (w.rfind("--", 0) == 0 && eq != std::string::npos && IsNumber(w.substr(eq + 1))))
+        {
+            continue;
+        }
+        // An option that takes a number names a size, not a code path: drop it with it.
+        if (w.rfind("-", 0) == 0 && i + 1 < words.size() && IsNumber(words[i + 1]))
+        {
+            ++i;
+            continue;
+        }
+        identity += ' ' + w;
+    }
+    return identity;
+}
 
 double ReferenceHostNs(const ProfileReader& profile)
 {
@@ -65,6 +104,14 @@ double ToReferenceHost(const ProfileReader::Run& run, double referenceHostNs)
 LearnedHostModel LearnHostModel(const ProfileReader& profile, host_time::GapStatistic statistic,
                                 double referenceHostNs, const std::set<std::string>& leaveOut)
 {
+    LearnOptions options;
+    options.model.statistic = statistic;
+    return LearnHostModel(profile, options, referenceHostNs, leaveOut);
+}
+
+LearnedHostModel LearnHostModel(const ProfileReader& profile, const LearnOptions& options,
+                                double referenceHostNs, const std::set<std::string>& leaveOut)
+{
     // std::map: the programs, and each program's runs, in name order, so the model is the
     // same whatever order the file lists them in.
     std::map<std::string, std::vector<std::string>> byProgram;
@@ -72,11 +119,11 @@ LearnedHostModel LearnHostModel(const ProfileReader& profile, host_time::GapStat
     {
         if (r.hostGaps && !leaveOut.count(r.program))
         {
-            byProgram[Identity(r)].push_back(run);
+            byProgram[options.byCodePath ? ModelProgram(r) : Script(r)].push_back(run);
         }
     }
     LearnedHostModel learned;
-    host_time::HostTimeModel model(statistic);
+    host_time::HostTimeModel model(options.model);
     for (const auto& [program, runs] : byProgram)
     {
         host_time::GapSamples samples(host_time::GapSamples::Keys::KindAfterWaits);
@@ -85,12 +132,12 @@ LearnedHostModel LearnHostModel(const ProfileReader& profile, host_time::GapStat
             const double scale = ToReferenceHost(profile.Runs().at(run), referenceHostNs);
             for (const auto& thread : profile.HostSequences({run}))
             {
-                samples.Add(thread, scale);
+                samples.Add(thread, scale, options.steadyOnly ? host_time::SteadyFrom(thread) : 0);
                 learned.gaps += thread.labels.size();
             }
             ++learned.runs;
         }
-        model.AddProgram(samples);
+        model.AddProgram(samples, runs.size());
     }
     learned.table = model.Build();
     learned.programs = model.Programs();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "host_time/host_gap_table.h"
+#include "host_time/host_time_model.h"
 #include "profile_reader.h"
 
 #include <cstddef>
@@ -22,6 +23,24 @@ double ReferenceHostNs(const ProfileReader& profile);
 /// unknown.
 double ToReferenceHost(const ProfileReader::Run& run, double referenceHostNs);
 
+/// Which program of the model \p run recorded: its script with the folder it is in
+/// (examples/torch/train_gpt.py and examples/megatron/train_gpt.py are two programs, which
+/// ProgramName calls both "train_gpt.py"), and the words among its arguments that are not
+/// numbers.  Words choose the code that runs (`--model llama` or `--model resnet`, `--mode
+/// fsdp`, `--optim sgd`, `--compile default`, `--channels-last`): the Python between two
+/// CUDA calls is another program's.  Numbers size the same code (`--layers 4`, `--batch
+/// 8`, `--steps 6`, a launcher's `--nproc_per_node 2`) and keep the program.
+std::string ModelProgram(const ProfileReader::Run& run);
+
+struct LearnOptions
+{
+    host_time::HostTimeModel::Options model;
+    /// Programs told apart by their word arguments (ModelProgram); false: by script alone.
+    bool byCodePath{true};
+    /// Learn from each thread's steady steps only (host_time::SteadyFrom); false: all gaps.
+    bool steadyOnly{true};
+};
+
 struct LearnedHostModel
 {
     host_time::GapTable table; ///< empty: nothing recorded to learn from
@@ -30,8 +49,11 @@ struct LearnedHostModel
     std::size_t gaps{0};
 };
 
-/// The model of every program \p profile recorded host time of but those in \p leaveOut,
-/// each run scaled to \p referenceHostNs (0: unscaled).  Reads the runs' gaps from the file.
+/// The model of every program \p profile recorded host time of but those whose
+/// ProgramName is in \p leaveOut, each run scaled to \p referenceHostNs (0: unscaled).
+/// Reads the runs' gaps from the file.
+LearnedHostModel LearnHostModel(const ProfileReader& profile, const LearnOptions& options,
+                                double referenceHostNs, const std::set<std::string>& leaveOut = {});
 LearnedHostModel LearnHostModel(const ProfileReader& profile, host_time::GapStatistic statistic,
                                 double referenceHostNs, const std::set<std::string>& leaveOut = {});
 

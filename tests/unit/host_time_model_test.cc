@@ -1,8 +1,10 @@
 // The host-time model: what a program the profile never recorded is charged between its
 // GPU calls, learned from every program the profile did record (host_time_model.h), and
 // how the bridge chooses between a recording, the model and this machine's clock.
+#include "gpu_model/profile/learned_host_model.h"
 #include "gpu_model/profile/profile_reader.h"
 #include "gpu_model/profile/profile_writer.h"
+#include "gpu_model/profile/program_name.h"
 #include "host_time/host_time_model.h"
 #include "host_time_profile.h"
 
@@ -64,10 +66,12 @@ GapSamples SamplesOf(const std::vector<Sequence>& threads, double scale = 1.0)
 TEST(HostTimeModel, EachProgramCountsOnceWhateverItsNumberOfRecordings)
 {
     // Pooled, the three recordings of the first program would set every median to 100 us;
-    // as programs, the median of 100, 200 and 400 is 200.
+    // as programs, each weighted by its gaps at the key per run (10 each), the median of
+    // 100, 200 and 400 is 200.
     HostTimeModel model;
-    model.AddProgram(SamplesOf(
-        {Thread(10, 100'000, 5'000), Thread(10, 100'000, 5'000), Thread(10, 100'000, 5'000)}));
+    model.AddProgram(SamplesOf({Thread(10, 100'000, 5'000), Thread(10, 100'000, 5'000),
+                                Thread(10, 100'000, 5'000)}),
+                     3);
     model.AddProgram(SamplesOf({Thread(10, 400'000, 5'000)}));
     model.AddProgram(SamplesOf({Thread(10, 200'000, 5'000)}));
     EXPECT_EQ(model.Programs(), 3u);
@@ -105,6 +109,119 @@ TEST(HostTimeModel, GapsAreScaledToTheReferenceHost)
         model.Build().Lookup(After({"sync:device@x+0x20", "launch:k@libtorch_cuda.so+0x10"}));
     ASSERT_TRUE(hit);
     EXPECT_EQ(hit->ns, 150'000);
+}
+
+TEST(HostTimeModel, WeightedMedianSplitsTheWeightInHalf)
+{
+    using F = HostTimeModel::Figure;
+    EXPECT_EQ(WeightedMedian({}), 0);
+    // Equal weights: the plain median, the mean of the middle two for an even count.
+    EXPECT_EQ(WeightedMedian({F{100, 1, 1}, F{300, 1, 1}}), 200);
+    EXPECT_EQ(WeightedMedian({F{400, 2, 2}, F{100, 2, 2}, F{200, 2, 2}}), 200);
+    // A figure holding more than half the weight is the answer, wherever it lies.
+    EXPECT_EQ(WeightedMedian({F{100, 1, 1}, F{200, 1, 1}, F{32'000, 5, 5}}), 32'000);
+    EXPECT_EQ(WeightedMedian({F{250, 1.5, 3}, F{32'000, 1, 2}}), 250);
+}
+
+TEST(HostTimeModel, AProgramThatPassesAContextOftenOutweighsOneThatPassesItOnceAStep)
+{
+    // One program's inner loop passes a context 20 times a step with 50 us after it; another
+    // passes it once a step, at the step's end, with 30 ms of its own Python after it.
+    // Counted once each, the model charged their mean, 15 ms, on every one of the first
+    // program's passes; weighted by hits per run, what the inner loop's passes cost.
+    const std::string fill = "launch:fill_long@libtorch_cuda.so+0x30";
+    HostTimeModel weighted;
+    HostTimeModel counted({GapStatistic::Median, false, kMinSamples});
+    for (HostTimeModel* m : {&weighted, &counted})
+    {
+        m->AddProgram(SamplesOf({Thread(6 * 20, 50'000, 5'000, fill)}));
+        m->AddProgram(SamplesOf({Thread(6, 30'000'000, 5'000, fill)}));
+    }
+    const auto after = After({"sync:device@x+0x20", fill.c_str()});
+    EXPECT_EQ(weighted.Build().Lookup(after)->ns, 50'000);
+    EXPECT_EQ(counted.Build().Lookup(after)->ns, 15'025'000);
+}
+
+TEST(HostTimeModel, AContextSeenFewerThanMinSamplesTimesLeavesItToShorterContexts)
+{
+    // One gap after a context no other program ran (a CUDA-graph replay of a whole step
+    // behind a stream wait, 28 ms) is one moment, not what those calls cost: the model
+    // answers such a context from its last call alone, which many gaps share.
+    const std::string wait = "event:wait@libtorch_python.so+0xe453de";
+    Sequence s;
+    const auto call = [&s](const std::string& label, int64_t gapBefore)
+    {
+        s.labels.push_back(label);
+        s.gapBeforeNs.push_back(gapBefore);
+        s.callNs.push_back(-1);
+    };
+    call("launch:k@libtorch_cuda.so+0x10", -1);
+    for (int i = 0; i < 2; ++i)
+    {
+        call("sync:device@x+0x20", 40'000);
+        call("launch:k@libtorch_cuda.so+0x10", 5'000);
+    }
+    call(wait, 40'000);
+    call("sync:device@x+0x20", 28'000'000); // after the wait that follows a launch
+    for (int i = 0; i < 4; ++i)             // four waits after a sync: 20 us after each
+    {
+        call(wait, 5'000);
+        call("sync:device@x+0x20", 20'000);
+    }
+    const Context afterLaunchWait =
+        After({"sync:device@x+0x20", "launch:k@libtorch_cuda.so+0x10", "sync:device@x+0x20",
+               "launch:k@libtorch_cuda.so+0x10", wait.c_str()});
+    HostTimeModel model;
+    model.AddProgram(SamplesOf({s}));
+    const auto hit = model.Build().Lookup(afterLaunchWait);
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->ns, 20'000) << "the one 28 ms gap set a key of its own";
+    HostTimeModel everyKey({GapStatistic::Median, true, 1});
+    everyKey.AddProgram(SamplesOf({s}));
+    EXPECT_EQ(everyKey.Build().Lookup(afterLaunchWait)->ns, 28'000'000);
+}
+
+TEST(HostTimeModel, OnlyTheSteadyStepsAreLearned)
+{
+    // torch.compile's first step spends seconds of CPU between two calls a steady step
+    // makes with microseconds between them.
+    Sequence s = Thread(6, 100'000, 5'000);
+    s.gapBeforeNs[1] = 40'000'000'000; // after the first launch: compiling
+    s.gapBeforeNs[3] = 40'000'000'000;
+    s.gapBeforeNs[5] = 40'000'000'000;
+    EXPECT_EQ(SteadyFrom(s), 6u);
+    GapSamples steady;
+    steady.Add(s, 1.0, SteadyFrom(s));
+    GapSamples all;
+    all.Add(s);
+    // After a launch: three compiling gaps and three steady ones, the median their middle.
+    const auto key = After({"launch:k@libtorch_cuda.so+0x10"});
+    EXPECT_EQ(steady.Reduce(GapStatistic::Median).Lookup(key)->ns, 100'000);
+    EXPECT_EQ(steady.AllGaps().size(), 5u);
+    EXPECT_GT(all.Reduce(GapStatistic::Median).Lookup(key)->ns, 1'000'000'000);
+}
+
+TEST(HostTimeModel, ProgramsAreToldApartByTheWordsTheyAreGivenNotTheNumbers)
+{
+    const auto program = [](const std::string& command)
+    {
+        phantora::profile::ProfileReader::Run run;
+        run.program = phantora::profile::ProgramName(command);
+        run.command = command;
+        return phantora::profile::ModelProgram(run);
+    };
+    const std::string llama = program("python3 bench/accuracy/workloads/zoo.py --model llama "
+                                      "--size s --dtype bf16 --batch 8 --seq 1024 --steps 10");
+    EXPECT_EQ(llama, "workloads/zoo.py --model llama --size s --dtype bf16");
+    EXPECT_NE(llama, program("python3 bench/accuracy/workloads/zoo.py --model resnet --size s "
+                             "--dtype bf16 --batch 128 --seq 224 --steps 10"));
+    EXPECT_EQ(program("python3 examples/torch/train_gpt.py --layers 4 --width 512 --mode single"),
+              program("torchrun --standalone --nproc_per_node 4 examples/torch/train_gpt.py "
+                      "--layers=2 --width 2048 --mode single"));
+    EXPECT_NE(program("python3 examples/torch/train_gpt.py --steps 6"),
+              program("python3 examples/megatron/train_gpt.py --steps 6"));
+    EXPECT_NE(program("python3 zoo.py --model llama --compile default"),
+              program("python3 zoo.py --model llama"));
 }
 
 TEST(HostTimeModel, NoProgramNoTable)
@@ -194,5 +311,33 @@ TEST(HostTimeProfile, HostModelNamesTheProfileWhenTheScenarioMeasuredNoGpu)
     const auto none = phantora::HostTimeProfile::Prepare(nullptr, {"./my_cuda_program"}, 8, cpu);
     EXPECT_EQ(none.origin, phantora::HostTimeOrigin::Measured);
     EXPECT_NE(none.Describe({}).find("[cpu] host_model"), std::string::npos) << none.Describe({});
+    fs::remove(db);
+}
+
+TEST(LearnedHostModel, LearnsEachThreadsSteadyStepsOnly)
+{
+    // A compiled program's first steps: 40 s of compiling after each launch; its steady
+    // steps 100 us.  The model learned from the profile charges the steady figure.
+    const fs::path db = fs::temp_directory_path() /
+                        ("phantora_learned_steady_" + std::to_string(::getpid()) + ".sqlite");
+    fs::remove(db);
+    {
+        phantora::profile::ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        Sequence s = Thread(6, 100'000, 5'000);
+        s.gapBeforeNs[1] = s.gapBeforeNs[3] = s.gapBeforeNs[5] = 40'000'000'000;
+        w.AddRun("c.tsv", "c.py", "python3 c.py --compile default");
+        w.SetHostGaps("c.tsv", {{"1.1", s}});
+        w.Commit();
+    }
+    const phantora::profile::ProfileReader reader(db);
+    const auto key = After({"launch:k@libtorch_cuda.so+0x10"});
+    phantora::profile::LearnOptions options;
+    const auto steady = phantora::profile::LearnHostModel(reader, options, 0);
+    EXPECT_EQ(steady.programs, 1u);
+    EXPECT_EQ(steady.table.Lookup(key)->ns, 100'000);
+    options.steadyOnly = false;
+    EXPECT_GT(phantora::profile::LearnHostModel(reader, options, 0).table.Lookup(key)->ns,
+              1'000'000'000);
     fs::remove(db);
 }
