@@ -98,6 +98,17 @@ struct Config
     /// crosses nodes by it; 0: unknown, no bound (one node, or a scenario without NICs).
     /// Filled from the scenario's [topology] (nic_bandwidth / gpus_per_nic), not [nccl].
     double netBytesPerSecond{0};
+    /// NCCL's ring graph on one node: its channels times their bandwidth (NCCL_DEBUG=GRAPH
+    /// logs "nChannels 12, bw 30" on the 4 x H200 node: 360 GB/s), the bus bandwidth NCCL's
+    /// tuning table starts from (src/graph/tuning.cc).  With it, the protocol of a ring on
+    /// one node is chosen as NCCL 2.28 chooses it (NcclRingTableNs); 0: unknown, chosen by
+    /// the model's own estimate.
+    double ringGraphBytesPerSecond{0};
+    /// NCCL 2.28's llMaxBws for one node (Hopper: 141 GB/s) and perChMaxRingLL128Bws
+    /// (Hopper: 36.7 GB/s per graph channel); graph channels for the latter.
+    double llMaxBusBytesPerSecond{141e9};
+    double ll128MaxGraphChannelBytesPerSecond{36.7e9};
+    uint32_t ringGraphChannels{12};
 
     const ProtocolParams& Params(Protocol p) const
     {

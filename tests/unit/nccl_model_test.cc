@@ -145,7 +145,7 @@ TEST(NcclModel, ChannelsSplitTheDataEvenlyChunksAreBoundedStepsPipeline)
     using K = nccl::CollectiveKind;
     ASSERT_EQ(nccl::ChannelBasisBytes(K::AllReduce, 4, 32 << 10), 8U << 10);
     ASSERT_EQ(nccl::ChannelBasisBytes(K::Broadcast, 2, 16 << 10), 8U << 10);
-    ASSERT_EQ(nccl::ChannelBasisBytes(K::AllGather, 4, 8 << 10), 8U << 10);
+    ASSERT_EQ(nccl::ChannelBasisBytes(K::AllGather, 4, 8 << 10), 2U << 10);
     a.minChannels = 1;
     a.maxChannels = 24;
     a.minBytesPerChannel = 4 << 10;
