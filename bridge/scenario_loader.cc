@@ -456,7 +456,8 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
                  "nvls_tree_channel_bandwidth",
                  "nvls_tree_level_latency",
                  "ring_graph_bandwidth",
-                 "ring_graph_channels"});
+                 "ring_graph_channels",
+                 "recv_copy_bandwidth"});
     if (auto a = s.String("algorithm", false))
     {
         // "auto" or an NCCL_ALGO spec as NCCL reads it ("ring", "^nvls", "allreduce:tree").
@@ -518,6 +519,10 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
     if (auto v = s.BitRate("ring_graph_bandwidth", false))
     {
         nccl.ringGraphBytesPerSecond = *v / 8.0;
+    }
+    if (auto v = s.BitRate("recv_copy_bandwidth", false))
+    {
+        nccl.recvCopyBytesPerSecond = *v / 8.0;
     }
     nccl.ringGraphChannels = static_cast<uint32_t>(
         s.Integer("ring_graph_channels", false, 1, 64).value_or(nccl.ringGraphChannels));

@@ -64,6 +64,11 @@ struct Config
     ProtocolParams ll{6600, 600, 8e9};
     ProtocolParams ll128{14000, 1900, 18e9};
     ProtocolParams simple{8400, 3400, 24e9};
+    /// Ring all-reduce / all-gather / reduce-scatter: the ring's last step only receives
+    /// (NCCL's final recv into the user buffer, reduce-scatter's recvReduceCopy), on the
+    /// same thread block as the channel's sends, before it starts its next chunk: the data
+    /// one channel copies out per second that way.  0: the receive costs nothing.
+    double recvCopyBytesPerSecond{0};
     /// Tree only: extra cost per tree level crossed (network hop between nodes).
     double treeLevelLatencyNs{2000};
     /// Point-to-point operations only (send/recv, all-to-all): fixed cost on top of the
