@@ -69,8 +69,8 @@ public:
         t.dst = dst;
         t.bytes = WireBytes(m_proto, dataBytes);
         t.channel = channel;
-        t.delay = Picoseconds(static_cast<int64_t>(m_params.stepLatencyNs * 1000.0 + 0.5)) +
-                  extraDelay;
+        t.delay =
+            Picoseconds(static_cast<int64_t>(m_params.stepLatencyNs * 1000.0 + 0.5)) + extraDelay;
         if (m_params.channelBytesPerSecond > 0)
         {
             t.minDuration = Picoseconds(static_cast<int64_t>(
@@ -159,8 +159,8 @@ void AddPipeline(PlanBuilder& b, const std::vector<Steps>& stepsOfChannel, uint3
                     {
                         startedChunk.resize(std::max<std::size_t>(startedChunk.size(), src + 1),
                                             false);
-                        pendingReceive.resize(
-                            std::max<std::size_t>(pendingReceive.size(), src + 1), -1);
+                        pendingReceive.resize(std::max<std::size_t>(pendingReceive.size(), src + 1),
+                                              -1);
                         if (!startedChunk[src] && pendingReceive[src] >= 0)
                         {
                             deps.push_back(static_cast<uint32_t>(pendingReceive[src]));

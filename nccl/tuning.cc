@@ -212,11 +212,10 @@ double NcclRingTableNs(CollectiveKind kind, uint32_t nRanks, uint64_t bytes, Pro
     const int p = proto == Protocol::LL ? 0 : (proto == Protocol::LL128 ? 1 : 2);
     constexpr double kBaseUs[3] = {6.6, 14.0, 8.4};
     constexpr double kHwUs[3] = {0.6, 1.9, 3.4};
-    const double nsteps = kind == CollectiveKind::AllReduce ? 2 * (n - 1)
-                          : (kind == CollectiveKind::AllGather ||
-                             kind == CollectiveKind::ReduceScatter)
-                              ? n - 1
-                              : n;
+    const double nsteps =
+        kind == CollectiveKind::AllReduce                                              ? 2 * (n - 1)
+        : (kind == CollectiveKind::AllGather || kind == CollectiveKind::ReduceScatter) ? n - 1
+                                                                                       : n;
     // Broadcast and reduce pay one hop's latency when all channels take the same ring
     // (NCCL's sameChannels, as its graph search finds on an NVSwitch).
     const bool chain = kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
@@ -279,10 +278,10 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
             // NVLS always runs on all its channels, whatever the size (NCCL's topoGetAlgoInfo).
             const uint32_t nc =
                 nvls ? config.nvlsChannels
-                     : ChannelsFor(config, ring ? ChannelBasisBytes(
-                                                      kind, std::max<uint32_t>(shape.nRanks, 1),
-                                                      bytes, p)
-                                                : bytes);
+                     : ChannelsFor(config,
+                                   ring ? ChannelBasisBytes(
+                                              kind, std::max<uint32_t>(shape.nRanks, 1), bytes, p)
+                                        : bytes);
             const double t = EstimateNs(kind, shape, bytes, a, p, nc, config);
             if (table)
             {

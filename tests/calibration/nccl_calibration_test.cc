@@ -9,10 +9,10 @@
 
 #include <cmath>
 #include <fmt/format.h>
-#include <regex>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -100,8 +100,8 @@ struct NcclChoice
     uint32_t channels{0};
 };
 
-std::map<std::tuple<std::string, uint32_t, uint64_t>, NcclChoice> ReadNcclLogs(
-    const std::string& dir)
+std::map<std::tuple<std::string, uint32_t, uint64_t>, NcclChoice>
+ReadNcclLogs(const std::string& dir)
 {
     static const std::map<std::string, std::string> kNames{{"AllReduce", "all_reduce"},
                                                            {"AllGather", "all_gather"},

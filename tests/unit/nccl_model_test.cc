@@ -179,7 +179,8 @@ TEST(NcclModel, RingTableIsNcclsOwnAndPicksWhatItsLogShows)
     c.ringGraphBytesPerSecond = 360e9;
     c.ringGraphChannels = 12;
     // the table's time for 1 GB (1e9 bytes): latency + 1e9 / bandwidth
-    const auto us = [&](K k, uint32_t n, P p) { return nccl::NcclRingTableNs(k, n, 1e9, p, c) / 1e3; };
+    const auto us = [&](K k, uint32_t n, P p)
+    { return nccl::NcclRingTableNs(k, n, 1e9, p, c) / 1e3; };
     const auto expect = [&](K k, uint32_t n, P p, double lat, double gbps)
     { EXPECT_NEAR(us(k, n, p), lat + 1e6 / gbps, 0.01) << nccl::CollectiveName(k) << " n=" << n; };
     expect(K::AllReduce, 4, P::LL, 10.2, 94.0);
