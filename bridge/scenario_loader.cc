@@ -457,7 +457,10 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
                  "nvls_step_latency",
                  "nvls_channel_bandwidth",
                  "nvls_tree_channel_bandwidth",
-                 "nvls_tree_level_latency"});
+                 "nvls_tree_level_latency",
+                 "ring_graph_bandwidth",
+                 "ring_graph_channels",
+                 "recv_copy_bandwidth"});
     if (auto a = s.String("algorithm", false))
     {
         // "auto" or an NCCL_ALGO spec as NCCL reads it ("ring", "^nvls", "allreduce:tree").
@@ -515,6 +518,17 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
     }
     nccl.nvlsTreeLevelLatencyNs =
         s.DurationNs("nvls_tree_level_latency", false).value_or(nccl.nvlsTreeLevelLatencyNs);
+    // NCCL's ring graph (NCCL_DEBUG=GRAPH "nChannels 12, bw 30"): its tuning table's input
+    if (auto v = s.BitRate("ring_graph_bandwidth", false))
+    {
+        nccl.ringGraphBytesPerSecond = *v / 8.0;
+    }
+    if (auto v = s.BitRate("recv_copy_bandwidth", false))
+    {
+        nccl.recvCopyBytesPerSecond = *v / 8.0;
+    }
+    nccl.ringGraphChannels = static_cast<uint32_t>(
+        s.Integer("ring_graph_channels", false, 1, 64).value_or(nccl.ringGraphChannels));
 }
 
 /// NVLS needs the NVSwitch's reduction: GPUs on an NVSwitch (both transports model it).

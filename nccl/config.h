@@ -64,6 +64,11 @@ struct Config
     ProtocolParams ll{6600, 600, 8e9};
     ProtocolParams ll128{14000, 1900, 18e9};
     ProtocolParams simple{8400, 3400, 24e9};
+    /// Ring all-reduce / all-gather / reduce-scatter: the ring's last step only receives
+    /// (NCCL's final recv into the user buffer, reduce-scatter's recvReduceCopy), on the
+    /// same thread block as the channel's sends, before it starts its next chunk: the data
+    /// one channel copies out per second that way.  0: the receive costs nothing.
+    double recvCopyBytesPerSecond{0};
     /// Tree only: extra cost per tree level crossed (network hop between nodes).
     double treeLevelLatencyNs{2000};
     /// Point-to-point operations only (send/recv, all-to-all): fixed cost on top of the
@@ -98,6 +103,17 @@ struct Config
     /// crosses nodes by it; 0: unknown, no bound (one node, or a scenario without NICs).
     /// Filled from the scenario's [topology] (nic_bandwidth / gpus_per_nic), not [nccl].
     double netBytesPerSecond{0};
+    /// NCCL's ring graph on one node: its channels times their bandwidth (NCCL_DEBUG=GRAPH
+    /// logs "nChannels 12, bw 30" on the 4 x H200 node: 360 GB/s), the bus bandwidth NCCL's
+    /// tuning table starts from (src/graph/tuning.cc).  With it, the protocol of a ring on
+    /// one node is chosen as NCCL 2.28 chooses it (NcclRingTableNs); 0: unknown, chosen by
+    /// the model's own estimate.
+    double ringGraphBytesPerSecond{0};
+    /// NCCL 2.28's llMaxBws for one node (Hopper: 141 GB/s) and perChMaxRingLL128Bws
+    /// (Hopper: 36.7 GB/s per graph channel); graph channels for the latter.
+    double llMaxBusBytesPerSecond{141e9};
+    double ll128MaxGraphChannelBytesPerSecond{36.7e9};
+    uint32_t ringGraphChannels{12};
 
     const ProtocolParams& Params(Protocol p) const
     {

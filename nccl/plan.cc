@@ -62,14 +62,15 @@ public:
 
     /// Adds a transfer carrying \p dataBytes of payload; returns its index.
     uint32_t Add(uint32_t src, uint32_t dst, uint64_t dataBytes, uint32_t channel,
-                 std::vector<uint32_t> deps)
+                 std::vector<uint32_t> deps, Picoseconds extraDelay = Picoseconds(0))
     {
         Transfer t;
         t.src = src;
         t.dst = dst;
         t.bytes = WireBytes(m_proto, dataBytes);
         t.channel = channel;
-        t.delay = Picoseconds(static_cast<int64_t>(m_params.stepLatencyNs * 1000.0 + 0.5));
+        t.delay =
+            Picoseconds(static_cast<int64_t>(m_params.stepLatencyNs * 1000.0 + 0.5)) + extraDelay;
         if (m_params.channelBytesPerSecond > 0)
         {
             t.minDuration = Picoseconds(static_cast<int64_t>(
@@ -109,16 +110,21 @@ uint32_t ChunksFor(uint64_t stepBytesPerChannel, const Config& config, Protocol 
 using Steps = std::vector<std::vector<std::pair<uint32_t, uint32_t>>>;
 
 void AddPipeline(PlanBuilder& b, const std::vector<Steps>& stepsOfChannel, uint32_t nChannels,
-                 uint32_t nChunks, uint64_t sliceBytes, bool serialPerSender)
+                 uint32_t nChunks, uint64_t sliceBytes, bool serialPerSender,
+                 Picoseconds finalReceive = Picoseconds(0))
 {
     for (uint32_t ch = 0; ch < nChannels; ++ch)
     {
         const Steps& steps = stepsOfChannel[ch % stepsOfChannel.size()];
         std::vector<std::vector<uint32_t>> prevChunk; // [step][edge] -> transfer index
         std::vector<int64_t> lastBySender;            // rank -> its latest send here
+        // With finalReceive: rank -> the arrival of its previous chunk's last step, which
+        // it copies out (finalReceive) before its first send of the next chunk.
+        std::vector<int64_t> pendingReceive;
         for (uint32_t k = 0; k < nChunks; ++k)
         {
             std::vector<std::vector<uint32_t>> cur(steps.size());
+            std::vector<bool> startedChunk;
             for (std::size_t s = 0; s < steps.size(); ++s)
             {
                 for (std::size_t e = 0; e < steps[s].size(); ++e)
@@ -148,12 +154,36 @@ void AddPipeline(PlanBuilder& b, const std::vector<Steps>& stepsOfChannel, uint3
                             deps.push_back(static_cast<uint32_t>(lastBySender[src]));
                         }
                     }
-                    const uint32_t t = b.Add(src, dst, sliceBytes, ch, std::move(deps));
+                    Picoseconds extra(0);
+                    if (finalReceive > Picoseconds(0) && serialPerSender)
+                    {
+                        startedChunk.resize(std::max<std::size_t>(startedChunk.size(), src + 1),
+                                            false);
+                        pendingReceive.resize(std::max<std::size_t>(pendingReceive.size(), src + 1),
+                                              -1);
+                        if (!startedChunk[src] && pendingReceive[src] >= 0)
+                        {
+                            deps.push_back(static_cast<uint32_t>(pendingReceive[src]));
+                            extra = finalReceive;
+                        }
+                        startedChunk[src] = true;
+                    }
+                    const uint32_t t = b.Add(src, dst, sliceBytes, ch, std::move(deps), extra);
                     cur[s].push_back(t);
                     if (serialPerSender)
                     {
                         lastBySender[src] = t;
                     }
+                }
+            }
+            if (finalReceive > Picoseconds(0) && serialPerSender && !steps.empty())
+            {
+                for (std::size_t e = 0; e < steps.back().size(); ++e)
+                {
+                    const uint32_t dst = steps.back()[e].second;
+                    pendingReceive.resize(std::max<std::size_t>(pendingReceive.size(), dst + 1),
+                                          -1);
+                    pendingReceive[dst] = cur.back()[e];
                 }
             }
             prevChunk = std::move(cur);
@@ -251,7 +281,17 @@ void AddRing(PlanBuilder& b, Plan& plan, CollectiveKind kind, const CommShape& s
     const uint32_t chunks = ChunksFor(CeilDiv(unit, nc), config, b.Proto());
     plan.chunksPerChannel = chunks;
     const uint64_t slice = CeilDiv(bytes, parts * nc * chunks);
-    AddPipeline(b, stepsOfChannel, nc, chunks, slice, true);
+    // A ring's last step only receives, on the thread block that sends the next chunk
+    // (NCCL's runRing: ... recv / recvReduceCopy, then the next chunk's first send); a
+    // chain's tail sends nothing after it, so only the ring pays it on its critical path.
+    Picoseconds finalReceive(0);
+    if (!chain && config.recvCopyBytesPerSecond > 0)
+    {
+        finalReceive = Picoseconds(static_cast<int64_t>(
+            static_cast<double>(slice) / config.recvCopyBytesPerSecond * 1e12 + 0.5));
+        plan.fixedLatency += finalReceive; // the last chunk's, after its last delivery
+    }
+    AddPipeline(b, stepsOfChannel, nc, chunks, slice, true, finalReceive);
 }
 
 /// All-to-all and send/recv: independent pairs, each pair's data split over channels

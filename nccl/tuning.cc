@@ -21,17 +21,26 @@ uint32_t ChannelsFor(const Config& config, uint64_t bytes)
         std::clamp<uint64_t>(wanted, std::max<uint32_t>(config.minChannels, 1), hi));
 }
 
-uint64_t ChannelBasisBytes(CollectiveKind kind, uint32_t nRanks, uint64_t bytes)
+uint64_t ChannelBasisBytes(CollectiveKind kind, uint32_t nRanks, uint64_t bytes, Protocol proto)
 {
-    switch (kind)
+    // NCCL 2.28 (src/enqueue.cc, topoGetAlgoInfo) drops channels while the buffer (the whole
+    // one: ncclFuncMaxSendRecvCount) is below channels x threads x threadThreshold, the
+    // thresholds being 8 for LL (times nRanks for a ring), 8 for LL128 and 64 for Simple
+    // (NCCL_DEBUG=TUNING: "threadThresholds 8/8/64 | 32/8/64" on 4 ranks) over 512, 640
+    // and 512 threads.  minBytesPerChannel is LL's 512 x 8: the other protocols' units are
+    // expressed by scaling the basis.
+    (void)kind;
+    const uint64_t n = std::max<uint32_t>(nRanks, 1);
+    switch (proto)
     {
-    case CollectiveKind::AllReduce:
-    case CollectiveKind::Reduce:
-    case CollectiveKind::Broadcast:
-        return bytes / std::max<uint32_t>(nRanks, 1);
-    default:
-        return bytes;
+    case Protocol::LL:
+        return bytes / n;
+    case Protocol::LL128:
+        return bytes * 4 / 5; // 640 threads x 8 against LL's 512 x 8
+    case Protocol::Simple:
+        return bytes / 8;
     }
+    return bytes;
 }
 
 namespace
@@ -183,6 +192,48 @@ double EstimateNs(CollectiveKind kind, const CommShape& shape, uint64_t bytes, A
     return latency + std::max(bw > 0 ? busBytes / bw * 1e9 : 0.0, net);
 }
 
+bool RingTableApplies(CollectiveKind kind, const CommShape& shape, const Config& config)
+{
+    const bool collective = kind != CollectiveKind::AllToAll && kind != CollectiveKind::SendRecv;
+    return collective && config.ringGraphBytesPerSecond > 0 && shape.nRanks >= 2 &&
+           shape.ranksPerNode >= shape.nRanks;
+}
+
+double NcclRingTableNs(CollectiveKind kind, uint32_t nRanks, uint64_t bytes, Protocol proto,
+                       const Config& config)
+{
+    // NCCL 2.28's src/graph/tuning.cc, ring on one NVLink node: baseLatencies[Ring] and
+    // hwLatencies[NVLINK][Ring] in us, bus bandwidth from the ring graph, LL capped at
+    // llMaxBw and half the graph's, LL128 at 0.92 of it and perChMaxRingLL128Bw per graph
+    // channel; algorithm bandwidth = bus bandwidth x nRanks / nsteps; time = latency +
+    // bytes / bandwidth (ncclTopoGetAlgoTime, one operation).  Reproduces the table NCCL
+    // prints with NCCL_DEBUG_SUBSYS=TUNING (tests/data/h200x4-nvlink/nccl_logs).
+    const double n = std::max<uint32_t>(nRanks, 2);
+    const int p = proto == Protocol::LL ? 0 : (proto == Protocol::LL128 ? 1 : 2);
+    constexpr double kBaseUs[3] = {6.6, 14.0, 8.4};
+    constexpr double kHwUs[3] = {0.6, 1.9, 3.4};
+    const double nsteps =
+        kind == CollectiveKind::AllReduce                                              ? 2 * (n - 1)
+        : (kind == CollectiveKind::AllGather || kind == CollectiveKind::ReduceScatter) ? n - 1
+                                                                                       : n;
+    // Broadcast and reduce pay one hop's latency when all channels take the same ring
+    // (NCCL's sameChannels, as its graph search finds on an NVSwitch).
+    const bool chain = kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
+    const double latencyUs = kBaseUs[p] + (chain ? 1.0 : nsteps) * kHwUs[p];
+    double busBw = config.ringGraphBytesPerSecond;
+    if (proto == Protocol::LL)
+    {
+        busBw = std::min(config.llMaxBusBytesPerSecond, busBw * 0.5);
+    }
+    else if (proto == Protocol::LL128)
+    {
+        busBw = std::min(busBw * 0.92,
+                         config.ringGraphChannels * config.ll128MaxGraphChannelBytesPerSecond);
+    }
+    const double algBw = busBw * n / nsteps;
+    return latencyUs * 1e3 + static_cast<double>(bytes) / algBw * 1e9;
+}
+
 Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const Config& config)
 {
     const std::vector<Algorithm> algos = AllowedAlgorithms(config.algorithm, kind);
@@ -212,9 +263,12 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
         }
         const bool nvls = a == Algorithm::Nvls || a == Algorithm::NvlsTree;
         const bool ring = a == Algorithm::Ring || !TreeApplies(kind, shape);
-        const uint32_t nChannels = ChannelsFor(
-            config,
-            ring ? ChannelBasisBytes(kind, std::max<uint32_t>(shape.nRanks, 1), bytes) : bytes);
+        // A ring on one node takes the protocol NCCL's own table ranks first; its time is
+        // still the model's, to weigh against the other algorithms.
+        const bool table = ring && !nvls && RingTableApplies(kind, shape, config);
+        Choice bestOfAlgo;
+        bestOfAlgo.estimatedNs = std::numeric_limits<double>::infinity();
+        double bestTable = std::numeric_limits<double>::infinity();
         for (Protocol p : protos)
         {
             if (nvls && p != Protocol::Simple)
@@ -222,12 +276,30 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
                 continue; // NCCL's NVLS kernels exist for Simple only
             }
             // NVLS always runs on all its channels, whatever the size (NCCL's topoGetAlgoInfo).
-            const uint32_t nc = nvls ? config.nvlsChannels : nChannels;
+            const uint32_t nc =
+                nvls ? config.nvlsChannels
+                     : ChannelsFor(config,
+                                   ring ? ChannelBasisBytes(
+                                              kind, std::max<uint32_t>(shape.nRanks, 1), bytes, p)
+                                        : bytes);
             const double t = EstimateNs(kind, shape, bytes, a, p, nc, config);
-            if (t < best.estimatedNs)
+            if (table)
             {
-                best = Choice{a, p, nc, t};
+                const double tt = NcclRingTableNs(kind, shape.nRanks, bytes, p, config);
+                if (tt < bestTable)
+                {
+                    bestTable = tt;
+                    bestOfAlgo = Choice{a, p, nc, t};
+                }
             }
+            else if (t < bestOfAlgo.estimatedNs)
+            {
+                bestOfAlgo = Choice{a, p, nc, t};
+            }
+        }
+        if (bestOfAlgo.estimatedNs < best.estimatedNs)
+        {
+            best = bestOfAlgo;
         }
     }
     if (!std::isfinite(best.estimatedNs))

@@ -29,14 +29,24 @@ struct CommShape
 /// [minChannels, maxChannels].
 uint32_t ChannelsFor(const Config& config, uint64_t bytes);
 
-/// The size NCCL weighs against minBytesPerChannel when it picks a ring's channel count
-/// for \p kind over \p bytes on \p nRanks: one rank's share for the collectives that
-/// reduce or broadcast a whole buffer (all-reduce, reduce, broadcast; NCCL scales its
-/// ring thresholds by the rank count), the whole buffer for the others.  NCCL 2.28's own
-/// logs show it so (NCCL_DEBUG_SUBSYS=TUNING, tests/data/h200x4-nvlink/nccl_logs): a
-/// 4-rank all-reduce takes a second channel at 32 KiB, a 2-rank one at 16 KiB, an
-/// all-gather or reduce-scatter at 8 KiB on either.  A tree weighs the whole buffer.
-uint64_t ChannelBasisBytes(CollectiveKind kind, uint32_t nRanks, uint64_t bytes);
+/// The size NCCL weighs against minBytesPerChannel (LL's 512 threads x 8 bytes) when it
+/// picks a ring's channel count for \p bytes on \p nRanks with \p proto: NCCL 2.28 keeps
+/// a channel while the whole buffer holds threads x threadThreshold for it, LL's threshold
+/// scaled by the rank count on a ring, LL128's (640 x 8) and Simple's (512 x 64) not.  Its
+/// logs show it so (NCCL_DEBUG_SUBSYS=TUNING, tests/data/h200x4-nvlink/nccl_logs): a 4-rank
+/// all-reduce takes a second channel at 32 KiB, a 2-rank one at 16 KiB.  A tree weighs the
+/// whole buffer.
+uint64_t ChannelBasisBytes(CollectiveKind kind, uint32_t nRanks, uint64_t bytes,
+                           Protocol proto = Protocol::LL);
+
+/// Whether NCCL's own tuning table picks the protocol (a ring collective on one node, the
+/// ring graph's bandwidth known: Config::ringGraphBytesPerSecond).
+bool RingTableApplies(CollectiveKind kind, const CommShape& shape, const Config& config);
+
+/// NCCL 2.28's tuning-table time of a ring collective on one NVLink node with \p proto:
+/// what NCCL ranks protocols by, not what the collective takes.
+double NcclRingTableNs(CollectiveKind kind, uint32_t nRanks, uint64_t bytes, Protocol proto,
+                       const Config& config);
 
 /// Whether NCCL would offer NVLS for \p kind on \p shape: NVLS on in \p config, one node,
 /// all-reduce / all-gather / reduce-scatter (across nodes NCCL's NVLS needs CollNet).

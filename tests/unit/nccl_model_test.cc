@@ -141,19 +141,75 @@ TEST(NcclModel, ChannelsSplitTheDataEvenlyChunksAreBoundedStepsPipeline)
     ASSERT_EQ(nccl::ChannelsFor(a, 1024), 2U) << "min channels";
     ASSERT_EQ(nccl::ChannelsFor(a, 5 << 20), 5U) << "1 MiB per channel";
     ASSERT_EQ(nccl::ChannelsFor(a, 1ULL << 30), 12U) << "max channels";
-    // NCCL weighs one rank's share for all-reduce and broadcast, the buffer for the others
+    // NCCL weighs the whole buffer against threads x threshold, LL's threshold scaled by the
+    // ring's rank count: one rank's share against LL's 4 KiB, for every collective
     using K = nccl::CollectiveKind;
     ASSERT_EQ(nccl::ChannelBasisBytes(K::AllReduce, 4, 32 << 10), 8U << 10);
     ASSERT_EQ(nccl::ChannelBasisBytes(K::Broadcast, 2, 16 << 10), 8U << 10);
-    ASSERT_EQ(nccl::ChannelBasisBytes(K::AllGather, 4, 8 << 10), 8U << 10);
+    ASSERT_EQ(nccl::ChannelBasisBytes(K::AllGather, 4, 8 << 10), 2U << 10);
     a.minChannels = 1;
     a.maxChannels = 24;
     a.minBytesPerChannel = 4 << 10;
     const nccl::CommShape four{4, 4};
-    // the 4-GPU node's log: a second channel at 32 KiB for an all-reduce, 8 KiB for an all-gather
+    // the 4-GPU node's log: a second channel at 32 KiB for an all-reduce and for an
+    // all-gather of a 32 KiB buffer (NCCL logs the latter as "AllGather: 8192 Bytes": one
+    // rank's share)
     ASSERT_EQ(nccl::Choose(K::AllReduce, four, 32 << 10, a).nChannels, 2U);
     ASSERT_EQ(nccl::Choose(K::AllReduce, four, 16 << 10, a).nChannels, 1U);
-    ASSERT_EQ(nccl::Choose(K::AllGather, four, 8 << 10, a).nChannels, 2U);
+    ASSERT_EQ(nccl::Choose(K::AllGather, four, 32 << 10, a).nChannels, 2U);
+    ASSERT_EQ(nccl::Choose(K::AllGather, four, 16 << 10, a).nChannels, 1U);
+    // Simple keeps a channel per 32 KiB (512 threads x 64), LL128 per 5 KiB (640 x 8)
+    ASSERT_EQ(nccl::ChannelBasisBytes(K::AllReduce, 4, 64 << 10, nccl::Protocol::Simple), 8U << 10);
+    ASSERT_EQ(nccl::ChannelBasisBytes(K::AllReduce, 4, 5 << 10, nccl::Protocol::LL128), 4U << 10);
+}
+
+// NCCL 2.28 prints its tuning table at init (NCCL_DEBUG_SUBSYS=TUNING); on the 4 x H200 node
+// (ring graph 12 channels x 30 GB/s, tests/data/h200x4-nvlink/nccl_logs) it reads, ring,
+// latency us / algorithm bandwidth GB/s:
+//   4 ranks AllReduce  LL 10.2/94.0  LL128 25.4/220.8  Simple 28.8/240.0
+//   4 ranks AllGather  LL  8.4/188.0 LL128 19.7/441.6  Simple 18.6/480.0
+//   2 ranks AllReduce  LL  7.8/141.0 LL128 17.8/331.2  Simple 15.2/360.0
+//   Broadcast (2 or 4) LL  7.2/141.0 LL128 15.9/331.2  Simple 11.8/360.0
+TEST(NcclModel, RingTableIsNcclsOwnAndPicksWhatItsLogShows)
+{
+    using K = nccl::CollectiveKind;
+    using P = nccl::Protocol;
+    nccl::Config c;
+    c.maxChannels = 24;
+    c.ringGraphBytesPerSecond = 360e9;
+    c.ringGraphChannels = 12;
+    // the table's time for 1 GB (1e9 bytes): latency + 1e9 / bandwidth
+    const auto us = [&](K k, uint32_t n, P p)
+    { return nccl::NcclRingTableNs(k, n, 1e9, p, c) / 1e3; };
+    const auto expect = [&](K k, uint32_t n, P p, double lat, double gbps)
+    { EXPECT_NEAR(us(k, n, p), lat + 1e6 / gbps, 0.01) << nccl::CollectiveName(k) << " n=" << n; };
+    expect(K::AllReduce, 4, P::LL, 10.2, 94.0);
+    expect(K::AllReduce, 4, P::LL128, 25.4, 220.8);
+    expect(K::AllReduce, 4, P::Simple, 28.8, 240.0);
+    expect(K::AllGather, 4, P::LL, 8.4, 188.0);
+    expect(K::AllGather, 4, P::LL128, 19.7, 441.6);
+    expect(K::AllGather, 4, P::Simple, 18.6, 480.0);
+    expect(K::AllReduce, 2, P::LL, 7.8, 141.0);
+    expect(K::AllReduce, 2, P::LL128, 17.8, 331.2);
+    expect(K::AllReduce, 2, P::Simple, 15.2, 360.0);
+    expect(K::Broadcast, 4, P::LL, 7.2, 141.0);
+    expect(K::Broadcast, 2, P::LL128, 15.9, 331.2);
+    expect(K::Broadcast, 4, P::Simple, 11.8, 360.0);
+    // and its choices as the log has them: LL128 for a 4-rank all-reduce at 4-8 MiB only,
+    // Simple from 2 MiB on 2 ranks, an all-gather of a 4 MiB buffer on Simple
+    const nccl::CommShape two{2, 2};
+    const nccl::CommShape four{4, 4};
+    EXPECT_EQ(nccl::Choose(K::AllReduce, four, 2 << 20, c).protocol, P::LL);
+    EXPECT_EQ(nccl::Choose(K::AllReduce, four, 4 << 20, c).protocol, P::LL128);
+    EXPECT_EQ(nccl::Choose(K::AllReduce, four, 8 << 20, c).protocol, P::LL128);
+    EXPECT_EQ(nccl::Choose(K::AllReduce, four, 16 << 20, c).protocol, P::Simple);
+    EXPECT_EQ(nccl::Choose(K::AllReduce, two, 1 << 20, c).protocol, P::LL);
+    EXPECT_EQ(nccl::Choose(K::AllReduce, two, 2 << 20, c).protocol, P::Simple);
+    EXPECT_EQ(nccl::Choose(K::AllGather, four, 2 << 20, c).protocol, P::LL);
+    EXPECT_EQ(nccl::Choose(K::AllGather, four, 4 << 20, c).protocol, P::Simple);
+    // across nodes NCCL's table has other terms: the model's own estimate decides there
+    EXPECT_FALSE(nccl::RingTableApplies(K::AllReduce, nccl::CommShape{8, 4}, c));
+    EXPECT_FALSE(nccl::RingTableApplies(K::SendRecv, four, c));
 }
 
 TEST(NcclModel, EachProtocolPipelinesInItsOwnSlices)

@@ -231,6 +231,9 @@ max_chunks_per_channel = 4
 ll128_base_latency = "12us"
 ll128_step_latency = "1.5us"
 simple_channel_bandwidth = "20GB/s"
+ring_graph_channels = 12
+ring_graph_bandwidth = "360GB/s"
+recv_copy_bandwidth = "57.5GB/s"
 )"));
     EXPECT_EQ(s.nccl.algorithm, "ring");
     EXPECT_EQ(s.nccl.protocol, "ll128");
@@ -241,6 +244,11 @@ simple_channel_bandwidth = "20GB/s"
     EXPECT_DOUBLE_EQ(s.nccl.ll128.baseLatencyNs, 12000.0);
     EXPECT_DOUBLE_EQ(s.nccl.ll128.stepLatencyNs, 1500.0);
     EXPECT_DOUBLE_EQ(s.nccl.simple.channelBytesPerSecond, 20e9);
+    EXPECT_EQ(s.nccl.ringGraphChannels, 12U);
+    EXPECT_DOUBLE_EQ(s.nccl.ringGraphBytesPerSecond, 360e9);
+    EXPECT_DOUBLE_EQ(s.nccl.recvCopyBytesPerSecond, 57.5e9);
+    // without NCCL's ring graph the model's own estimate picks the protocol
+    EXPECT_DOUBLE_EQ(LoadScenario(Write(kValid)).nccl.ringGraphBytesPerSecond, 0.0);
     // "auto" and an absent table leave the choice to the tuning model
     EXPECT_EQ(LoadScenario(Write(kValid)).nccl.algorithm, "");
 }
