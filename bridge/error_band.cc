@@ -3,9 +3,9 @@
 #include "gpu_model/op_class.h"
 
 #include <algorithm>
-#include <map>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 

@@ -750,8 +750,7 @@ std::optional<int64_t> OpEstimator::ScaledSmallChannelConvolution(const OpKey& k
 // channels than SMs leaves SMs idle, each block moving its bytes at about one SM's share
 // of the bandwidth (WaveBytes' reasoning, with the channels as the blocks): 64 channels
 // reach half the rate 132 do.
-std::optional<double> OpEstimator::BatchNormBytesNs(const OpKey& key,
-                                                    const CudnnSignature& s) const
+std::optional<double> OpEstimator::BatchNormBytesNs(const OpKey& key, const CudnnSignature& s) const
 {
     if (s.Class() != CudnnOpClass::Normalization)
         return std::nullopt;

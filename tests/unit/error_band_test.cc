@@ -121,10 +121,10 @@ TEST(ErrorBand, EstimatesWeighByTheirOpClass)
     {
         phantora::profile::ProfileWriter w(db);
         w.SetMetadata("gpu_model", "H200");
-        w.AddSamples(phantora::profile::KeyForLaunch(
-                         "cublasGemmEx(m=4096,n=4096,k=4096,op=NN,a=bf16,b=bf16,c=bf16,batch=1)",
-                         {}, {}, 0),
-                     {200'000}, "r", "record");
+        w.AddSamples(
+            phantora::profile::KeyForLaunch(
+                "cublasGemmEx(m=4096,n=4096,k=4096,op=NN,a=bf16,b=bf16,c=bf16,batch=1)", {}, {}, 0),
+            {200'000}, "r", "record");
         w.Commit();
     }
     const fs::path file = Write("H200\tgpu\tgemm\t3\t12\nH200\tgpu\tmeasured\t3\t2\n");
