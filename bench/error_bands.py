@@ -4,15 +4,26 @@ it and prints every run's error band (bridge/error_band.h).
 
     python3 bench/error_bands.py --build build [--harness bench/accuracy/sim/all-suites.json]
 
-Rows (gpu, part, class, count, mean_abs_error_pct):
-- gpu / shape_scaled, bytes, family, roofline: `phantora-estimator-accuracy --leave program
-  --min-us 0 --bands`: every measured op of each committed profile estimated with every op
-  its program measured hidden, the launch-weighted mean |error| of the ops each source priced;
+Rows (gpu, part, class, count, mean_abs_error_pct; the last column is the band's figure,
+whatever statistic the row says it is):
+- gpu / <op class> (elementwise, gemm, cudnn, ...: gpu_model/op_class.h): the estimates of
+  that class.  `phantora-estimator-accuracy --leave program --min-us 0 --bands`: every
+  program of each committed profile left out in turn, its ops estimated from the others;
+  for H200 also `--held-out` the recordings never imported (data/raw/profiles/H200/zoo-*:
+  public models the profile never saw), each recording a program.  Per program, the error
+  of the class's launch-weighted time (|estimated - measured| / measured: the ops' errors
+  cancel or add up as they do in a step); the row is the 80th percentile (nearest rank)
+  over the programs (count), so that a band holds four programs in five.  A class with no
+  program on one GPU takes the other GPU's row (the estimators are the same code);
+- gpu / default: ops no estimator priced (the scenario's default duration): 100 %;
 - host / model: `phantora-host-model-accuracy`: each recorded program left out of the
-  host-time model in turn, the 80th percentile (nearest rank) of the |error| of its steady
-  host time over the programs (a band should hold four runs in five);
+  host-time model in turn, the |error| of its steady host time; the programs of both
+  profiles pooled (the host model prices CPU work, which a program does alike on either
+  GPU's host) and, for H200, the never-imported recordings as one more program (zoo.py,
+  imported into a scratch copy of the profile and left out of its model: exactly the
+  model a run of it gets); the 80th percentile (nearest rank) over the programs;
 - host / recording: the same for the program's own table (what a recorded run charges:
-  each context's median);
+  each context's median), per GPU;
 - gpu / measured: with --harness, a saved accuracy.py run: the mean |error| of the
   simulated GPU timeline alone (host time off) against the real GPU's own step (the GPU
   held until the host is ahead: collect_gpu_only.py), over the cells that have both.
@@ -24,6 +35,7 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,33 +45,81 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROFILES = {"H100": "profiles/H100.sqlite", "H200": "profiles/H200.sqlite"}
 
 
-def gpu_rows(build):
+HELD_OUT = {"H200": "data/raw/profiles/H200/zoo-2026-12-01T2154"}
+
+
+def held_out_logs(gpu):
+    folder = HELD_OUT.get(gpu)
+    if not folder or not os.path.isdir(os.path.join(ROOT, folder)):
+        return []
+    return sorted(os.path.join(ROOT, folder, f) for f in os.listdir(os.path.join(ROOT, folder))
+                  if f.endswith((".tsv", ".tsv.zst")))
+
+
+def band_evidence(build, args):
+    """phantora-estimator-accuracy ARGS --bands: rows (gpu, program, class, error %)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bands.tsv")
-        subprocess.run([os.path.join(build, "bench", "phantora-estimator-accuracy"), "--leave", "program",
+        subprocess.run([os.path.join(build, "bench", "phantora-estimator-accuracy"), *args,
                         "--min-us", "0", "--bands", out], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
         with open(out) as f:
             lines = [ln for ln in f if not ln.startswith("#")]
-    rows = list(csv.DictReader(lines, delimiter="\t"))
-    return [(r["gpu"], "gpu", r["class"], int(r["count"]), float(r["mean_abs_error_pct"])) for r in rows]
+    return [(r["gpu"], r["program"], r["class"], float(r["error_pct"]))
+            for r in csv.DictReader(lines, delimiter="\t")]
+
+
+def gpu_rows(build):
+    evidence = band_evidence(build, ["--leave", "program"])
+    for gpu in PROFILES:
+        logs = held_out_logs(gpu)
+        if logs:
+            scenario = os.path.join(ROOT, "scenarios", f"{gpu.lower()}-profile.toml")
+            evidence += band_evidence(build, ["--scenario", scenario, "--held-out", *logs])
+    by = {}
+    for gpu, _program, cls, err in evidence:
+        by.setdefault((gpu, cls), []).append(err)
+    rows = [(gpu, "gpu", cls, len(errs), p80(errs)) for (gpu, cls), errs in by.items()]
+    # A class one GPU's programs never ran: the other GPU's figure (the same estimators).
+    for (gpu, cls), errs in list(by.items()):
+        for other in PROFILES:
+            if other != gpu and (other, cls) not in by:
+                rows.append((other, "gpu", cls, len(errs), p80(errs)))
+                by[(other, cls)] = errs
+    rows += [(gpu, "gpu", "default", 0, 100.0) for gpu in PROFILES]
+    return rows
 
 
 def host_rows(build):
+    """host / model pooled over both profiles' programs (and the never-imported ones);
+    host / recording per GPU."""
+    def accuracy(paths, tmp):
+        out = os.path.join(tmp, "host.tsv")
+        subprocess.run([os.path.join(build, "bench", "phantora-host-model-accuracy"), *paths,
+                        "--tsv", out], check=True, stdout=subprocess.DEVNULL)
+        with open(out) as f:
+            return list(csv.DictReader(f, delimiter="\t"))
+
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "host.tsv")
-        subprocess.run([os.path.join(build, "bench", "phantora-host-model-accuracy"),
-                        *[os.path.join(ROOT, p) for p in PROFILES.values()], "--tsv", out],
-                       check=True, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            table = list(csv.DictReader(f, delimiter="\t"))
-    for gpu, path in PROFILES.items():
-        mine = [r for r in table if r["profile"].endswith(path)]
-        if mine:
-            rows.append((gpu, "host", "model", len(mine),
-                         p80([abs(float(r["model_error_pct"])) for r in mine])))
-            rows.append((gpu, "host", "recording", len(mine),
-                         p80([abs(float(r["own_table_error_pct"])) for r in mine])))
+        table = accuracy([os.path.join(ROOT, p) for p in PROFILES.values()], tmp)
+        model = [abs(float(r["model_error_pct"])) for r in table]
+        for gpu, path in PROFILES.items():
+            logs = held_out_logs(gpu)
+            if not logs:
+                continue
+            scratch = os.path.join(tmp, f"{gpu}-held-out.sqlite")
+            shutil.copy(os.path.join(ROOT, path), scratch)
+            subprocess.run([os.path.join(build, "gpu_profiler", "gpu_profiler"), "import", "--db", scratch,
+                            *logs], check=True, stdout=subprocess.DEVNULL)
+            before = {r["program"] for r in table if r["profile"].endswith(path)}
+            model += [abs(float(r["model_error_pct"])) for r in accuracy([scratch], tmp)
+                      if r["program"] not in before]
+        for gpu, path in PROFILES.items():
+            mine = [r for r in table if r["profile"].endswith(path)]
+            if mine:
+                rows.append((gpu, "host", "model", len(model), p80(model)))
+                rows.append((gpu, "host", "recording", len(mine),
+                             p80([abs(float(r["own_table_error_pct"])) for r in mine])))
     return rows
 
 

@@ -110,10 +110,13 @@ void WriteJson(const fs::path& file, const std::vector<Table>& tables, double mi
     out << j.dump(1) << "\n";
 }
 
-/// The error of each estimating source over every op it priced (bridge/error_band.h reads
-/// these rows): the launch-weighted mean |estimate - measured| over the measured time, so a
-/// source's share of a step is mispriced by about this much when its ops' errors do not
-/// cancel.
+/// The evidence of the error bands (bench/error_bands.py turns it into the rows of
+/// profiles/error_bands.tsv that bridge/error_band.h reads): for each program left out (or
+/// recording held out) and each op class, how far the estimated time of the class's ops,
+/// each weighted by its launches, is from their measured time.  A step is mispriced by
+/// that much on the class's share of it: within a program the errors of one class's
+/// ops cancel or add up as they do in a run, which the mean |error| of single ops (the
+/// tables) does not say.
 void WriteBands(const fs::path& file,
                 const std::vector<std::pair<std::string, std::vector<EstimateCheck>>>& byGpu,
                 const std::string& mode)
@@ -123,29 +126,30 @@ void WriteBands(const fs::path& file,
     {
         throw std::runtime_error(fmt::format("cannot write {}", file.string()));
     }
-    out << "# phantora-estimator-accuracy --leave " << mode
-        << ": per estimating source, launch-weighted mean |error| of the ops it priced\n";
-    out << "gpu\tpart\tclass\tcount\tmean_abs_error_pct\n";
+    out << "# phantora-estimator-accuracy " << mode
+        << ": per program and op class, |estimated - measured| / measured of the class's "
+           "launch-weighted time\n";
+    out << "gpu\tprogram\tclass\tops\tmeasured_ns\terror_pct\n";
     for (const auto& [gpu, checks] : byGpu)
     {
-        std::map<CostSource, std::tuple<std::size_t, double, double>> bySource;
+        // estimated, measured (launch-weighted), ops
+        std::map<std::pair<std::string, OpClass>, std::tuple<double, double, std::size_t>> t;
         for (const EstimateCheck& c : checks)
         {
-            if (!c.estimate)
-            {
+            if (!c.estimate || c.program.empty())
                 continue;
-            }
-            auto& [n, wrong, measured] = bySource[c.estimate->source];
+            auto& [est, measured, n] = t[{c.program, c.cls}];
             const double launches = static_cast<double>(c.launches);
-            ++n;
-            wrong += std::abs(static_cast<double>(c.estimate->ns) - c.measuredNs) * launches;
+            est += static_cast<double>(c.estimate->ns) * launches;
             measured += c.measuredNs * launches;
+            ++n;
         }
-        for (const auto& [source, t] : bySource)
+        for (const auto& [k, v] : t)
         {
-            const auto& [n, wrong, measured] = t;
-            out << fmt::format("{}\tgpu\t{}\t{}\t{:.1f}\n", gpu, CostSourceName(source), n,
-                               100.0 * wrong / std::max(measured, 1.0));
+            const auto& [est, measured, n] = v;
+            out << fmt::format("{}\t{}\t{}\t{}\t{:.0f}\t{:.1f}\n", gpu, k.first,
+                               OpClassName(k.second), n, measured,
+                               100.0 * std::abs(est - measured) / std::max(measured, 1.0));
         }
     }
 }
@@ -180,8 +184,9 @@ int main(int argc, char** argv)
     app.add_flag("--ops", listOps, "also print every op's estimate and measurement");
     std::string bands;
     app.add_option("--bands", bands,
-                   "also write each estimating source's launch-weighted error here, as rows "
-                   "of profiles/error_bands.tsv (bench/error_bands.py)");
+                   "also write here, per program left out (or recording held out) and op "
+                   "class, the error of the class's launch-weighted time: the evidence "
+                   "bench/error_bands.py makes profiles/error_bands.tsv of");
     CLI11_PARSE(app, argc, argv);
     try
     {
@@ -197,7 +202,7 @@ int main(int argc, char** argv)
             logs.push_back(profile::RawLog::Read(f));
         }
         std::vector<Table> tables;
-        std::vector<std::pair<std::string, std::vector<EstimateCheck>>> allChecks;
+        std::vector<std::pair<std::string, std::vector<EstimateCheck>>> bandChecks;
         for (const std::string& file : scenarios)
         {
             const Scenario s = LoadScenario(file);
@@ -212,6 +217,20 @@ int main(int argc, char** argv)
             {
                 checks = CheckHeldOut(p, s.gpu, logs, minUs * 1000);
                 mode = fmt::format("held out ({} recordings)", logs.size());
+                if (!bands.empty())
+                {
+                    // each recording a program of its own for the bands
+                    std::vector<EstimateCheck> each;
+                    for (std::size_t i = 0; i < logs.size(); ++i)
+                    {
+                        for (EstimateCheck& c : CheckHeldOut(p, s.gpu, {logs[i]}, minUs * 1000))
+                        {
+                            c.program = fs::path(heldOut[i]).filename().string();
+                            each.push_back(std::move(c));
+                        }
+                    }
+                    bandChecks.emplace_back(s.gpu.model, std::move(each));
+                }
             }
             else
             {
@@ -238,12 +257,13 @@ int main(int argc, char** argv)
                 }
             }
             tables.push_back({s.gpu.model, mode, Summarize(checks)});
-            allChecks.emplace_back(s.gpu.model, checks);
+            if (logs.empty())
+                bandChecks.emplace_back(s.gpu.model, checks);
             Print(tables.back(), minUs);
         }
         if (!bands.empty())
         {
-            WriteBands(bands, allChecks, logs.empty() ? leave : "held-out");
+            WriteBands(bands, bandChecks, logs.empty() ? "--leave " + leave : "--held-out");
         }
         if (!tsv.empty())
         {

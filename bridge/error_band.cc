@@ -1,8 +1,11 @@
 #include "error_band.h"
 
+#include "gpu_model/op_class.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -82,15 +85,23 @@ ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gp
         double ns;
     };
     std::vector<Weighed> weighed;
+    // GPU time by what priced it: the profile's measurements, the scenario's table, the
+    // default, and the estimates by op class (each class's estimates were measured
+    // against programs the profile did not hold: bench/error_bands.py).
     const auto& by = kernels.BySource();
-    for (std::size_t i = 0; i < by.size(); ++i)
+    for (const CostSource s : {CostSource::Measured, CostSource::Table, CostSource::Default})
     {
-        if (by[i].ns > 0)
-        {
-            weighed.push_back(
-                {"gpu", CostSourceName(static_cast<CostSource>(i)), static_cast<double>(by[i].ns)});
-        }
+        if (const auto ns = by[static_cast<std::size_t>(s)].ns; ns > 0)
+            weighed.push_back({"gpu", CostSourceName(s), static_cast<double>(ns)});
     }
+    std::map<OpClass, double> estimated;
+    for (const auto& miss : kernels.Misses())
+    {
+        if (miss.source != CostSource::Default && miss.ns > 0)
+            estimated[ClassOf(miss.key)] += static_cast<double>(miss.ns);
+    }
+    for (const auto& [cls, ns] : estimated)
+        weighed.push_back({"gpu", OpClassName(cls), ns});
     constexpr auto kMeasured = static_cast<std::size_t>(host_time::Source::Measured);
     double tableNs = 0;
     for (std::size_t i = 0; i < kMeasured; ++i)

@@ -1,11 +1,13 @@
 // The error band a simulated time carries.  Each GPU op was priced by one source (the
 // profile's measurement, or an estimator: gpu_model/kernel_cost_table.h) and each host gap
 // by one (the program's recording, the host-time model, this machine's clock:
-// host_time_profile.h); how far each source is from real measurements was measured by
-// leaving what it prices out (profiles/error_bands.tsv, written by bench/error_bands.sh).
-// A run is as uncertain as the mix that priced it: within the GPU's time and within the
-// host's, the sources' errors weighted by the share each priced; a step is about the longer
-// of the two (they overlap), so the band is how far that longer part can move.
+// host_time_profile.h); how far each is from real measurements was measured by leaving
+// what it prices out (profiles/error_bands.tsv, written by bench/error_bands.py): the
+// estimates by op class (gpu_model/op_class.h), from how far each class's time was off in
+// programs the profile did not hold.  A run is as uncertain as the mix that priced it:
+// within the GPU's time and within the host's, the errors weighted by the share each
+// priced; a step is about the longer of the two (they overlap), so the band is how far
+// that longer part can move.
 #pragma once
 
 #include "gpu_model/kernel_cost_table.h"
@@ -27,8 +29,9 @@ class ErrorBandTable
 public:
     /// Throws std::runtime_error naming the file and line of a malformed row.
     static ErrorBandTable Read(const std::filesystem::path& file);
-    /// Mean |relative error| of \p cls ("gpu": a CostSourceName; "host": "recording",
-    /// "model", "measured") on \p gpu, if measured.
+    /// The |relative error| of \p cls on \p gpu, if measured ("gpu": "measured", "default"
+    /// or an op class's name for its estimates, OpClassName; "host": "recording", "model",
+    /// "measured").
     std::optional<double> Error(const std::string& gpu, const std::string& part,
                                 const std::string& cls) const;
     bool Empty() const { return m_errors.empty(); }

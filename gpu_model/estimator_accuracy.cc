@@ -126,6 +126,7 @@ std::vector<EstimateCheck> CheckProfile(const profile::ProfileReader& profile, c
             }
             out.push_back(Check(est, key, *own, stats.samples, TypicalArgs(stats),
                                 program == profile::kReplayProgram ? "pinned=1" : ""));
+            out.back().program = program;
         }
     }
     return out;

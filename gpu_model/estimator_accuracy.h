@@ -31,6 +31,9 @@ struct EstimateCheck
     std::optional<OpCost> estimate; ///< nullopt: no estimator applies (the default would)
     std::vector<OpCost> candidates; ///< every estimator's answer (OpEstimator::Candidates)
     double trafficBytes{-1};        ///< what kernel_traffic.h says it moves; -1: nothing
+    /// The program whose ops were hidden (--leave program) or whose recording held it
+    /// (held out, one log at a time); empty otherwise.
+    std::string program;
     /// |estimate - measured| / measured; only with an estimate.
     double RelativeError() const;
 };

@@ -116,6 +116,22 @@ void OpEstimator::AddBytesPoints(const Entry& entry)
     }
 }
 
+// A measured GEMM on the time-against-flops line of its operand type, which prices the
+// implicit GEMMs of convolutions (ConvolutionNs): near a size a GEMM takes a fixed cost
+// plus its flops at a rate, as a copy takes a latency plus its bytes at a bandwidth, and
+// the line through the nearest measured GEMMs in flops carries both.
+void OpEstimator::AddGemmPoint(const Entry& entry)
+{
+    const auto g = GemmSignature::Parse(entry.first.name);
+    if (!g || g->a != g->b)
+        return;
+    const auto peak = m_gpu.peakTflops.find(g->a);
+    const double peakFlopsPerSecond =
+        peak != m_gpu.peakTflops.end() && peak->second > 0 ? peak->second * 1e12 : 0.0;
+    m_gemmFlops.try_emplace(g->a, kCurveNeighbours, peakFlopsPerSecond)
+        .first->second.Add(g->Flops(), entry.second.OnStreamNs({}, true), &entry);
+}
+
 OpEstimator::OpEstimator(const profile::ProfileReader* profile, const GpuSpec& gpu, Hidden hidden)
     : m_profile(profile), m_gpu(gpu), m_hidden(std::move(hidden)),
       m_kernelBytes(kCurveNeighbours, gpu.hbmBitsPerSecond / 8),
@@ -132,6 +148,10 @@ OpEstimator::OpEstimator(const profile::ProfileReader* profile, const GpuSpec& g
         if (key.kind == OpKind::Kernel)
         {
             m_families.emplace(std::string(KernelBaseName(key.name)), &entry);
+        }
+        if (key.kind == OpKind::Gemm)
+        {
+            AddGemmPoint(entry);
         }
         AddBytesPoints(entry);
     }
@@ -478,6 +498,10 @@ std::optional<int64_t> OpEstimator::ScaledCudnn(const OpKey& key) const
     {
         return std::nullopt;
     }
+    if (s->Class() == CudnnOpClass::Convolution)
+    {
+        return ScaledSmallChannelConvolution(key, *s);
+    }
     const std::string family = s->Family();
     const std::vector<double> shape = s->Shape();
     std::optional<CudnnSignature> best;
@@ -518,6 +542,20 @@ std::optional<int64_t> OpEstimator::ScaledCudnn(const OpKey& key) const
         return std::nullopt;
     }
     double t = bestNs * CudnnWork(*s) / std::max(CudnnWork(*best), 1.0);
+    if (s->Class() == CudnnOpClass::Normalization)
+    {
+        // Along the bandwidth curve with the channels as blocks (BatchNormBytesNs), not in
+        // proportion to the bytes: the nearest recorded batch norm may have few channels
+        // and run at half the rate of the target's (a 64-channel 56x56 layer scaled by
+        // bytes to a 256-channel one came out at 3.3x the zoo's measured time).
+        const auto targetNs = BatchNormBytesNs(key, *s);
+        OpKey bestKey;
+        bestKey.kind = OpKind::Cudnn;
+        bestKey.name = best->Name();
+        const auto bestModelNs = BatchNormBytesNs(bestKey, *best);
+        if (targetNs && bestModelNs && *bestModelNs > 0)
+            t = bestNs * *targetNs / *bestModelNs;
+    }
     if (auto roof = Roofline(key))
     {
         t = std::max(t, static_cast<double>(*roof));
@@ -587,6 +625,13 @@ std::optional<int64_t> OpEstimator::CudnnRoofline(const OpKey& key) const
     {
         return std::nullopt;
     }
+    if (const auto conv = ConvolutionWork::Of(*s))
+    {
+        if (const auto ns = ConvolutionNs(key, *conv, true))
+            return std::llround(*ns);
+    }
+    if (const auto ns = BatchNormBytesNs(key, *s))
+        return std::llround(*ns);
     double computeNs = 0;
     if (s->Flops() > 0)
     {
@@ -604,6 +649,155 @@ std::optional<int64_t> OpEstimator::CudnnRoofline(const OpKey& key) const
         return std::nullopt;
     }
     return std::llround(std::max(computeNs, memoryNs));
+}
+
+// A convolution's work on what the profile measured.  Its implicit GEMM's tensor-core
+// flops (convolution_work.h) take what the profile's GEMMs of that type and as many flops
+// took (the line through the nearest: a small GEMM's fixed cost, a large one's rate), or
+// for a depthwise convolution, which has no GEMM for tensor cores, its flops at the CUDA
+// cores' f32 peak; its bytes take what the measured copies and kernels that moved as
+// many took (m_kernelBytes); the longer of the two, as the op overlaps them.  Neither
+// floor is ever faster than the GPU's peaks (the curves' own bound).
+std::optional<double> OpEstimator::ConvolutionNs(const OpKey& key, const ConvolutionWork& c,
+                                                 bool withCallCost) const
+{
+    const auto hidden = [&](const Entry& e) { return e.first == key || !Visible(e); };
+    std::optional<double> computeNs;
+    if (c.Depthwise())
+    {
+        const auto peak = m_gpu.peakTflops.find("f32");
+        if (peak != m_gpu.peakTflops.end() && peak->second > 0)
+            computeNs = c.Flops() / (peak->second * 1e12) * 1e9;
+    }
+    else if (const auto curve = m_gemmFlops.find(c.GemmType()); curve != m_gemmFlops.end())
+    {
+        if (const auto ns = curve->second.TimeNs(c.TensorCoreFlops(), hidden))
+            computeNs = *ns * c.GemmTimeScale() / c.TileEfficiency(m_gpu.smCount);
+    }
+    if (!computeNs)
+    {
+        // no measured GEMM of its type: the tensor cores' peak
+        const auto peak = m_gpu.peakTflops.find(c.GemmType());
+        if (peak == m_gpu.peakTflops.end() || peak->second <= 0)
+            return std::nullopt;
+        computeNs = c.TensorCoreFlops() / (peak->second * 1e12) * 1e9 * c.GemmTimeScale() /
+                    c.TileEfficiency(m_gpu.smCount);
+    }
+    auto memoryNs = m_kernelBytes.TimeNs(c.Bytes(), hidden);
+    if (!memoryNs && m_gpu.hbmBitsPerSecond > 0)
+        memoryNs = c.Bytes() * 8.0 / m_gpu.hbmBitsPerSecond * 1e9;
+    double ns = std::max(*computeNs, memoryNs.value_or(0.0));
+    if (withCallCost)
+        ns += ConvolutionCallNs(key, c);
+    return ns;
+}
+
+// Convolutions are priced by their work (ConvolutionNs), not by another recorded shape
+// scaled by its flops: that carries the recorded shape's efficiency to the target, and a
+// batch-32 ResNet layer runs at a quarter of the rate a batch-128 one reaches (the zoo's
+// ResNet-50 convolutions came out at 4x their measured time that way).  But for a
+// convolution of too few input channels for the tensor cores' operand vectors (a first
+// layer's 3 colours: ConvolutionWork::SmallChannels), whose path through cuDNN its work
+// does not describe: the profile's recorded small-channel convolution of the same pass
+// (the same data type first, then layout, then the nearest shape), scaled by the flops.
+// H200: ResNet's 7x7 stride-2 stem at batch 32 ran at 26 TFLOP/s in bf16, and ViT-B/16's
+// 16x16 stride-16 patch embedding at batch 64 at 26 as well.
+std::optional<int64_t> OpEstimator::ScaledSmallChannelConvolution(const OpKey& key,
+                                                                  const CudnnSignature& s) const
+{
+    const auto target = ConvolutionWork::Of(s);
+    if (!target || !target->SmallChannels())
+        return std::nullopt;
+    const std::vector<double> shape = s.Shape();
+    std::optional<ConvolutionWork> best;
+    double bestNs = 0;
+    double bestDist = std::numeric_limits<double>::infinity();
+    for (const auto& entry : m_profile->Ops())
+    {
+        const auto& [k, stats] = entry;
+        if (k.kind != OpKind::Cudnn || k == key || !Visible(entry))
+            continue;
+        const auto other = CudnnSignature::Parse(k.name);
+        const auto c = other && other->api == s.api ? ConvolutionWork::Of(*other) : std::nullopt;
+        if (!c || !c->SmallChannels())
+            continue;
+        const std::vector<double> otherShape = other->Shape();
+        if (otherShape.size() != shape.size())
+            continue;
+        double d = (c->type == target->type ? 0.0 : 100.0) +
+                   (c->channelsLast == target->channelsLast ? 0.0 : 10.0);
+        for (std::size_t i = 0; i < shape.size(); ++i)
+            d += LogRatio(shape[i], otherShape[i]);
+        if (d < bestDist)
+        {
+            bestDist = d;
+            best = c;
+            bestNs = stats.OnStreamNs({}, true);
+        }
+    }
+    if (!best)
+        return std::nullopt;
+    double t = bestNs * target->Flops() / std::max(best->Flops(), 1.0);
+    if (auto roof = Roofline(key))
+        t = std::max(t, static_cast<double>(*roof));
+    return std::llround(t);
+}
+
+// Batch norm's passes over its input (CudnnSignature::Bytes) at the bandwidth the profile
+// measured for as many bytes (m_kernelBytes), not the HBM's peak: the profile's own
+// batch norms moved theirs at 0.9-3.5 TB/s on an H200 whose copies reach 4.2.  cuDNN's
+// spatial batch norm reduces each channel in its own blocks, so a layer of fewer
+// channels than SMs leaves SMs idle, each block moving its bytes at about one SM's share
+// of the bandwidth (WaveBytes' reasoning, with the channels as the blocks): 64 channels
+// reach half the rate 132 do.
+std::optional<double> OpEstimator::BatchNormBytesNs(const OpKey& key, const CudnnSignature& s) const
+{
+    if (s.Class() != CudnnOpClass::Normalization)
+        return std::nullopt;
+    const auto x = s.Dims("x");
+    if (x.size() < 2 || x[1] <= 0)
+        return std::nullopt;
+    const double channels = static_cast<double>(x[1]);
+    const double bytes = s.Bytes() * std::max(1.0, std::max(m_gpu.smCount, 1) / channels);
+    const auto hidden = [&](const Entry& e) { return e.first == key || !Visible(e); };
+    return m_kernelBytes.TimeNs(bytes, hidden);
+}
+
+// What a cuDNN convolution takes beyond its implicit GEMM and its bytes: the engine's other
+// kernels (an NCHW layout's transposes as kernels of their own, split-K reductions of
+// backward-filter passes, the zeroing of a strided backward-data pass's gaps) and the
+// call's span between its kernels.  Not derived from the signature: measured, as the
+// median over the profile's recorded convolutions of the same pass, data type and layout
+// of their time beyond their work (else of the same pass; 0 with none).  H200, train_cnn:
+// bf16 NHWC 0-2 us a call, f32 NCHW 21-37 us (gpu_model/README.md).
+double OpEstimator::ConvolutionCallNs(const OpKey& key, const ConvolutionWork& target) const
+{
+    if (!m_profile)
+        return 0;
+    std::vector<double> same, samePass;
+    for (const auto& entry : m_profile->Ops())
+    {
+        const auto& [k, stats] = entry;
+        if (k.kind != OpKind::Cudnn || k == key || !Visible(entry))
+            continue;
+        const auto s = CudnnSignature::Parse(k.name);
+        const auto c = s ? ConvolutionWork::Of(*s) : std::nullopt;
+        if (!c || c->pass != target.pass || c->SmallChannels() || c->Depthwise())
+            continue;
+        const auto work = ConvolutionNs(key, *c, false);
+        if (!work)
+            continue;
+        const double beyond = stats.OnStreamNs({}, true) - *work;
+        samePass.push_back(beyond);
+        if (c->type == target.type && c->channelsLast == target.channelsLast)
+            same.push_back(beyond);
+    }
+    auto& v = same.empty() ? samePass : same;
+    if (v.empty())
+        return 0;
+    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    return std::max(0.0, *mid);
 }
 
 } // namespace phantora

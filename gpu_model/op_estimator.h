@@ -13,14 +13,21 @@
 //   Family:      another instantiation of the same kernel template (other element types
 //                or functors) measured at the nearest launch shape, scaled by the threads;
 //   Roofline:    a GEMM's or cuDNN op's flops at the GPU's peak for its data type, or its
-//                bytes at the HBM bandwidth, whichever takes longer (batch norm: bytes).
+//                bytes at the HBM bandwidth, whichever takes longer (batch norm: bytes);
+//                a convolution's work (convolution_work.h) on the profile's measured
+//                curves instead: its implicit GEMM's tensor-core flops at the time the
+//                profile's GEMMs of that many flops took, or its bytes at the measured
+//                bandwidth, whichever is longer, plus what the profile's recorded
+//                convolutions of the same pass took beyond that (ConvolutionNs).
 // Never fails: the caller falls back to the scenario's default when none applies.
 #pragma once
 
 #include "gpu_model/bandwidth_curve.h"
+#include "gpu_model/convolution_work.h"
 #include "gpu_model/cost_source.h"
 #include "gpu_model/gpu_spec.h"
 #include "gpu_model/kernel_traffic.h"
+#include "gpu_model/profile/cudnn_signature.h"
 #include "gpu_model/profile/gemm_signature.h"
 #include "gpu_model/profile/profile_reader.h"
 
@@ -76,6 +83,8 @@ private:
                               std::string_view workFacts, bool firstOnly) const;
     /// \p entry's measurements on m_kernelBytes, where its bytes are known.
     void AddBytesPoints(const Entry& entry);
+    /// \p entry (a GEMM) on m_gemmFlops.
+    void AddGemmPoint(const Entry& entry);
     std::optional<int64_t> ScaledByBytes(const profile::OpKey& key,
                                          const KernelTraffic& target) const;
     std::optional<double> BytesTimeNs(const profile::OpKey& key, const KernelTraffic& t) const;
@@ -86,6 +95,20 @@ private:
     std::optional<int64_t> ScaledGemm(const profile::OpKey& key) const;
     std::optional<int64_t> ScaledCudnn(const profile::OpKey& key) const;
     std::optional<int64_t> CudnnRoofline(const profile::OpKey& key) const;
+    /// A small-channel convolution from the recorded one nearest it, by flops.
+    std::optional<int64_t> ScaledSmallChannelConvolution(const profile::OpKey& key,
+                                                         const profile::CudnnSignature& s) const;
+    /// A convolution's work on the measured curves, without (\p withCallCost false) or
+    /// with what recorded convolutions like it took beyond it (ConvolutionCallNs).
+    std::optional<double> ConvolutionNs(const profile::OpKey& key, const ConvolutionWork& c,
+                                        bool withCallCost) const;
+    /// The median over the visible recorded convolutions (not \p key) of \p target's pass,
+    /// type and layout (else its pass) of their time beyond their work (0 if none, or
+    /// if they took less).
+    double ConvolutionCallNs(const profile::OpKey& key, const ConvolutionWork& target) const;
+    /// Batch norm's bytes on the measured bandwidth curve, its channels as its blocks.
+    std::optional<double> BatchNormBytesNs(const profile::OpKey& key,
+                                           const profile::CudnnSignature& s) const;
     /// \p pinned: a host copy from or to pinned memory.
     std::optional<int64_t> ScaledCopy(const profile::OpKey& key, bool pinned) const;
     double PeakCopyBytesPerSecond(const profile::OpKey& key) const;
@@ -107,6 +130,8 @@ private:
     /// memory was pinned.
     using CopyCurveKey = std::tuple<profile::OpKind, std::string, bool>;
     std::map<CopyCurveKey, BandwidthCurve> m_copies;
+    /// Time against flops of the measured GEMMs, by operand type (both inputs alike).
+    std::map<std::string, BandwidthCurve> m_gemmFlops;
     /// Measured kernels by template (KernelBaseName).
     std::multimap<std::string, const Entry*> m_families;
 };

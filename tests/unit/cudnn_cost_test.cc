@@ -1,7 +1,9 @@
 // Durations of cuDNN ops: measured where the profile has their signature, else scaled from
-// the nearest measured op of the same API and type (by flops; batch norm by bytes), else
-// the roofline; a scenario's table names them by API.
+// the nearest measured op of the same API and type (attention by flops, batch norm by
+// bytes, a small-channel convolution from a recorded one), else by their work (other
+// convolutions) or the roofline; a scenario's table names them by API.
 #include "cost_table_calls.h"
+#include "gpu_model/convolution_work.h"
 #include "gpu_model/kernel_cost_table.h"
 #include "gpu_model/profile/cudnn_signature.h"
 #include "gpu_model/profile/profile_writer.h"
@@ -117,15 +119,45 @@ TEST_F(CudnnCostTest, AnUnmeasuredApiFallsToTheRoofline)
     EXPECT_EQ(misses[0].key.kind, OpKind::Cudnn);
 }
 
-TEST_F(CudnnCostTest, ConvolutionsScaleByFlopsAndBatchNormByBytes)
+// A convolution is priced by its work (convolution_work.h), not scaled from another
+// shape: with no GEMM measured, its tensor-core flops at the peak over the share of the
+// tiles it fills, or its bytes at the HBM bandwidth, whichever is longer; plus what the
+// recorded convolution of its pass, type and layout took beyond its own work.
+TEST_F(CudnnCostTest, ConvolutionsArePricedByTheirWorkAndBatchNormScalesByBytes)
 {
     KernelCostTable t(scenario.gpu, scenario.kernels);
+    auto work = [&](int64_t batch)
+    {
+        const auto c = *ConvolutionWork::Of(*CudnnSignature::Parse(Conv(batch)));
+        const double compute = c.TensorCoreFlops() / 1e15 * 1e9 / c.TileEfficiency(132);
+        const double memory = c.Bytes() * 8 / scenario.gpu.hbmBitsPerSecond * 1e9;
+        return std::max(compute, memory);
+    };
     const OpCost conv = test::PriceLaunch(t, Launch(Conv(64)));
-    EXPECT_EQ(conv.source, CostSource::ShapeScaled);
-    EXPECT_EQ(conv.ns, 600000);
+    EXPECT_EQ(conv.source, CostSource::Roofline);
+    EXPECT_NEAR(static_cast<double>(conv.ns), work(64) + (300000 - work(32)), 1.0);
+    EXPECT_LT(conv.ns, 2 * 300000); // not the recorded batch 32 scaled by its flops
     const OpCost bn = test::PriceLaunch(t, Launch(BatchNorm(8)));
     EXPECT_EQ(bn.source, CostSource::ShapeScaled);
     EXPECT_EQ(bn.ns, 20000);
+}
+
+// A first layer's 3 channels: its recorded small-channel convolution, by flops.
+TEST_F(CudnnCostTest, ASmallChannelConvolutionScalesFromTheRecordedOne)
+{
+    const std::string stem = "cudnnConvFprop(x={}x3x224x224,w=64x3x7x7,y={}x64x112x112,pad=3x3,"
+                             "stride=2x2,dilation=1x1,type=bf16,compute=f32,layout=nhwc,"
+                             "epilogue=none)";
+    {
+        ProfileWriter w(scenario.kernels.profile);
+        w.AddSamples(KeyForLaunch(fmt::format(fmt::runtime(stem), 32, 32), {}, {}, 0), {290000},
+                     "t", "record");
+        w.Commit();
+    }
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    const OpCost c = test::PriceLaunch(t, Launch(fmt::format(fmt::runtime(stem), 128, 128)));
+    EXPECT_EQ(c.source, CostSource::ShapeScaled);
+    EXPECT_EQ(c.ns, 4 * 290000);
 }
 
 TEST_F(CudnnCostTest, NeverFasterThanTheRoofline)

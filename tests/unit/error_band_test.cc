@@ -2,6 +2,7 @@
 // share of the simulated time each priced.
 #include "error_band.h"
 #include "gpu_model/profile/op_key.h"
+#include "gpu_model/profile/profile_writer.h"
 
 #include <filesystem>
 #include <fstream>
@@ -109,14 +110,55 @@ TEST(ErrorBand, AMalformedRowIsRefusedNamingFileAndLine)
     fs::remove(file);
 }
 
-TEST(ErrorBand, TheCommittedTableHasEverySourceAnEstimatedRunUses)
+// Estimates weigh by their op class: a GEMM of a shape the profile lacks is priced from
+// the profile's other GEMMs, and its time carries the gemm row's error.
+TEST(ErrorBand, EstimatesWeighByTheirOpClass)
+{
+    const fs::path dir =
+        fs::temp_directory_path() / ("phantora_error_band_class_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path db = dir / "H200.sqlite";
+    {
+        phantora::profile::ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddSamples(
+            phantora::profile::KeyForLaunch(
+                "cublasGemmEx(m=4096,n=4096,k=4096,op=NN,a=bf16,b=bf16,c=bf16,batch=1)", {}, {}, 0),
+            {200'000}, "r", "record");
+        w.Commit();
+    }
+    const fs::path file = Write("H200\tgpu\tgemm\t3\t12\nH200\tgpu\tmeasured\t3\t2\n");
+    const auto table = phantora::ErrorBandTable::Read(file);
+    phantora::GpuSpec gpu;
+    gpu.model = "H200";
+    phantora::KernelSpec spec;
+    spec.profile = db;
+    phantora::KernelCostTable kernels(gpu, spec);
+    // measured: 200 us (±2 %); another shape, 8x the flops: estimated, 1.6 ms (±12 %)
+    kernels.Kernel(phantora::profile::KeyForLaunch(
+        "cublasGemmEx(m=4096,n=4096,k=4096,op=NN,a=bf16,b=bf16,c=bf16,batch=1)", {}, {}, 0));
+    const auto est = kernels.Kernel(phantora::profile::KeyForLaunch(
+        "cublasGemmEx(m=8192,n=8192,k=8192,op=NN,a=bf16,b=bf16,c=bf16,batch=1)", {}, {}, 0));
+    ASSERT_EQ(est.source, phantora::CostSource::ShapeScaled);
+    phantora::HostTimeProfile host;
+    const auto band = phantora::ComputeErrorBand(kernels, "H200", host, {}, table);
+    const double g = 200'000.0 + static_cast<double>(est.ns);
+    EXPECT_NEAR(band.relative, (200'000.0 * 0.02 + static_cast<double>(est.ns) * 0.12) / g, 1e-9);
+    EXPECT_NE(band.Describe().find("measured ±2%"), std::string::npos) << band.Describe();
+    EXPECT_NE(band.Describe().find("gemm ±12%"), std::string::npos) << band.Describe();
+    fs::remove(file);
+    fs::remove_all(dir);
+}
+
+TEST(ErrorBand, TheCommittedTableHasEveryClassAnEstimatedRunUses)
 {
     // bench/error_bands.py writes it; phantora-cluster reads it for every run's band.
     const auto table = phantora::ErrorBandTable::Read(std::filesystem::path(PHANTORA_SOURCE_DIR) /
                                                       "profiles" / "error_bands.tsv");
     for (const char* gpu : {"H100", "H200"})
     {
-        for (const char* cls : {"measured", "shape_scaled", "bytes", "family", "roofline"})
+        for (const char* cls : {"measured", "default", "elementwise", "reduction", "norm",
+                                "optimizer", "gemm", "cudnn", "memcpy_htod"})
         {
             EXPECT_TRUE(table.Error(gpu, "gpu", cls)) << gpu << " " << cls;
         }
