@@ -1,5 +1,6 @@
 #include "run_report.h"
 
+#include "console_lines.h"
 #include "host_time/host_gap_table.h"
 #include "kernel_cost_report.h"
 
@@ -77,23 +78,9 @@ HostTimeProfile::Charged SumHostTime(const SimulationEngine& engine)
     return t;
 }
 
-/// \p line, at most kSummaryWidth characters a line: the remainder continues indented.
 void PrintWrapped(const std::string& line)
 {
-    std::string rest = line;
-    std::string indent;
-    while (rest.size() + indent.size() > kSummaryWidth)
-    {
-        std::size_t cut = rest.rfind(' ', kSummaryWidth - indent.size());
-        if (cut == std::string::npos || cut == 0)
-        {
-            break;
-        }
-        std::printf("%s%s\n", indent.c_str(), rest.substr(0, cut).c_str());
-        rest.erase(0, cut + 1);
-        indent = "  ";
-    }
-    std::printf("%s%s\n", indent.c_str(), rest.c_str());
+    phantora::PrintWrapped(stdout, line, kSummaryWidth);
 }
 
 /// One line: where the host time between GPU calls came from.
@@ -133,8 +120,8 @@ nlohmann::json HostTimeJson(const SimulationEngine& engine)
     nlohmann::json sources = nlohmann::json::object();
     for (std::size_t i = 0; i < t.ns.size(); ++i)
     {
-        sources[host_time::SourceName(static_cast<host_time::Source>(i))] = {
-            {"ns", t.ns[i]}, {"gaps", t.gaps[i]}};
+        sources[host_time::SourceName(static_cast<host_time::Source>(i))] = {{"ns", t.ns[i]},
+                                                                             {"gaps", t.gaps[i]}};
     }
     const char* origin = p.origin == HostTimeOrigin::Recording ? "recording"
                          : p.origin == HostTimeOrigin::Model   ? "model"
@@ -164,22 +151,20 @@ nlohmann::json HostTimeJson(const SimulationEngine& engine)
 void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
 {
     std::printf("\n%-6s %18s %9s %8s %12s %14s %12s %9s %9s %9s\n", "rank", "simulated time",
-                "kernels", "copies", "collectives", "GPU busy", "peak memory", "compute",
-                "comm", "idle");
+                "kernels", "copies", "collectives", "GPU busy", "peak memory", "compute", "comm",
+                "idle");
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {
         const RankState& r = engine.Ranks()[static_cast<std::size_t>(rank)];
         const DeviceTimeline& tl = engine.Timeline(rank);
         const TimeShares t = SharesOf(r, tl);
-        std::printf("%-6d %15.6f ms %9llu %8llu %12llu %11.6f ms %12s %8.1f%% %8.1f%% %8.1f%%\n",
-                    rank,
-                    static_cast<double>(r.clockNs) / 1e6,
-                    static_cast<unsigned long long>(r.kernels),
-                    static_cast<unsigned long long>(r.copies),
-                    static_cast<unsigned long long>(r.collectives),
-                    static_cast<double>(tl.BusyNs()) / 1e6, Mib(r.peakDeviceBytes).c_str(),
-                    100.0 * t.Share(t.computeNs), 100.0 * t.Share(t.exposedCommNs),
-                    100.0 * t.Share(t.idleNs));
+        std::printf(
+            "%-6d %15.6f ms %9llu %8llu %12llu %11.6f ms %12s %8.1f%% %8.1f%% %8.1f%%\n", rank,
+            static_cast<double>(r.clockNs) / 1e6, static_cast<unsigned long long>(r.kernels),
+            static_cast<unsigned long long>(r.copies),
+            static_cast<unsigned long long>(r.collectives), static_cast<double>(tl.BusyNs()) / 1e6,
+            Mib(r.peakDeviceBytes).c_str(), 100.0 * t.Share(t.computeNs),
+            100.0 * t.Share(t.exposedCommNs), 100.0 * t.Share(t.idleNs));
     }
     int64_t networkNs = 0;
     int64_t inSituNs = 0;
@@ -191,11 +176,12 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     if (inSituNs > networkNs && networkNs > 0)
     {
         // Why a collective took longer here than in nccl-tests: the users' first question.
-        std::printf("collectives beside memory-bound kernels: %.3f ms where the network alone "
-                    "takes %.3f ms (+%.1f%%, all ranks; [gpu] comm_rate_beside_memory_bound)\n",
-                    static_cast<double>(inSituNs) / 1e6, static_cast<double>(networkNs) / 1e6,
-                    100.0 * static_cast<double>(inSituNs - networkNs) /
-                        static_cast<double>(networkNs));
+        PrintWrapped(fmt::format(
+            "collectives beside memory-bound kernels: {:.3f} ms where the "
+            "network alone takes {:.3f} ms (+{:.1f}%, all ranks; [gpu] "
+            "comm_rate_beside_memory_bound)",
+            static_cast<double>(inSituNs) / 1e6, static_cast<double>(networkNs) / 1e6,
+            100.0 * static_cast<double>(inSituNs - networkNs) / static_cast<double>(networkNs)));
     }
     int64_t blockedGapNs = 0;
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
@@ -204,9 +190,9 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     }
     if (blockedGapNs > 0)
     {
-        std::printf("stream gaps beside streams blocked on events: %.3f ms (all ranks; [gpu] "
-                    "stream_gap_beside_blocked)\n",
-                    static_cast<double>(blockedGapNs) / 1e6);
+        PrintWrapped(fmt::format("stream gaps beside streams blocked on events: {:.3f} ms (all "
+                                 "ranks; [gpu] stream_gap_beside_blocked)",
+                                 static_cast<double>(blockedGapNs) / 1e6));
     }
     PrintKernelCosts(stdout, engine.Kernels());
     PrintHostTime(engine);
@@ -221,14 +207,11 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     std::printf("network: %s-level, simulated up to %.6f ms\n", engine.Network().TransportName(),
                 static_cast<double>(engine.Network().NowNs()) / 1e6);
     const auto& sync = engine.Network().Stats();
-    std::printf("synchronisation: %s; %llu checkpoints, %llu past events, %llu restores, "
-                "%llu collectives replayed, %llu speculative completions taken back\n",
-                engine.Optimistic() ? "optimistic" : "conservative",
-                static_cast<unsigned long long>(sync.checkpoints),
-                static_cast<unsigned long long>(sync.pastEvents),
-                static_cast<unsigned long long>(sync.restores),
-                static_cast<unsigned long long>(sync.replayedCollectives),
-                static_cast<unsigned long long>(sync.discardedCompletions));
+    PrintWrapped(fmt::format("synchronisation: {}; {} checkpoints, {} past events, {} restores, "
+                             "{} collectives replayed, {} speculative completions taken back",
+                             engine.Optimistic() ? "optimistic" : "conservative", sync.checkpoints,
+                             sync.pastEvents, sync.restores, sync.replayedCollectives,
+                             sync.discardedCompletions));
     std::printf("wall time %.3f s\n", info.wallTimeS);
     std::fflush(stdout);
 }
