@@ -319,7 +319,7 @@ TEST(ForkServer, AMissingPackageIsNamedWithTheVenvAndThePipLine)
 {
     const std::string script =
         WriteFile("needs_a_package.py", "import torch\nimport phantora_no_such_package\n").string();
-    for (const std::string& launch : {"", "--no-fork-server"})
+    for (const char* launch : {"", "--no-fork-server"})
     {
         const CommandResult r = Simulate(1, launch, script);
         EXPECT_NE(r.exitCode, 0) << r.output;
