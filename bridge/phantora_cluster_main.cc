@@ -209,9 +209,9 @@ int main(int argc, char** argv)
             return 2;
         }
     }
-    // Python ranks are forked unless told otherwise (a torch rank exec'd holds ~0.38 GB of
-    // its own memory, forked ~0.05 GB: README); with a fallback to exec, so that the
-    // default never refuses a program an exec'd launch would run.
+    // Python ranks are forked unless told otherwise (8 torch ranks exec'd hold 0.38 GiB of
+    // PSS each, forked 0.07: README); with a fallback to exec, so that the default never
+    // refuses a program an exec'd launch would run.
     bool forkFallback = false;
     if (!forkServer && !noForkServer && !serve && !command.empty())
     {
@@ -301,8 +301,9 @@ int main(int argc, char** argv)
         engine.PreferProfileProgram(profile::ProgramName(command));
         if (!serve)
         {
-            engine.SetHostTime(HostTimeProfile::Prepare(engine.Kernels().Profile(), command, nproc,
-                                                        scenario.cpu, scenario.workload.readback));
+            engine.SetHostTime(HostTimeProfile::Prepare(engine.Kernels().Profile(), command,
+                                                        nproc, scenario.cpu,
+                                                        scenario.workload.readback));
         }
         else
         {

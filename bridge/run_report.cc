@@ -120,8 +120,8 @@ nlohmann::json HostTimeJson(const SimulationEngine& engine)
     nlohmann::json sources = nlohmann::json::object();
     for (std::size_t i = 0; i < t.ns.size(); ++i)
     {
-        sources[host_time::SourceName(static_cast<host_time::Source>(i))] = {{"ns", t.ns[i]},
-                                                                             {"gaps", t.gaps[i]}};
+        sources[host_time::SourceName(static_cast<host_time::Source>(i))] = {
+            {"ns", t.ns[i]}, {"gaps", t.gaps[i]}};
     }
     const char* origin = p.origin == HostTimeOrigin::Recording ? "recording"
                          : p.origin == HostTimeOrigin::Model   ? "model"
@@ -151,20 +151,22 @@ nlohmann::json HostTimeJson(const SimulationEngine& engine)
 void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
 {
     std::printf("\n%-6s %18s %9s %8s %12s %14s %12s %9s %9s %9s\n", "rank", "simulated time",
-                "kernels", "copies", "collectives", "GPU busy", "peak memory", "compute", "comm",
-                "idle");
+                "kernels", "copies", "collectives", "GPU busy", "peak memory", "compute",
+                "comm", "idle");
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {
         const RankState& r = engine.Ranks()[static_cast<std::size_t>(rank)];
         const DeviceTimeline& tl = engine.Timeline(rank);
         const TimeShares t = SharesOf(r, tl);
-        std::printf(
-            "%-6d %15.6f ms %9llu %8llu %12llu %11.6f ms %12s %8.1f%% %8.1f%% %8.1f%%\n", rank,
-            static_cast<double>(r.clockNs) / 1e6, static_cast<unsigned long long>(r.kernels),
-            static_cast<unsigned long long>(r.copies),
-            static_cast<unsigned long long>(r.collectives), static_cast<double>(tl.BusyNs()) / 1e6,
-            Mib(r.peakDeviceBytes).c_str(), 100.0 * t.Share(t.computeNs),
-            100.0 * t.Share(t.exposedCommNs), 100.0 * t.Share(t.idleNs));
+        std::printf("%-6d %15.6f ms %9llu %8llu %12llu %11.6f ms %12s %8.1f%% %8.1f%% %8.1f%%\n",
+                    rank,
+                    static_cast<double>(r.clockNs) / 1e6,
+                    static_cast<unsigned long long>(r.kernels),
+                    static_cast<unsigned long long>(r.copies),
+                    static_cast<unsigned long long>(r.collectives),
+                    static_cast<double>(tl.BusyNs()) / 1e6, Mib(r.peakDeviceBytes).c_str(),
+                    100.0 * t.Share(t.computeNs), 100.0 * t.Share(t.exposedCommNs),
+                    100.0 * t.Share(t.idleNs));
     }
     int64_t networkNs = 0;
     int64_t inSituNs = 0;
