@@ -448,7 +448,9 @@ int main(int argc, char** argv)
         }
         if (!outcome.ok)
         {
-            PrintWrapped(stderr, "phantora-cluster: simulation failed: " + outcome.failure);
+            // Not wrapped: it quotes the ranks' own lines, which tools and tests match.
+            std::fprintf(stderr, "phantora-cluster: simulation failed: %s\n",
+                         outcome.failure.c_str());
             return 1;
         }
         return 0;

@@ -35,9 +35,9 @@ std::unique_ptr<profile::ProfileReader> OpenProfile(const GpuSpec& gpu, const Ke
         const std::filesystem::path sibling = p->File().parent_path() / (gpu.model + ".sqlite");
         const std::string instead =
             std::filesystem::is_regular_file(sibling)
-                ? fmt::format("use {} (the scenarios *-profiled.toml of a {} do)", sibling.string(),
+                ? fmt::format("Use {} (the scenarios *-profiled.toml of a {} do)", sibling.string(),
                               gpu.model)
-                : fmt::format("record a profile on a {} (gpu_profiler/README.md)", gpu.model);
+                : fmt::format("Record a profile on a {} (gpu_profiler/README.md)", gpu.model);
         throw profile::ProfileError(fmt::format(
             "profile {} was measured on \"{}\" but the scenario {} has [gpu] model = \"{}\": "
             "its kernel times would be another GPU's. {}, or simulate a {} (a scenario with "

@@ -335,8 +335,8 @@ void Launcher::FallBackToExec(const std::string& how)
         }
     }
     PrintWrapped(stderr, fmt::format("phantora-cluster: the fork server {} before forking the "
-                                     "ranks ({}); starting them by exec instead "
-                                     "(--no-fork-server: always)",
+                                     "ranks; starting them by exec instead (--no-fork-server: "
+                                     "always). It said: {}",
                                      how, why));
     std::fflush(stderr);
     // The ranks' pipes it held are closed with it: new ones for the exec'd ranks.

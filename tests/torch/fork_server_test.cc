@@ -261,8 +261,12 @@ TEST(ForkServer, ByDefaultAForkServerThatCannotForkHasTheRanksExecd)
 {
     const CommandResult r = Simulate(2, "", kImportProbe, kScenario, "FORK_PROBE_USE_CUDA=1");
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    EXPECT_NE(r.output.find("before forking the ranks"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("starting them by exec instead"), std::string::npos) << r.output;
+    const std::string flat = std::regex_replace(r.output, std::regex("\n  +"), " "); // unwrapped
+    EXPECT_NE(flat.find("before forking the ranks; starting them by exec instead"),
+              std::string::npos)
+        << r.output;
+    EXPECT_TRUE(std::regex_search(flat, std::regex("It said: .*fork server called CUDA or NCCL")))
+        << r.output;
     EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] imported_by_the_server=False$)").size(), 2u)
         << r.output;
     EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] all_reduce done, count_now=4$)").size(), 2u)
@@ -288,7 +292,11 @@ TEST(ForkServer, ByDefaultAProgramWhoseImportsStartAThreadIsExecd)
             .string();
     const CommandResult r = Simulate(1, "", script);
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    EXPECT_NE(r.output.find("started threads (prefetcher)"), std::string::npos) << r.output;
+    const std::string flat = std::regex_replace(r.output, std::regex("\n  +"), " "); // unwrapped
+    EXPECT_NE(flat.find("It said: cannot fork the ranks: the program's imports started threads "
+                        "(prefetcher)"),
+              std::string::npos)
+        << r.output;
     EXPECT_NE(r.output.find("[rank 0] threads=MainThread,prefetcher"), std::string::npos)
         << r.output;
 }
