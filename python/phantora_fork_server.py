@@ -358,12 +358,24 @@ def _rank_main(argv):
     except SystemExit as e:
         code = _exit_code(e)
     except KeyboardInterrupt:
-        sys.excepthook(*sys.exc_info())
+        sys.excepthook(*_program_exc_info())
         _finish(None)  # as the interpreter does: end by the signal
     except BaseException:  # noqa: BLE001 - the program's uncaught exception
-        sys.excepthook(*sys.exc_info())
+        sys.excepthook(*_program_exc_info())
         code = 1
     _finish(code)
+
+
+def _program_exc_info():
+    """sys.exc_info() without this file's frames at the top of the traceback: what the
+    program's exec'd interpreter would have printed."""
+    kind, value, tb = sys.exc_info()
+    here = os.path.realpath(__file__)
+    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) == here:
+        tb = tb.tb_next
+    if value is not None:
+        value = value.with_traceback(tb)  # printed from the exception's own traceback
+    return kind, value, tb
 
 
 def _exit_code(e):
