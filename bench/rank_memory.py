@@ -8,9 +8,10 @@ Runs examples/torch/train_gpt.py (the small model of the torch tests, DDP) or, w
 the figures add up to what the processes take) once a second (--interval).
 
 Launches (--launch, any of them, each run in turn):
-  plain   phantora-cluster execs one interpreter per rank;
+  plain   phantora-cluster --no-fork-server execs one interpreter per rank;
   fork    phantora-cluster --fork-server forks them from one process that imported torch,
           the framework and the program's own imports once (copy-on-write);
+  default phantora-cluster without either flag (it forks `python SCRIPT` commands);
   served  two "hosts" on one machine, as tests/torch/two_hosts_torchrun.sh runs them:
           phantora-cluster --serve on 127.0.0.1 with CURVE keys, and two torchrun node
           groups of N/2 ranks each under phantora-rank, on 127.0.0.2 and 127.0.0.3;
@@ -34,7 +35,7 @@ Printed per rank count and launch, one Markdown table row:
 and below it the largest sample of any one process (the fork server while it imports).
 
 usage: bench/rank_memory.py [--example torch|megatron] [--ranks 8 32 64] [--steps 6]
-                            [--launch plain fork served served-exec] [--model ARGS]
+                            [--launch plain fork default served served-exec] [--model ARGS]
                             [--args ARGS]
 """
 
@@ -209,8 +210,8 @@ def run(build, ranks, steps, example, model, extra, tmp, min_available, connect_
     r = Run()
     start = time.monotonic()
     readers = []
-    if launch in ("plain", "fork"):
-        fork = ["--fork-server"] if launch == "fork" else []
+    if launch in ("plain", "fork", "default"):
+        fork = {"plain": ["--no-fork-server"], "fork": ["--fork-server"], "default": []}[launch]
         readers.append(r.start("cluster", [
             cluster, "--scenario", scen, "--nproc", str(ranks), "--progress", "never",
             "--connect-timeout", str(connect_timeout), *fork, "--", python, *program],
@@ -314,7 +315,7 @@ def main():
                          f"torch '{SMALL}', megatron '{MEGATRON_TINY}')")
     ap.add_argument("--args", default="",
                     help="more arguments for the example (megatron: '--tp 2')")
-    ap.add_argument("--launch", nargs="+", choices=["plain", "fork", "served", "served-exec"],
+    ap.add_argument("--launch", nargs="+", choices=["plain", "fork", "default", "served", "served-exec"],
                     default=["plain"],
                     help="exec every rank (plain), fork them (phantora-cluster --fork-server), "
                          "or two 'hosts': a --serve bridge and two torchrun node groups under "

@@ -496,15 +496,17 @@ void BridgeServer::ReportRequests(std::chrono::steady_clock::time_point started)
     }
     const auto& h = m_hostEvents;
     const uint64_t hostEvents = h[0] + h[1] + h[2] + h[3] + h[4] + h[5];
+    // Two lines, each within the console's width with spdlog's 33-character prefix.
     spdlog::info(
-        "bridge: {} requests from {} ranks in {:.1f} s ({:.1f} per rank per second); {} "
-        "host events ({} Block, {} Resume, {} Wake, {} Born, {} Exit, {} BlockOutside); "
-        "most from one thread: {}",
+        "bridge: {} requests from {} ranks in {:.1f} s ({:.1f} per rank per second), most "
+        "from one thread: {}",
         m_requests, m_pidOf.size(), seconds,
         static_cast<double>(m_requests) / static_cast<double>(ranks) / std::max(seconds, 1e-9),
-        hostEvents, h[1], h[2], h[3], h[0], h[4], h[5],
         busiest ? fmt::format("{} (rank {} thread {})", most, busiest->first, busiest->second)
                 : std::string("none"));
+    spdlog::info("bridge: {} host events: {} Block, {} Resume, {} Wake, {} Born, {} Exit, {} "
+                 "BlockOutside",
+                 hostEvents, h[1], h[2], h[3], h[0], h[4], h[5]);
 }
 
 RunOutcome BridgeServer::Run(Launcher& launcher)
@@ -605,8 +607,11 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
             {
                 m_onTurn();
             }
+            // From the ranks' start: a fork server that failed and had them exec'd
+            // restarted them.
             if (m_pidOf.size() < static_cast<std::size_t>(m_engine.WorldSize()) &&
-                std::chrono::steady_clock::now() - started > m_options.connectTimeout)
+                std::chrono::steady_clock::now() - std::max(started, launcher.RanksStarted()) >
+                    m_options.connectTimeout)
             {
                 std::string missing;
                 for (int r = 0; r < m_engine.WorldSize(); ++r)
@@ -616,6 +621,15 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
                     {
                         missing += fmt::format(" {}", r);
                     }
+                }
+                if (!missing.empty() && launcher.ForkServerPid() > 0)
+                {
+                    throw SimulationError(fmt::format(
+                        "ranks{} have not made a CUDA call within {} s of the start: the fork "
+                        "server (pid {}) is still importing the program's modules before "
+                        "forking them (--connect-timeout S waits longer; --no-fork-server "
+                        "execs the ranks)",
+                        missing, m_options.connectTimeout.count(), launcher.ForkServerPid()));
                 }
                 if (!missing.empty())
                 {

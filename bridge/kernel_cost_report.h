@@ -2,6 +2,7 @@
 // run summary and the --report JSON.
 #pragma once
 
+#include "console_lines.h"
 #include "gpu_model/kernel_cost_table.h"
 
 #include <cstdio>
@@ -16,7 +17,7 @@ namespace phantora
 nlohmann::json KernelCostJson(const KernelCostTable& k, std::size_t top = 20);
 
 /// The widest line the run summary prints (kernel names shortened, signatures cut).
-inline constexpr std::size_t kSummaryWidth = 160;
+inline constexpr std::size_t kSummaryWidth = kConsoleWidth;
 
 /// A few lines for the run summary, each at most kSummaryWidth characters.
 void PrintKernelCosts(std::FILE* out, const KernelCostTable& k, std::size_t top = 10);

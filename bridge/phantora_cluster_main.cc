@@ -3,11 +3,13 @@
 #include "bridge_server.h"
 #include "cli_checks.h"
 #include "device_welcome.h"
+#include "console_lines.h"
 #include "engine/simulation_engine.h"
 #include "gpu_model/profile/program_name.h"
 #include "launch/compile_environment.h"
 #include "launch/launcher.h"
 #include "launch/python_command.h"
+#include "launch/static_cuda_runtime.h"
 #include "progress_line.h"
 #include "protocol/device_description.h"
 #include "run_report.h"
@@ -143,9 +145,16 @@ int main(int argc, char** argv)
                    "earlier ones of their rank, before the run ends (default 2000000: a few GB)")
         ->check(PositiveNumber())
         ->option_text("N");
-    app.add_flag("--fork-server", forkServer,
-                 "fork the ranks of a `python SCRIPT` (or -m MODULE) command from one Python "
-                 "process that imported the framework once: they share its memory");
+    bool noForkServer = false;
+    auto* forkFlag = app.add_flag(
+        "--fork-server", forkServer,
+        "fork the ranks of a `python SCRIPT` (or -m MODULE) command from one Python process that "
+        "imported the framework once, or refuse the command (default: fork such commands, falling "
+        "back to exec when the fork server cannot; exec any other)");
+    app.add_flag("--no-fork-server", noForkServer,
+                 "exec every rank's command, even `python SCRIPT`: each imports its framework "
+                 "itself and holds its own copy in memory")
+        ->excludes(forkFlag);
     app.add_option("--fork-server-preload", forkServerPreload,
                    "modules the fork server imports before forking; +imports: the program's "
                    "own top-level imports (default: torch,torch._dynamo,+imports)")
@@ -189,7 +198,40 @@ int main(int argc, char** argv)
                              "phantora-rank starts them\n");
         return 2;
     }
-    if (forkServer)
+    if (!serve && !command.empty())
+    {
+        const auto program = FindProgram(command[0]);
+        if (program && LinksCudaRuntimeStatically(*program))
+        {
+            PrintWrapped(stderr,
+                         fmt::format("phantora-cluster: {} has the CUDA runtime linked into it "
+                                     "(nvcc's default, -cudart static), so its CUDA calls cannot "
+                                     "be simulated: rebuild it with `nvcc -cudart shared` (CMake: "
+                                     "set_target_properties(TARGET PROPERTIES CUDA_RUNTIME_LIBRARY "
+                                     "Shared))",
+                                     program->string()));
+            return 2;
+        }
+    }
+    // Python ranks are forked unless told otherwise (8 torch ranks exec'd hold 0.38 GiB of
+    // PSS each, forked 0.07: README); with a fallback to exec, so that the default never
+    // refuses a program an exec'd launch would run.
+    bool forkFallback = false;
+    if (!forkServer && !noForkServer && !serve && !command.empty())
+    {
+        std::string why;
+        if (ParsePythonCommand(command, &why))
+        {
+            forkServer = true;
+            forkFallback = true;
+        }
+        else if (IsPythonInterpreter(command[0]))
+        {
+            std::fprintf(stderr, "phantora-cluster: the ranks are exec'd, not forked: %s\n",
+                         why.c_str());
+        }
+    }
+    if (forkServer && !forkFallback)
     {
         std::string why;
         if (!ParsePythonCommand(command, &why))
@@ -296,9 +338,11 @@ int main(int argc, char** argv)
         }
         BridgeServer server(engine, options);
 
-        std::printf("phantora-cluster: %d ranks on '%s' (%s): %u GPUs, %s-level network\n", nproc,
-                    scenario.name.c_str(), scenario.file.c_str(), scenario.topology.gpus,
-                    engine.Network().TransportName());
+        PrintWrapped(stdout,
+                     fmt::format("phantora-cluster: {} ranks on '{}' ({}): {} GPUs, {}-level "
+                                 "network",
+                                 nproc, scenario.name, scenario.file.string(),
+                                 scenario.topology.gpus, engine.Network().TransportName()));
         if (serve)
         {
             std::printf("phantora-cluster: serving on %s%s; waiting for %d ranks (phantora-rank "
@@ -309,13 +353,13 @@ int main(int argc, char** argv)
         }
         else
         {
-            std::printf("phantora-cluster: running%s:",
-                        defaultProgram ? " the bundled example" : "");
+            std::string running = fmt::format("phantora-cluster: running{}:",
+                                              defaultProgram ? " the bundled example" : "");
             for (const auto& a : command)
             {
-                std::printf(" %s", a.c_str());
+                running += " " + a;
             }
-            std::printf("\n");
+            PrintWrapped(stdout, running);
         }
         std::fflush(stdout);
 
@@ -342,7 +386,10 @@ int main(int argc, char** argv)
         // python/sitecustomize.py: the workload support above and the DeepSpeed guard
         // (python/phantora_deepspeed.py); it hands over to the program's own sitecustomize.
         spec.pythonPathPrefix = PHANTORA_PYTHON_SUPPORT_DIR;
+        // python/phantora_missing_module.py names it when a rank lacks a module.
+        spec.extraEnv["PHANTORA_PROJECT_VENV"] = PHANTORA_PROJECT_VENV;
         spec.forkServer = forkServer;
+        spec.forkServerFallback = forkFallback;
         spec.forkServerScript =
             std::string(PHANTORA_PYTHON_SUPPORT_DIR) + "/phantora_fork_server.py";
         for (std::size_t at = 0; at < forkServerPreload.size();)
@@ -437,8 +484,8 @@ int main(int argc, char** argv)
                           trace.MarkIncomplete(RunEndName(outcome.end), outcome.failure, lastNs);
                       }
                       trace.Write(traceFile);
-                      std::printf("trace: %zu spans in %s%s\n", trace.Size(), traceFile.c_str(),
-                                  outcome.ok ? "" : " (incomplete)");
+                      PrintWrapped(stdout, fmt::format("trace: {} spans in {}{}", trace.Size(),
+                                                       traceFile, outcome.ok ? "" : " (incomplete)"));
                   });
         }
         if (!outcome.ok)

@@ -1,5 +1,6 @@
 #include "run_report.h"
 
+#include "console_lines.h"
 #include "host_time/host_gap_table.h"
 #include "kernel_cost_report.h"
 
@@ -77,23 +78,9 @@ HostTimeProfile::Charged SumHostTime(const SimulationEngine& engine)
     return t;
 }
 
-/// \p line, at most kSummaryWidth characters a line: the remainder continues indented.
 void PrintWrapped(const std::string& line)
 {
-    std::string rest = line;
-    std::string indent;
-    while (rest.size() + indent.size() > kSummaryWidth)
-    {
-        std::size_t cut = rest.rfind(' ', kSummaryWidth - indent.size());
-        if (cut == std::string::npos || cut == 0)
-        {
-            break;
-        }
-        std::printf("%s%s\n", indent.c_str(), rest.substr(0, cut).c_str());
-        rest.erase(0, cut + 1);
-        indent = "  ";
-    }
-    std::printf("%s%s\n", indent.c_str(), rest.c_str());
+    phantora::PrintWrapped(stdout, line, kSummaryWidth);
 }
 
 /// One line: where the host time between GPU calls came from.
@@ -191,11 +178,12 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     if (inSituNs > networkNs && networkNs > 0)
     {
         // Why a collective took longer here than in nccl-tests: the users' first question.
-        std::printf("collectives beside memory-bound kernels: %.3f ms where the network alone "
-                    "takes %.3f ms (+%.1f%%, all ranks; [gpu] comm_rate_beside_memory_bound)\n",
-                    static_cast<double>(inSituNs) / 1e6, static_cast<double>(networkNs) / 1e6,
-                    100.0 * static_cast<double>(inSituNs - networkNs) /
-                        static_cast<double>(networkNs));
+        PrintWrapped(fmt::format(
+            "collectives beside memory-bound kernels: {:.3f} ms where the "
+            "network alone takes {:.3f} ms (+{:.1f}%, all ranks; [gpu] "
+            "comm_rate_beside_memory_bound)",
+            static_cast<double>(inSituNs) / 1e6, static_cast<double>(networkNs) / 1e6,
+            100.0 * static_cast<double>(inSituNs - networkNs) / static_cast<double>(networkNs)));
     }
     int64_t blockedGapNs = 0;
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
@@ -204,9 +192,9 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     }
     if (blockedGapNs > 0)
     {
-        std::printf("stream gaps beside streams blocked on events: %.3f ms (all ranks; [gpu] "
-                    "stream_gap_beside_blocked)\n",
-                    static_cast<double>(blockedGapNs) / 1e6);
+        PrintWrapped(fmt::format("stream gaps beside streams blocked on events: {:.3f} ms (all "
+                                 "ranks; [gpu] stream_gap_beside_blocked)",
+                                 static_cast<double>(blockedGapNs) / 1e6));
     }
     PrintKernelCosts(stdout, engine.Kernels());
     PrintHostTime(engine);
@@ -221,14 +209,11 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     std::printf("network: %s-level, simulated up to %.6f ms\n", engine.Network().TransportName(),
                 static_cast<double>(engine.Network().NowNs()) / 1e6);
     const auto& sync = engine.Network().Stats();
-    std::printf("synchronisation: %s; %llu checkpoints, %llu past events, %llu restores, "
-                "%llu collectives replayed, %llu speculative completions taken back\n",
-                engine.Optimistic() ? "optimistic" : "conservative",
-                static_cast<unsigned long long>(sync.checkpoints),
-                static_cast<unsigned long long>(sync.pastEvents),
-                static_cast<unsigned long long>(sync.restores),
-                static_cast<unsigned long long>(sync.replayedCollectives),
-                static_cast<unsigned long long>(sync.discardedCompletions));
+    PrintWrapped(fmt::format("synchronisation: {}; {} checkpoints, {} past events, {} restores, "
+                             "{} collectives replayed, {} speculative completions taken back",
+                             engine.Optimistic() ? "optimistic" : "conservative", sync.checkpoints,
+                             sync.pastEvents, sync.restores, sync.replayedCollectives,
+                             sync.discardedCompletions));
     std::printf("wall time %.3f s\n", info.wallTimeS);
     std::fflush(stdout);
 }

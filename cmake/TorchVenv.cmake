@@ -41,9 +41,16 @@ function(phantora_venv_addon option name script what)
     DEPENDS ${CMAKE_SOURCE_DIR}/cmake/${script} ${PHANTORA_VENV_LAST_STAMP}
     COMMENT "Installing ${what} into ${PHANTORA_TORCH_VENV}"
     USES_TERMINAL)
-  add_custom_target(phantora-${name}-venv ALL DEPENDS ${stamp})
+  # Not in ALL: `./ns3 build --frameworks` (target phantora-frameworks) or `./ns3 test`.
+  add_custom_target(phantora-${name}-venv DEPENDS ${stamp})
+  add_dependencies(phantora-frameworks phantora-${name}-venv)
   set(PHANTORA_VENV_LAST_STAMP ${stamp} PARENT_SCOPE)
 endfunction()
+
+# The frameworks below, installed by one step (`./ns3 build --frameworks`, and `./ns3 test`
+# before it runs their tests): a first run of the bundled example or of a torch script
+# needs none of them, and DeepSpeed builds from source.
+add_custom_target(phantora-frameworks)
 
 # Megatron-core (PyPI wheel, no Transformer Engine or Apex) for examples/megatron/.
 option(PHANTORA_WITH_MEGATRON "Install megatron-core into build/venv for examples/megatron and its tests" ON)

@@ -1,6 +1,7 @@
 #include "kernel_cost_table.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -29,9 +30,20 @@ std::unique_ptr<profile::ProfileReader> OpenProfile(const GpuSpec& gpu, const Ke
     auto p = std::make_unique<profile::ProfileReader>(files);
     if (p->GpuModel() != gpu.model)
     {
+        // What to do instead: a profile of the scenario's GPU beside this one, if there is
+        // one (profiles/ holds one per model, named after it), else a recording of it.
+        const std::filesystem::path sibling = p->File().parent_path() / (gpu.model + ".sqlite");
+        const std::string instead =
+            std::filesystem::is_regular_file(sibling)
+                ? fmt::format("Use {} (the scenarios *-profiled.toml of a {} do)", sibling.string(),
+                              gpu.model)
+                : fmt::format("Record a profile on a {} (gpu_profiler/README.md)", gpu.model);
         throw profile::ProfileError(fmt::format(
-            "profile {} was measured on \"{}\" but the scenario {} has [gpu] model = \"{}\"",
-            p->File().string(), p->GpuModel(), describedBy.string(), gpu.model));
+            "profile {} was measured on \"{}\" but the scenario {} has [gpu] model = \"{}\": "
+            "its kernel times would be another GPU's. {}, or simulate a {} (a scenario with "
+            "[gpu] model = \"{}\", as the scenarios/*-profiled.toml of that GPU have)",
+            p->File().string(), p->GpuModel(), describedBy.string(), gpu.model, instead,
+            p->GpuModel(), p->GpuModel()));
     }
     return p;
 }

@@ -1,4 +1,5 @@
-"""The fork server of `phantora-cluster --fork-server` (bridge/launch/launcher.cc starts it).
+"""The fork server of phantora-cluster's Python ranks (bridge/launch/launcher.cc starts it
+for a `python SCRIPT` or `python -m MODULE` command unless --no-fork-server is given).
 
 Every simulated GPU is a live Python process, and each one importing torch on its own
 holds ~0.3 GB of private memory that is the same in all of them (torch's dispatcher
@@ -15,7 +16,10 @@ Protocol with the launcher (bridge/launch/launcher.cc, Launcher::StartForkServer
                              "+imports": the program's own top-level imports),
                              "control" (an fd), "launcher_pid", and "ranks", each with
                              "rank", "out", "err" (pipe fds) and "env" (what differs from
-                             this process's environment);
+                             this process's environment); "fallback": the launcher execs
+                             the ranks if this process ends before forking them, so a
+                             preloaded module that fails is left to the ranks and a reason
+                             not to fork (CannotFork) is one line on stderr;
   control fd                 one "RANK PID" line per forked rank, written as it is forked.
 Once every rank is forked the server exits: the launcher is a child subreaper, so the
 ranks become its children and it waits for them as for exec'd ones (their exit status
@@ -241,6 +245,19 @@ def _import_program_imports(argv, after_each):
     return imported, left
 
 
+class CannotFork(Exception):
+    """Forked ranks would not be what exec'd ones are: the launcher execs them instead
+    (phantora-cluster's default launch) or the run ends (--fork-server)."""
+
+
+def _threads_started():
+    """Python threads besides this one: a forked child has none of them, so a rank would
+    run without what its imports started (a monitor, a prefetcher)."""
+    import threading
+
+    return [t.name for t in threading.enumerate() if t is not threading.current_thread()]
+
+
 def _preload(spec):
     """Imports spec["preload"]; returns the line that says what was imported.
 
@@ -251,11 +268,20 @@ def _preload(spec):
     then the module's file (_import_program_imports)."""
     sys.argv = list(spec["argv"]) if spec["argv"][0] != "-m" else ["-m", *spec["argv"][2:]]
     said = []
+    # phantora-cluster's default launch: a module that does not import is the ranks' to
+    # import (and fail on, as an exec'd rank would), not a reason to end the run.
+    lenient = spec.get("fallback", False)
     devices = _DeviceCountWithoutCuda()
     try:
         for name in spec["preload"]:
             if name != PROGRAM_IMPORTS:
-                importlib.import_module(name)
+                try:
+                    importlib.import_module(name)
+                except Exception as e:  # noqa: BLE001 - left to the ranks, said below
+                    if not lenient:
+                        raise
+                    said.append(f"not {name} ({type(e).__name__}: {e}: left to the ranks)")
+                    continue
                 devices.install()
                 said.append(name)
                 continue
@@ -269,8 +295,15 @@ def _preload(spec):
         devices.restore()
     bad_fork = getattr(sys.modules.get("torch._C"), "_cuda_isInBadFork", None)
     if bad_fork is not None and _forks_poisoned():
-        raise RuntimeError("a preloaded module initialised CUDA in the fork server (torch would "
-                           "refuse CUDA in every forked rank); leave it to the ranks")
+        raise CannotFork("a preloaded module initialised CUDA in the fork server (torch would "
+                         "refuse CUDA in every forked rank); leave it to the ranks")
+    threads = _threads_started()
+    if threads:
+        why = (f"the program's imports started threads ({', '.join(threads)}) that forked "
+               "ranks would not have")
+        if lenient:
+            raise CannotFork(why)
+        print(f"warning: {why}", file=sys.stderr, flush=True)  # --fork-server: as asked
     return ", ".join(said) or "nothing"
 
 
@@ -287,7 +320,14 @@ def main():
     spec_fd = int(os.environ["PHANTORA_FORK_SERVER_SPEC"])
     spec = json.loads(_read_all(spec_fd))
     os.close(spec_fd)
-    imported = _preload(spec)
+    try:
+        imported = _preload(spec)
+    except CannotFork as e:
+        if not spec.get("fallback", False):
+            raise
+        # One line: the launcher quotes the last one as the reason it execs the ranks.
+        print(f"cannot fork the ranks: {e}", file=sys.stderr, flush=True)
+        os._exit(3)
     print(f"imported {imported} ({_cpu_seconds():.1f} s of CPU); forking "
           f"{len(spec['ranks'])} ranks", flush=True)
     _fork_ranks(spec)
@@ -310,18 +350,35 @@ def _rank_main(argv):
     import random
 
     random.seed()
+    # numpy's global generator, if imported, was seeded once in the server: reseed it, or
+    # every rank would draw the same numbers where exec'd ranks each draw their own.
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()
     try:
         _run_program(argv)
         code = 0
     except SystemExit as e:
         code = _exit_code(e)
     except KeyboardInterrupt:
-        sys.excepthook(*sys.exc_info())
+        sys.excepthook(*_program_exc_info())
         _finish(None)  # as the interpreter does: end by the signal
     except BaseException:  # noqa: BLE001 - the program's uncaught exception
-        sys.excepthook(*sys.exc_info())
+        sys.excepthook(*_program_exc_info())
         code = 1
     _finish(code)
+
+
+def _program_exc_info():
+    """sys.exc_info() without this file's frames at the top of the traceback: what the
+    program's exec'd interpreter would have printed."""
+    kind, value, tb = sys.exc_info()
+    here = os.path.realpath(__file__)
+    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) == here:
+        tb = tb.tb_next
+    if value is not None:
+        value = value.with_traceback(tb)  # printed from the exception's own traceback
+    return kind, value, tb
 
 
 def _exit_code(e):

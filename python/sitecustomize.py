@@ -1,7 +1,8 @@
 """Loaded by Python at start-up: phantora-cluster puts this folder on every rank's
 PYTHONPATH.  Installs the workload support the scenario names (its [workload] table)
-and the DeepSpeed guard (phantora_deepspeed.py: a JIT-compiled op fails at once, naming
-it).  Nothing here runs unless phantora-cluster set the variables.
+the DeepSpeed guard (phantora_deepspeed.py: a JIT-compiled op fails at once, naming
+it) and the advice after a missing module's traceback (phantora_missing_module.py: the
+venv and the pip line).  Nothing here runs unless phantora-cluster set the variables.
 A sitecustomize of the program's own, later on the path, is still loaded."""
 
 import importlib.util
@@ -15,8 +16,10 @@ if os.environ.get("PHANTORA_MOE_ROUTING"):
 
 if os.environ.get("PHANTORA_BRIDGE"):
     import phantora_deepspeed
+    import phantora_missing_module
 
     phantora_deepspeed.install()
+    phantora_missing_module.install()
 
 # Python imports only the first sitecustomize on the path: hand over to the next one.
 _here = os.path.dirname(os.path.abspath(__file__))

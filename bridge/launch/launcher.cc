@@ -1,5 +1,8 @@
 #include "launcher.h"
 
+#include "console_lines.h"
+
+#include <algorithm>
 #include <arpa/inet.h>
 #include <array>
 #include <cerrno>
@@ -285,6 +288,8 @@ void Launcher::Start(const LaunchSpec& requested)
         spec.masterPort = FreeLoopbackPort();
     }
     m_procs.resize(static_cast<std::size_t>(spec.nproc));
+    m_spec = spec;
+    m_ranksStarted = std::chrono::steady_clock::now();
     if (spec.forkServer)
     {
         std::string why;
@@ -298,6 +303,11 @@ void Launcher::Start(const LaunchSpec& requested)
         StartForkServer(spec, *python);
         return;
     }
+    StartExecd(spec);
+}
+
+void Launcher::StartExecd(const LaunchSpec& spec)
+{
     for (int rank = 0; rank < spec.nproc; ++rank)
     {
         const auto out = Pipe();
@@ -313,6 +323,44 @@ void Launcher::Start(const LaunchSpec& requested)
         m_procs[static_cast<std::size_t>(rank)].pid = pid;
         m_procs[static_cast<std::size_t>(rank)].alive = true;
     }
+}
+
+void Launcher::FallBackToExec(const std::string& how)
+{
+    // What it said last is why (its one-line reason, or a traceback's last line).
+    std::string why = "it printed no reason";
+    for (auto it = m_forkServer->stderrTail.rbegin(); it != m_forkServer->stderrTail.rend(); ++it)
+    {
+        if (!it->empty())
+        {
+            why = *it;
+            break;
+        }
+    }
+    PrintWrapped(stderr, fmt::format("phantora-cluster: the fork server {} before forking the "
+                                     "ranks; starting them by exec instead (--no-fork-server: "
+                                     "always). It said: {}",
+                                     how, why));
+    std::fflush(stderr);
+    // The ranks' pipes it held are closed with it: new ones for the exec'd ranks.
+    for (auto it = m_streams.begin(); it != m_streams.end();)
+    {
+        if (it->second.rank != kForkServer)
+        {
+            close(it->first);
+            it = m_streams.erase(it);
+        }
+        else
+        {
+            ++it;
+        }
+    }
+    for (auto& p : m_procs)
+    {
+        p = Process{};
+    }
+    m_ranksStarted = std::chrono::steady_clock::now();
+    StartExecd(m_spec);
 }
 
 void Launcher::StartForkServer(const LaunchSpec& spec, const PythonCommand& python)
@@ -345,6 +393,7 @@ void Launcher::StartForkServer(const LaunchSpec& spec, const PythonCommand& pyth
     j["argv"] = python.program;
     j["preload"] = spec.forkServerPreload;
     j["launcher_pid"] = getpid();
+    j["fallback"] = spec.forkServerFallback;
     j["ranks"] = nlohmann::json::array();
     for (int rank = 0; rank < spec.nproc; ++rank)
     {
@@ -484,6 +533,14 @@ void Launcher::ReapForkServer(std::vector<RankExit>& exits)
     {
         ReadControl(); // the pids it wrote before it exited
     }
+    const bool forkedNone =
+        std::none_of(m_procs.begin(), m_procs.end(), [](const Process& p) { return p.pid > 0; });
+    if (m_spec.forkServerFallback && forkedNone)
+    {
+        RelayAll(); // its last words, for the reason
+        FallBackToExec(DescribeStatus(status));
+        return;
+    }
     for (std::size_t rank = 0; rank < m_procs.size(); ++rank)
     {
         Process& p = m_procs[rank];
@@ -517,7 +574,8 @@ void Launcher::Emit(Stream& s, const std::string& line)
     std::FILE* to = s.isStderr ? stderr : stdout;
     if (s.rank == kForkServer)
     {
-        std::fprintf(to, "[fork server] %s\n", line.c_str());
+        // Its first line names every import (and why one was left to the ranks): wrapped.
+        PrintWrapped(to, "[fork server] " + line);
     }
     else
     {

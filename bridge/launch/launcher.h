@@ -12,6 +12,7 @@
 
 #include "python_command.h"
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -41,6 +42,11 @@ struct LaunchSpec
     /// Fork the ranks from one Python process (the command must be one that
     /// ParsePythonCommand accepts) instead of executing the command once per rank.
     bool forkServer{false};
+    /// With forkServer: a fork server that ends before it forked any rank (a preloaded
+    /// module that used the GPU or started a thread, an interpreter that cannot run it)
+    /// is reported on stderr and the ranks are exec'd instead.  No rank has reached the
+    /// bridge then, so nothing is lost but the time it took (phantora-cluster's default).
+    bool forkServerFallback{false};
     /// python/phantora_fork_server.py.
     std::string forkServerScript;
     /// Modules the fork server imports before it forks (the framework: "torch").
@@ -84,8 +90,20 @@ public:
 
     int Live() const;
 
+    /// When the ranks were started: Start's time, or the fallback's when a fork server
+    /// failed and they were exec'd after it (the bridge's connect timeout counts from it).
+    std::chrono::steady_clock::time_point RanksStarted() const { return m_ranksStarted; }
+    /// The fork server's pid while it runs (it imports, then forks), else -1.
+    int ForkServerPid() const
+    {
+        return m_forkServer && m_forkServer->alive ? m_forkServer->pid : -1;
+    }
+
     /// Called with every line a rank prints, after it is relayed (progress counts steps).
-    void OnLine(std::function<void(int rank, const std::string& line)> f) { m_onLine = std::move(f); }
+    void OnLine(std::function<void(int rank, const std::string& line)> f)
+    {
+        m_onLine = std::move(f);
+    }
 
 private:
     /// Stream::rank of the fork server's own output.
@@ -113,7 +131,11 @@ private:
         std::deque<std::string> stderrTail;
     };
 
+    /// One exec'd process per rank.
+    void StartExecd(const LaunchSpec& spec);
     void StartForkServer(const LaunchSpec& spec, const PythonCommand& python);
+    /// The fork server ended before forking a rank: say why, exec the ranks instead.
+    void FallBackToExec(const std::string& how);
     /// "RANK PID" lines from the fork server's control pipe.
     void ReadControl();
     /// The fork server's exit, if it happened: ranks it never forked end with it.
@@ -121,6 +143,8 @@ private:
     void Emit(Stream& s, const std::string& line);
     void CloseFd(int fd);
 
+    LaunchSpec m_spec;
+    std::chrono::steady_clock::time_point m_ranksStarted{};
     std::vector<Process> m_procs;
     std::optional<ForkServer> m_forkServer;
     std::map<int, Stream> m_streams; ///< by fd

@@ -7,6 +7,12 @@
 namespace phantora
 {
 
+bool IsPythonInterpreter(const std::string& word)
+{
+    static const std::regex interpreter(R"(python[0-9.]*)");
+    return std::regex_match(std::filesystem::path(word).filename().string(), interpreter);
+}
+
 std::optional<PythonCommand> ParsePythonCommand(const std::vector<std::string>& command,
                                                 std::string* why)
 {
@@ -22,16 +28,14 @@ std::optional<PythonCommand> ParsePythonCommand(const std::vector<std::string>& 
     {
         return no("no command");
     }
-    static const std::regex interpreter(R"(python[0-9.]*)");
-    const std::string name = std::filesystem::path(command[0]).filename().string();
-    if (!std::regex_match(name, interpreter))
+    if (!IsPythonInterpreter(command[0]))
     {
-        return no("'" + command[0] + "' is not a Python interpreter (python, python3, python3.11...)");
+        return no("'" + command[0] +
+                  "' is not a Python interpreter (python, python3, python3.11...)");
     }
     // Options that only set the interpreter up: the fork server's interpreter takes them.
-    static const std::set<std::string> alone = {"-u", "-O", "-OO", "-B", "-E", "-s", "-S",
-                                                "-I", "-b", "-bb", "-q", "-v", "-d", "-R",
-                                                "-P"};
+    static const std::set<std::string> alone = {"-u", "-O",  "-OO", "-B", "-E", "-s", "-S", "-I",
+                                                "-b", "-bb", "-q",  "-v", "-d", "-R", "-P"};
     static const std::set<std::string> withValue = {"-X", "-W"};
     PythonCommand out;
     out.interpreter = command[0];
@@ -69,7 +73,8 @@ std::optional<PythonCommand> ParsePythonCommand(const std::vector<std::string>& 
         }
         if (a == "-" || a.rfind("-", 0) == 0)
         {
-            return no("the interpreter option '" + a + "' (only SCRIPT or -m MODULE, after -u, -O, -X..., can be forked)");
+            return no("the interpreter option '" + a +
+                      "' (only SCRIPT or -m MODULE, after -u, -O, -X..., can be forked)");
         }
         out.program.assign(command.begin() + static_cast<std::ptrdiff_t>(i), command.end());
         return out;

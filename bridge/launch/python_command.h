@@ -11,10 +11,14 @@ namespace phantora
 
 struct PythonCommand
 {
-    std::string interpreter;               ///< the command's first word, as given
-    std::vector<std::string> options;      ///< interpreter options before the program (-u, -X dev)
-    std::vector<std::string> program;      ///< {SCRIPT, ARGS...} or {"-m", MODULE, ARGS...}
+    std::string interpreter;          ///< the command's first word, as given
+    std::vector<std::string> options; ///< interpreter options before the program (-u, -X dev)
+    std::vector<std::string> program; ///< {SCRIPT, ARGS...} or {"-m", MODULE, ARGS...}
 };
+
+/// Whether \p word (a command's first word) names a Python interpreter: python, python3,
+/// python3.11, a venv's bin/python.
+bool IsPythonInterpreter(const std::string& word);
 
 /// \p command split into interpreter, its options and the program; nullopt when it is
 /// anything else (torchrun, a shell, `python -c`, a script read from stdin, an option

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <vector>
 
 using namespace phantora::test;
@@ -291,4 +292,38 @@ TEST(Launcher, MasterPortIsTheCallersOrOneFreePortOutsideTheEphemeralRange)
                                scenario.string(), printPort));
     ASSERT_EQ(given.exitCode, 0) << given.output;
     EXPECT_EQ(ports(given.output), (std::vector<int>{23456, 23456})) << given.output;
+}
+
+// The bridge's own lines (start, summary, request statistics, trace) fit 160 characters,
+// even with a scenario and a trace file in folders deep enough to make them longer: the
+// run summary's `bridge:` line once ran to 227.  Ranks' own lines are the program's.
+TEST(CudaExample, NoLineTheBridgePrintsIsWiderThan160Characters)
+{
+    std::filesystem::path deep = ScratchDir();
+    for (int i = 0; i < 6; ++i)
+    {
+        deep /= "a-folder-name-long-enough-to-make-every-path-in-the-summary-wrap";
+    }
+    std::filesystem::create_directories(deep);
+    const std::filesystem::path scenario = deep / "two-gpus-on-one-switch.toml";
+    std::ofstream(scenario) << SwitchScenario(2);
+    const CommandResult r = RunCommand(fmt::format(
+        "{} --scenario {} --nproc 2 --trace {} --report {} 2>&1", PHANTORA_CLUSTER,
+        scenario.string(), (deep / "trace.json").string(), (deep / "report.json").string()));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    std::istringstream in(r.output);
+    int checked = 0;
+    for (std::string line; std::getline(in, line);)
+    {
+        if (line.rfind("[rank ", 0) == 0)
+        {
+            continue;
+        }
+        ++checked;
+        EXPECT_LE(line.size(), 160u) << line;
+    }
+    // the start, the table, kernels, host time, band, network, synchronisation, wall, bridge
+    EXPECT_GE(checked, 12) << r.output;
+    EXPECT_NE(r.output.find("bridge: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(" spans in"), std::string::npos) << r.output; // wrapped, not cut
 }

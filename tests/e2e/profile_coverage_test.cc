@@ -11,6 +11,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 using namespace phantora::test;
 namespace fs = std::filesystem;
@@ -85,3 +86,24 @@ TEST_P(ProfileCoverage, GemmsTakeTheirMeasuredLowerDeciles)
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpus, ProfileCoverage, ::testing::Values("H100", "H200"));
+
+// A scenario of one GPU with another GPU's profile is refused before any rank starts, and
+// the message says what to do: the profile of the scenario's GPU beside it, or a scenario
+// of the profile's GPU.
+TEST(ProfileOfAnotherGpu, IsRefusedNamingTheProfileToUseInstead)
+{
+    const fs::path profiles = fs::path(PHANTORA_SOURCE_DIR) / "profiles";
+    const fs::path scenario = WriteFile("h200-with-h100-profile.toml",
+                                        ProfileOnlyScenario("H200", profiles / "H100.sqlite"));
+    const CommandResult r = RunCommand(
+        fmt::format("{} --scenario {} --nproc 1 2>&1", PHANTORA_CLUSTER, scenario.string()));
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    // The message is wrapped at 160 characters, at spaces: read it as one line.
+    const std::string flat = std::regex_replace(r.output, std::regex("\n  +"), " ");
+    EXPECT_NE(flat.find("was measured on \"H100\" but the scenario"), std::string::npos)
+        << r.output;
+    EXPECT_NE(flat.find("Use " + (profiles / "H200.sqlite").string()), std::string::npos)
+        << r.output;
+    EXPECT_NE(flat.find("[gpu] model = \"H100\""), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("[rank 0]"), std::string::npos) << "no rank may start\n" << r.output;
+}

@@ -79,3 +79,22 @@ TEST(RankFailure, KillingARankMidRunEndsTheSimulationNamingIt)
     EXPECT_TRUE(ProcessesWithEnvironment({markerVar}).empty()) << "rank processes were left behind";
     std::printf("simulation ended %.3f s after rank 1 was killed\n", seconds);
 }
+
+// nvcc links the CUDA runtime into a program unless told otherwise; such a program's CUDA
+// calls never reach the interposer.  It is refused before any rank starts, with the fix.
+TEST(RankFailure, AProgramWithTheCudaRuntimeLinkedInIsRefusedWithTheFix)
+{
+    const auto scenario = WriteFile("static.toml", SwitchScenario(1));
+    const CommandResult r =
+        RunCommand(fmt::format("{} --scenario {} --nproc 1 -- {} 2>&1", PHANTORA_CLUSTER,
+                               scenario.string(), PHANTORA_STATIC_CUDART_PROGRAM));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("has the CUDA runtime linked into it"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("nvcc -cudart shared"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("synchronised"), std::string::npos) << r.output;
+    // the dynamically linked example is not taken for one
+    const CommandResult ok =
+        RunCommand(fmt::format("{} --scenario {} --nproc 1 -- {} 1048576 1 2>&1", PHANTORA_CLUSTER,
+                               scenario.string(), PHANTORA_CUDA_EXAMPLE));
+    EXPECT_EQ(ok.exitCode, 0) << ok.output;
+}

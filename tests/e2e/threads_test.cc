@@ -115,14 +115,13 @@ TEST(Threads, IdleTimedWaitsCostTheBridgeBoundedRequests)
         EXPECT_GT(waiter, 50) << output;
         EXPECT_GT(loop, 50) << output;
     }
-    // "bridge: N requests ...; H host events (B Block, ...": the idle threads' timeouts
-    // would be 2 each (hundreds per rank); what is left is each thread's start, first
-    // timeouts, wake and end.
-    const auto at = output.find(" host events (");
+    // "bridge: H host events: B Block, ...": the idle threads' timeouts would be 2 each
+    // (hundreds per rank); what is left is each thread's start, first timeouts, wake and end.
+    const auto at = output.find(" host events: ");
     ASSERT_NE(at, std::string::npos) << output;
-    const auto start = output.rfind("; ", at);
+    const auto start = output.rfind("bridge: ", at);
     ASSERT_NE(start, std::string::npos) << output;
-    const long hostEvents = std::atol(output.c_str() + start + 2);
+    const long hostEvents = std::atol(output.c_str() + start + 8);
     std::printf("host events with idle threads: %ld\n", hostEvents);
     EXPECT_LT(hostEvents, 30 * kRanks) << output.substr(start, 200);
 }

@@ -1,7 +1,9 @@
-// phantora-cluster --fork-server: Python ranks forked from one process that imported
-// torch once (python/phantora_fork_server.py).  A forked rank must be indistinguishable
-// from an exec'd one: the same simulated step times, the same argv, __main__ and
-// environment, and a rank that fails or crashes ends the run naming it.
+// phantora-cluster's fork server (the default for `python SCRIPT` and `python -m MODULE`
+// commands, --fork-server to insist, --no-fork-server to exec): Python ranks forked from
+// one process that imported torch once (python/phantora_fork_server.py).  A forked rank
+// must be indistinguishable from an exec'd one: the same simulated step times, the same
+// argv, __main__ and environment, and a rank that fails or crashes ends the run naming it.
+// By default a fork server that cannot fork the ranks has them exec'd, saying why.
 #include "framework_checks.h"
 
 #include <algorithm>
@@ -58,9 +60,10 @@ TEST(ForkServer, ForkedRanksGiveThePlainLaunchsSimulatedStepTimes)
 {
     const std::string program = fmt::format("{} {} --steps 3 --mode ddp", kExample, kSmallModel);
     const std::string scenario = CpuFreeScenario(kScenario);
-    const CommandResult plain = Simulate(2, "", program, scenario);
+    const CommandResult plain = Simulate(2, "--no-fork-server", program, scenario);
     ASSERT_EQ(plain.exitCode, 0) << plain.output;
-    const CommandResult forked = Simulate(2, "--fork-server", program, scenario);
+    EXPECT_EQ(plain.output.find("[fork server]"), std::string::npos) << plain.output;
+    const CommandResult forked = Simulate(2, "", program, scenario); // the default
     ASSERT_EQ(forked.exitCode, 0) << forked.output;
     EXPECT_NE(forked.output.find("[fork server] imported torch"), std::string::npos)
         << forked.output;
@@ -95,7 +98,7 @@ TEST(ForkServer, ForkedRanksGiveThePlainLaunchsSimulatedStepTimes)
 // server's own (its spec variable) is left in the environment.
 TEST(ForkServer, AForkedRankSeesWhatAnExecdRankSees)
 {
-    const CommandResult plain = Simulate(2, "", kProbe + " --die -1");
+    const CommandResult plain = Simulate(2, "--no-fork-server", kProbe + " --die -1");
     ASSERT_EQ(plain.exitCode, 0) << plain.output;
     const CommandResult forked = Simulate(2, "--fork-server", kProbe + " --die -1");
     ASSERT_EQ(forked.exitCode, 0) << forked.output;
@@ -175,7 +178,7 @@ TEST(ForkServer, TheProgramsImportsSeeItsArgvAsAnExecdRanksImportsDo)
     for (const std::string& program : {kImportProbe + " --probe-arg x",
                                        std::string("-m fork_server_import_probe --probe-arg x")})
     {
-        const CommandResult plain = Simulate(2, "", program, kScenario, env);
+        const CommandResult plain = Simulate(2, "--no-fork-server", program, kScenario, env);
         ASSERT_EQ(plain.exitCode, 0) << plain.output;
         const CommandResult forked = Simulate(2, "--fork-server", program, kScenario, env);
         ASSERT_EQ(forked.exitCode, 0) << forked.output;
@@ -279,4 +282,94 @@ TEST(ForkServer, ScalableNcclInitAboveRanksPerRootTrainsAsTheOneIdInitDoes)
     std::sort(s.begin(), s.end());
     std::sort(p.begin(), p.end());
     EXPECT_EQ(s, p);
+}
+
+// The default launch forks the ranks only when that cannot change the program: a fork
+// server that cannot (here a preloaded module uses the GPU, which would make every forked
+// rank share its connection) says why, and the ranks are exec'd and run.
+TEST(ForkServer, ByDefaultAForkServerThatCannotForkHasTheRanksExecd)
+{
+    const CommandResult r = Simulate(2, "", kImportProbe, kScenario, "FORK_PROBE_USE_CUDA=1");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const std::string flat = std::regex_replace(r.output, std::regex("\n  +"), " "); // unwrapped
+    EXPECT_NE(flat.find("before forking the ranks; starting them by exec instead"),
+              std::string::npos)
+        << r.output;
+    EXPECT_TRUE(std::regex_search(flat, std::regex("It said: .*fork server called CUDA or NCCL")))
+        << r.output;
+    EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] imported_by_the_server=False$)").size(), 2u)
+        << r.output;
+    EXPECT_EQ(Lines(r.output, R"(^\[rank \d\] all_reduce done, count_now=4$)").size(), 2u)
+        << r.output;
+}
+
+// A program whose imports start a thread: a forked rank would lack it, so by default the
+// ranks are exec'd (and have it); --fork-server forks them anyway, with a warning.
+TEST(ForkServer, ByDefaultAProgramWhoseImportsStartAThreadIsExecd)
+{
+    // It waits on a lock for good, as an idle prefetcher would.
+    WriteFile("thread_at_import.py", "import threading\n"
+                                     "t = threading.Thread(target=threading.Event().wait, "
+                                     "name='prefetcher', daemon=True)\n"
+                                     "t.start()\n");
+    const std::string script =
+        WriteFile("uses_thread.py", "import os, threading\n"
+                                    "import thread_at_import\n"
+                                    "import torch\n"
+                                    "torch.empty(4, device='cuda')\n"
+                                    "print('threads=' + ','.join(sorted(t.name for t in "
+                                    "threading.enumerate())))\n")
+            .string();
+    const CommandResult r = Simulate(1, "", script);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const std::string flat = std::regex_replace(r.output, std::regex("\n  +"), " "); // unwrapped
+    EXPECT_NE(flat.find("It said: cannot fork the ranks: the program's imports started threads "
+                        "(prefetcher)"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("[rank 0] threads=MainThread,prefetcher"), std::string::npos)
+        << r.output;
+}
+
+// Commands the fork server cannot start run as before, exec'd; for a Python one the
+// reason is said, for any other nothing is (the bundled CUDA example, torchrun).
+TEST(ForkServer, ByDefaultAPythonCommandThatCannotBeForkedIsExecdSayingWhy)
+{
+    const CommandResult r = RunCommand(fmt::format(
+        "timeout 300 {} --scenario {} --nproc 1 -- {} -c \"import torch; torch.empty(1, "
+        "device='cuda'); print('ran')\" 2>&1",
+        PHANTORA_CLUSTER, kScenario, PHANTORA_TORCH_PYTHON));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("the ranks are exec'd, not forked: the interpreter option '-c'"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("[rank 0] ran"), std::string::npos) << r.output;
+    const CommandResult both =
+        RunCommand(fmt::format("{} --nproc 1 --fork-server --no-fork-server -- {} x.py 2>&1",
+                               PHANTORA_CLUSTER, PHANTORA_TORCH_PYTHON));
+    EXPECT_NE(both.exitCode, 0) << both.output;
+    EXPECT_NE(both.output.find("excludes"), std::string::npos) << both.output;
+}
+
+// A rank that imports a package its Python lacks ends with the traceback and then what to
+// do: the interpreter's virtual environment and the pip line.
+TEST(ForkServer, AMissingPackageIsNamedWithTheVenvAndThePipLine)
+{
+    const std::string script =
+        WriteFile("needs_a_package.py", "import torch\nimport phantora_no_such_package\n").string();
+    for (const char* launch : {"", "--no-fork-server"})
+    {
+        const CommandResult r = Simulate(1, launch, script);
+        EXPECT_NE(r.exitCode, 0) << r.output;
+        EXPECT_NE(r.output.find("No module named 'phantora_no_such_package'"), std::string::npos)
+            << r.output;
+        EXPECT_NE(r.output.find("phantora: no module named 'phantora_no_such_package' for this "
+                                "rank's Python (the virtual environment "),
+                  std::string::npos)
+            << launch << "\n"
+            << r.output;
+        EXPECT_NE(r.output.find(" -m pip install phantora_no_such_package"), std::string::npos)
+            << launch << "\n"
+            << r.output;
+    }
 }

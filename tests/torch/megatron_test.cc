@@ -266,10 +266,10 @@ TEST(Megatron, ABadWorkloadTableIsRefusedNamingTheKey)
     EXPECT_NE(r.output.find("moe_skew"), std::string::npos) << r.output;
 }
 
-// phantora-cluster --fork-server preloads the script's own imports (Megatron-core's, which
-// ask torch.cuda.is_available() when imported) and forks the ranks: the simulated steps
-// must be those of exec'd ranks, to the printed microsecond (CPU work free: measured host
-// time varies from run to run in either launch).
+// phantora-cluster's fork server (the default) preloads the script's own imports (Megatron-core's,
+// which ask torch.cuda.is_available() when imported) and forks the ranks: the simulated steps must
+// be those of exec'd ranks, to the printed microsecond (CPU work free: measured host time varies
+// from run to run in either launch).
 TEST(Megatron, ForkedRanksGiveTheExecdRanksStepTimes)
 {
     const std::string scenario = CpuFreeScenario(kScenario);
@@ -282,9 +282,9 @@ TEST(Megatron, ForkedRanksGiveTheExecdRanksStepTimes)
                                       PHANTORA_CLUSTER, scenario, options, PHANTORA_TORCH_PYTHON,
                                       kExample, args));
     };
-    const CommandResult plain = run("");
+    const CommandResult plain = run("--no-fork-server");
     ASSERT_EQ(plain.exitCode, 0) << plain.output;
-    const CommandResult forked = run("--fork-server");
+    const CommandResult forked = run(""); // forked: the default
     ASSERT_EQ(forked.exitCode, 0) << forked.output;
     ExpectTheForkServerPreloadedTheProgramsImports(forked.output);
     const auto steps = [](const std::string& output)
