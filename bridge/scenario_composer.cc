@@ -3,10 +3,13 @@
 #include "scenario.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace phantora
@@ -16,6 +19,57 @@ namespace
 {
 
 namespace fs = std::filesystem;
+
+/// What toml++ 3.3 would assert on (in a release build: assume, undefined behaviour), found
+/// by tests/fuzz/ and fixed in toml++ 3.4: where it is and what, else an empty message.
+/// Line by line, and on the safe side (a line inside a multi-line string is checked too):
+/// - a non-ASCII byte on a line that is not a whole-line comment: toml++ 3.3's test for
+///   non-ASCII whitespace reaches an unreachable branch for most characters from U+00A1 on
+///   wherever it meets them outside a string, and telling strings apart is its own job;
+/// - a line opening with '[' whose first character after the brackets cannot start a key
+///   (`[`gpu]`, `[.x]`, a lone `[`), which it hands its key parser unchecked.
+struct ReaderHazard
+{
+    std::size_t offset{0};
+    std::string what;
+};
+
+ReaderHazard FindReaderHazard(const std::string& text)
+{
+    for (std::size_t begin = 0; begin < text.size();)
+    {
+        std::size_t end = text.find('\n', begin);
+        end = end == std::string::npos ? text.size() : end;
+        const std::size_t first = text.find_first_not_of(" \t\r", begin);
+        const bool comment = first < end && text[first] == '#';
+        for (std::size_t i = begin; i < end && !comment; ++i)
+        {
+            if (static_cast<unsigned char>(text[i]) >= 0x80)
+            {
+                return {i, "a non-ASCII character: the TOML reader here (toml++ 3.3) takes them "
+                           "only in whole-line comments; write it in ASCII"};
+            }
+        }
+        if (first < end && text[first] == '[')
+        {
+            std::size_t k = text.find_first_not_of(" \t", first + 1);
+            if (k < end && text[k] == '[')
+            {
+                k = text.find_first_not_of(" \t", k + 1);
+            }
+            k = std::min(k, end);
+            const auto key = k < end ? static_cast<unsigned char>(text[k]) : '\n';
+            if (!(std::isalnum(key) || key == '_' || key == '-' || key == '"' || key == '\'' ||
+                  key == ']'))
+            {
+                return {k, "a table header's key must start with a letter, a digit, '_', '-' or "
+                           "a quote"};
+            }
+        }
+        begin = end + 1;
+    }
+    return {std::string::npos, {}};
+}
 
 toml::table ParseOne(const fs::path& file)
 {
@@ -36,6 +90,15 @@ toml::table ParseOne(const fs::path& file)
         throw ScenarioError(fmt::format("{}:{}:{}: a NUL byte (TOML allows none; is this a text "
                                         "file?)",
                                         file.string(), line, column));
+    }
+    if (const auto hazard = FindReaderHazard(text); !hazard.what.empty())
+    {
+        const auto at = std::min(hazard.offset, text.size());
+        const auto line = std::count(text.begin(), text.begin() + static_cast<long>(at), '\n') + 1;
+        const auto start = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
+        throw ScenarioError(fmt::format("{}:{}:{}: {}", file.string(), line,
+                                        at - (start == std::string::npos ? 0 : start + 1) + 1,
+                                        hazard.what));
     }
     try
     {

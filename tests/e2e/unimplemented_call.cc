@@ -1,5 +1,5 @@
-// Calls cudaGraphCreate, which the interposer does not implement (yet): the rank
-// must end there, naming the call, instead of reaching the real runtime.
+// Calls cudaGraphicsMapResources (graphics interop, which the simulator does not serve):
+// the rank must end there, naming the call, instead of reaching the real runtime.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -8,8 +8,8 @@ int main()
 {
     int n = 0;
     cudaGetDeviceCount(&n);
-    cudaGraph_t graph;
-    const cudaError_t err = cudaGraphCreate(&graph, 0);
+    cudaGraphicsResource_t resource = nullptr;
+    const cudaError_t err = cudaGraphicsMapResources(1, &resource, nullptr);
     std::printf("after the call: %d\n", static_cast<int>(err));
     return 0;
 }

@@ -33,13 +33,16 @@ TEST(TorchCudaGraph, CapturedStepWithAllReduceReplaysOnTwoRanks)
     }
     ASSERT_EQ(stepsMs.size(), static_cast<std::size_t>(kSteps)) << r.output;
     // The first replay's host time is its own (the recorded gaps before a first call);
-    // from the second on, every replay is the same work at the same host cost.
+    // from the second on, every replay is the same GPU work, and its host gaps the
+    // recording's (the program is in the H200 profile: a replay's gaps are keyed by the
+    // calls before them, so the second replay's may differ from the later ones' by a
+    // printed microsecond or so).
     for (std::size_t s = 0; s < stepsMs.size(); ++s)
     {
         EXPECT_GT(stepsMs[s], 0.0);
         if (s > 0)
         {
-            EXPECT_DOUBLE_EQ(stepsMs[s], stepsMs.back()) << r.output;
+            EXPECT_NEAR(stepsMs[s], stepsMs.back(), 0.02 * stepsMs.back()) << r.output;
         }
     }
     std::ifstream in(report);

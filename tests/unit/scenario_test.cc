@@ -127,6 +127,29 @@ TEST_F(ScenarioFile, ANulByteIsRefusedWithItsLineAndColumn)
     ExpectError(kValid + std::string("# \0\n", 4), {"a NUL byte"});
 }
 
+// A table header whose key starts with a character no key may start with (found by the
+// scenario fuzzer: toml++ 3.3 asserts on it) is refused naming its line and column; a
+// line of a multi-line string that looks so is refused too (the check is line by line,
+// on the safe side).
+TEST_F(ScenarioFile, ATableHeaderThatCannotStartAKeyIsRefusedWithItsLineAndColumn)
+{
+    ExpectError("name = \"x\"\n[`gpu]\n", {":2:2:", "table header"});
+    ExpectError("name = \"x\"\n  [[ =x]]\n", {":2:6:", "table header"});
+    ExpectError("name = \"x\"\n[\t\n", {":2:3:", "table header"});
+    ExpectError("name = \"\"\"\n[`in a string]\n\"\"\"\n", {":2:2:", "table header"});
+}
+
+// A non-ASCII character outside whole-line comments (U+FEF7, U+01F0 there made toml++ 3.3
+// reach an unreachable branch: the scenario fuzzer) is refused, naming where; in a
+// whole-line comment it reads.
+TEST_F(ScenarioFile, ANonAsciiCharacterOutsideACommentLineIsRefusedWithItsLineAndColumn)
+{
+    ExpectError("\xef\xbb\xb7# a comment\n", {":1:1:", "non-ASCII"});
+    ExpectError("name = \"x\" \xc7\xb0\n", {":1:12:", "non-ASCII"});
+    ExpectError(Replace(kValid, "name = \"", "name = \"\xc3\xa9 "), {":1:9:", "non-ASCII"});
+    EXPECT_NO_THROW(LoadScenario(Write(std::string(kValid) + "  # caf\xc3\xa9 \xef\xbb\xb7\n")));
+}
+
 TEST_F(ScenarioFile, MissingFieldIsNamed)
 {
     ExpectError(Replace(kValid, "gpus = 8\n", ""), {"topology.gpus", "missing"});
