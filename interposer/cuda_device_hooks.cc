@@ -190,6 +190,39 @@ extern "C"
         case cudaDevAttrAsyncEngineCount:
             *value = p.asyncEngineCount;
             break;
+        case cudaDevAttrClockRate:
+            // The SM clock in kHz (CUDA 13's cudaDeviceProp has none): Inductor and Triton turn
+            // cycles into time with it.  Hopper SXM parts run to 1980 MHz (nvidia-smi's
+            // clocks.max.sm on the measured H100 and H200, data/raw/*/H200/*/env*.txt).
+            if (p.major != 9)
+            {
+                Fatal("cudaDeviceGetAttribute(cudaDevAttrClockRate): the simulator knows the SM "
+                      "clock of Hopper GPUs only");
+            }
+            *value = 1980000;
+            break;
+        case cudaDevAttrMemoryClockRate:
+        {
+            // The memory clock in kHz, which Triton and Inductor multiply by the bus width for
+            // the DRAM bandwidth: nvidia-smi's clocks.max.mem on the measured GPUs (H200 3201
+            // MHz, H100 2619 MHz: data/raw/accuracy/H200/*/env*.txt, profiles/README.md).
+            const std::string_view name(p.name);
+            if (name.find("H200") != std::string_view::npos)
+            {
+                *value = 3201000;
+            }
+            else if (name.find("H100") != std::string_view::npos)
+            {
+                *value = 2619000;
+            }
+            else
+            {
+                Fatal("cudaDeviceGetAttribute(cudaDevAttrMemoryClockRate): the simulator knows "
+                      "the memory clock of the measured H100 and H200 only, not of " +
+                      std::string(name));
+            }
+            break;
+        }
         default:
             // A wrong answer here could silently change what the program does.
             Fatal("cudaDeviceGetAttribute(" + std::to_string(static_cast<int>(attr)) +
