@@ -93,6 +93,22 @@ CUgraph_st* GraphWithDeps(cudaGraph_t g, const cudaGraphNode_t* deps, size_t n)
     return graph;
 }
 
+/// An event-record or event-wait node (\p kind) on \p event, after \p deps: the two
+/// cudaGraphAddEvent*Node calls differ only in the kind.
+cudaError_t AddEventNode(GraphNodeKind kind, cudaGraphNode_t* node, cudaGraph_t g,
+                         const cudaGraphNode_t* deps, size_t numDeps, cudaEvent_t event)
+{
+    CUgraph_st* graph = GraphWithDeps(g, deps, numDeps);
+    if (!node || !graph || !event)
+    {
+        return Status(cudaErrorInvalidValue);
+    }
+    CUgraphNode_st* n = graph->Add(kind, Nodes(deps, numDeps));
+    n->event = event;
+    *node = n;
+    return cudaSuccess;
+}
+
 /// Runs \p issue (a hook that posts one request on a stream) on a stream of its own,
 /// captured, and returns the request it posted: how an explicitly added kernel node gets
 /// the request the same launch on a stream would have sent.
@@ -543,15 +559,7 @@ extern "C"
                                             cudaEvent_t event)
     {
         HookScope scope;
-        CUgraph_st* graph = GraphWithDeps(g, deps, numDeps);
-        if (!node || !graph || !event)
-        {
-            return Status(cudaErrorInvalidValue);
-        }
-        CUgraphNode_st* n = graph->Add(GraphNodeKind::EventRecord, Nodes(deps, numDeps));
-        n->event = event;
-        *node = n;
-        return cudaSuccess;
+        return AddEventNode(GraphNodeKind::EventRecord, node, g, deps, numDeps, event);
     }
 
     cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* node, cudaGraph_t g,
@@ -559,15 +567,7 @@ extern "C"
                                           cudaEvent_t event)
     {
         HookScope scope;
-        CUgraph_st* graph = GraphWithDeps(g, deps, numDeps);
-        if (!node || !graph || !event)
-        {
-            return Status(cudaErrorInvalidValue);
-        }
-        CUgraphNode_st* n = graph->Add(GraphNodeKind::EventWait, Nodes(deps, numDeps));
-        n->event = event;
-        *node = n;
-        return cudaSuccess;
+        return AddEventNode(GraphNodeKind::EventWait, node, g, deps, numDeps, event);
     }
 
     cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from,
