@@ -56,9 +56,11 @@ instead of running the simulator: the CTests use that.
 
 import argparse
 import dataclasses
+import glob
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -227,6 +229,10 @@ class Suite:
     # before its cells simulate, and the command that installs them (said when they fail).
     imports: tuple = ()
     install: str = ""
+    # Recordings of the suite's programs kept as raw logs, not in the shipped profile (they
+    # would grow it past what a repository should carry): globs relative to the repository
+    # root, imported into a copy of the scenario's profile that the suite simulates with.
+    recordings: tuple = ()
 
     def describe_steps(self, steps, warmup):
         return self.steps_words.format(s=steps, w=warmup)
@@ -302,12 +308,15 @@ SUITES = {
                                       "H100-frameworks.json", "h100-profile.toml",
                                       env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}),
     # Public models (workloads/zoo.py: transformers, torchvision, timm) on one H200
-    # (matrix-zoo.tsv, collect_zoo.py); their recordings were imported on 2026-12-02.
+    # (matrix-zoo.tsv, collect_zoo.py); the first 13 cells' recordings are in the shipped
+    # profile, the next 13's (2026-12-02T1349: 47 MB more in the database) are imported into
+    # the suite's copy.
     "zoo": commands_suite("zoo", "matrix-zoo.tsv", "H200-zoo.json", "h200-profile.toml",
                           env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                                "TOKENIZERS_PARALLELISM": "false"},
                           real_range="the two real runs' median steps",
-                          imports=("transformers", "torchvision", "timm"), install=ZOO_INSTALL),
+                          imports=("transformers", "torchvision", "timm"), install=ZOO_INSTALL,
+                          recordings=("data/raw/profiles/H200/zoo-2026-12-02T1349/*.tsv.zst",)),
     # Issue 34: zoo.py programs under torch.compile or captured in a CUDA graph, and
     # TorchTitan's debug model eager and compiled, on one H200 (matrix-compiled.tsv,
     # collect_compiled.py).
@@ -656,11 +665,34 @@ def print_real_header(path, real):
           f"{env.get('date_utc', '?')}; reps {env.get('reps', '?')}")
 
 
+def with_recordings(args, suite, scenario, tmp):
+    """\p scenario, or where \p suite keeps recordings outside the shipped profile, a scenario
+    whose profile is a copy of its own with them imported (gpu_profiler import)."""
+    if not suite.recordings:
+        return scenario
+    logs = sorted(f for g in suite.recordings for f in glob.glob(os.path.join(ROOT, g)))
+    if not logs:
+        raise ValueError(f"suite '{suite.name}': no raw log matches {', '.join(suite.recordings)}")
+    profile = left_out.scenario_profile(scenario)
+    if profile is None:
+        raise ValueError(f"{rel(scenario)}: no [kernels] profile to add the suite's recordings to")
+    copy = os.path.join(tmp, f"{suite.name}-{os.path.basename(profile)}")
+    shutil.copyfile(profile, copy)
+    gpu_profiler = args.gpu_profiler or os.path.join(args.build, "gpu_profiler", "gpu_profiler")
+    done = subprocess.run([gpu_profiler, "import", "--db", copy, *logs], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"gpu_profiler import of suite '{suite.name}''s recordings failed: "
+                           f"{done.stderr.strip() or done.stdout.strip()}")
+    print(f"profile: {rel(profile)} with {len(logs)} recordings kept beside it imported "
+          f"({', '.join(suite.recordings)})", flush=True)
+    return left_out.profile_scenario(scenario, tmp, f"{suite.name}-recordings.toml", copy)
+
+
 def prepare_suite(args, suite, real, tmp):
     """Prints how the suite is simulated; (its saved-results object without cells, the
     scenario to simulate)."""
-    scenario = suite.scenario
-    scenario_name = rel(scenario)
+    scenario = with_recordings(args, suite, suite.scenario, tmp)
+    scenario_name = rel(suite.scenario)
     print(f"simulated: {scenario_name}, {suite.describe_steps(args.steps, args.warmup)}, "
           f"median of {args.sim_reps} runs, build {args.build}", flush=True)
     time_scale = args.time_scale

@@ -3,8 +3,9 @@ traces to a file:
 
     python3 bench/accuracy/collect_zoo.py > bench/accuracy/real/H200-zoo.json
 
-Source: data/raw/accuracy/H200/zoo-2026-12-01T2154/results.jsonl (one H200, 2026-12-01,
-tools/device/record_zoo_on_device.sh): one line per run, {"cell", "rep", "result": zoo.py's
+Sources: data/raw/accuracy/H200/zoo-2026-12-01T2154/results.jsonl (one H200, 2026-12-01: the
+first 13 cells) and zoo-2026-12-02T1349/results.jsonl (one H200, 2026-12-02: the next 13), both
+by tools/device/record_zoo_on_device.sh: one line per run, {"cell", "rep", "result": zoo.py's
 RESULT json}. Reps "1" and "2" are the two plain runs of a cell; the "record" reps ran under
 gpu_profiler's recorder (slower) and are left out.
 
@@ -29,6 +30,8 @@ import accuracy  # noqa: E402
 
 RAW = os.path.join(accuracy.ROOT, "data", "raw", "accuracy", "H200", "zoo-2026-12-01T2154")
 RESULTS = os.path.join(RAW, "results.jsonl")
+# Every lease's folder, in the order the cells were taken; a cell is in exactly one.
+RAWS = (RAW, os.path.join(accuracy.ROOT, "data", "raw", "accuracy", "H200", "zoo-2026-12-02T1349"))
 PLAIN_REPS = ("1", "2")  # "record": the recorder's passes, left out
 # DDP and FSDP2 cells ran under torchrun with one process, the others as plain python3
 LAUNCHERS = {"single": "python3", "ddp": "torchrun --standalone --nproc_per_node 1",
@@ -104,24 +107,34 @@ def check_command(row, raw=RAW):
     return command
 
 
-def collect(results=RESULTS, matrix=None, raw=RAW):
+def collect(raws=RAWS, matrix=None):
     matrix = matrix or accuracy.SUITES["zoo"].matrix
-    runs = read_runs(results)
+    found = {}  # cell -> (its lease's folder, its reps)
+    for raw in raws:
+        results = os.path.join(raw, "results.jsonl")
+        for cell, reps in read_runs(results).items():
+            if cell in found:
+                raise ValueError(f"{accuracy.rel(results)}: cell {cell} was already taken in "
+                                 f"{accuracy.rel(found[cell][0])}")
+            found[cell] = (raw, reps)
     cells = []
     for row in accuracy.read_matrix(matrix):
-        cell = collect_cell(row, runs.get(row["size"], {}), accuracy.rel(results))
+        raw, reps = found.get(row["size"], (raws[0], {}))
+        cell = collect_cell(row, reps, accuracy.rel(os.path.join(raw, "results.jsonl")))
         cell["command"] = check_command(row, raw)
+        cell["lease"] = os.path.basename(raw)
         cells.append(cell)
     env = {
-        "date_utc": "2026-12-01T21:54Z-22:10Z (two calls on one machine)",
+        "date_utc": "2026-12-01T21:54Z-22:10Z (two calls on one machine: the first 13 cells), "
+                    "2026-12-02T13:49Z-14:06Z (three calls on one machine: the next 13)",
         "device": "one NVIDIA H200 (this workplace's nvidia-h200 machine, 16 cores)",
         "query": "NVIDIA H200, 580.159.04, 143771 MiB, 1980 MHz, 3201 MHz, 700.00 W "
-                 "(data/raw/accuracy/H200/zoo-2026-12-01T2154/env-call1.txt)",
+                 "(env-call1.txt of both leases' folders)",
         "torch": "2.11.0+cu130 cuda 13.0 cudnn 91900 nccl 2.28.9; transformers 5.17.0, timm 1.0.29, "
                  "torchvision 0.26.0+cu130",
         "reps": "2 plain runs a cell, 3 warm-up and 10 timed steps each (the recorder's runs left out)",
-        "source": "bench/accuracy/collect_zoo.py from data/raw/accuracy/H200/zoo-2026-12-01T2154/"
-                  "results.jsonl (tools/device/record_zoo_on_device.sh); step: the median of both runs' "
+        "source": "bench/accuracy/collect_zoo.py from data/raw/accuracy/H200/zoo-*/results.jsonl "
+                  "(tools/device/record_zoo_on_device.sh; a cell's `lease` names its folder); step: the median of both runs' "
                   "timed steps pooled, range: the two runs' medians",
     }
     return {"suite": "zoo", "env": env, "cells": cells}

@@ -522,7 +522,9 @@ class ZooSuite(unittest.TestCase):
         self.assertEqual(real["suite"], "zoo")
         self.assertEqual(collect_zoo.collect(), real)  # the committed file is the collector's output
         matrix = accuracy.read_matrix(suite.matrix)
-        self.assertEqual(len(matrix), 13)
+        self.assertEqual(len(matrix), 26)
+        self.assertEqual(sorted({c["lease"] for c in real["cells"]}),
+                         ["zoo-2026-12-01T2154", "zoo-2026-12-02T1349"])
         self.assertEqual([accuracy.key(c) for c in accuracy.measured_cells(matrix, real)],
                          [accuracy.key(c) for c in matrix])
         for c in matrix:
@@ -576,7 +578,8 @@ class ZooSuite(unittest.TestCase):
 
     def fake_build(self, tmp, python_fails=False):
         """A build whose phantora-cluster logs its call and prints zoo.py's RESULT (step 50 ms),
-        whose gpu_profiler finds no run of the program, and whose venv python imports or not."""
+        whose gpu_profiler imports recordings (logging the call) but finds no run of the program
+        to leave out, and whose venv python imports or not."""
         build = os.path.join(tmp, "build")
         for d in ("bridge", "venv/bin", "gpu_profiler"):
             os.makedirs(os.path.join(build, d))
@@ -587,7 +590,8 @@ class ZooSuite(unittest.TestCase):
                                        '\\"peak_reserved_gib\\": 2.0}"\n',
             "venv/bin/python": ("echo \"ModuleNotFoundError: No module named 'transformers'\"; exit 1\n"
                                 if python_fails else f'echo "$@" >> {tmp}/imports\n'),
-            "gpu_profiler/gpu_profiler": f'echo "$@" >> {tmp}/leave-out\n'
+            "gpu_profiler/gpu_profiler": f'if [ "$1" = import ]; then echo "$@" >> {tmp}/import; exit 0; fi\n'
+                                         f'echo "$@" >> {tmp}/leave-out\n'
                                          'echo \'profile x: no run of program "zoo.py"\'; exit 1\n'}
         for rel_path, text in files.items():
             path = os.path.join(build, rel_path)
@@ -629,6 +633,11 @@ class ZooSuite(unittest.TestCase):
                           " bench/accuracy/workloads/zoo.py --model llama --size s", calls[0])
             self.assertEqual(self.lines(os.path.join(tmp, "imports")), ["-c import transformers, torchvision, timm"])
             self.assertEqual(len(self.lines(os.path.join(tmp, "leave-out"))), 1)
+            # the second lease's recordings, kept as raw logs, go into the suite's profile copy
+            imported = self.lines(os.path.join(tmp, "import"))
+            self.assertEqual(len(imported), 1, imported)
+            self.assertRegex(imported[0], r"^import --db \S+/zoo-H200\.sqlite ")
+            self.assertEqual(imported[0].count("zoo-2026-12-02T1349/zoo_"), 13, imported[0])
             self.assertIn("left out: the profile holds no recording of these programs (zoo.py)", p.stdout)
             self.assertNotIn("recorded: the profile holds", p.stdout)
             self.assertEqual(p.stdout.count("workload (size, mode, GPUs)"), 1)  # one table
