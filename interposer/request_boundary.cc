@@ -30,6 +30,9 @@ const char* CollectiveApi(wire::CollectiveOp op)
         return "Reduce";
     case wire::CollectiveOp::AllToAll:
         return "AlltoAll";
+    case wire::CollectiveOp::SendRecv:
+        // Point-to-point travels as NcclP2P (kSendRecv below); named so no op is left unnamed.
+        return "SendRecv";
     }
     return "?";
 }
