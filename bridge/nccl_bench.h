@@ -37,6 +37,6 @@ struct BenchResult
 BenchResult BenchCollective(const Scenario& scenario, nccl::CollectiveKind kind, uint32_t nRanks,
                             uint64_t bytes, uint32_t iters = 1);
 
-inline constexpr std::size_t kBenchTransferBudget = 200000;
+inline constexpr std::size_t kBenchTransferBudget = 100000;
 
 } // namespace phantora
