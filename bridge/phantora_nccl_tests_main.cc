@@ -87,8 +87,8 @@ int main(int argc, char** argv)
             scenario.network.transport = transport;
         }
         // NCCL reads these in the benchmark's process, as on a real nccl-tests run.
-        scenario.nccl =
-            phantora::nccl::WithEnvironment(scenario.nccl, phantora::nccl::Environment::OfProcess());
+        scenario.nccl = phantora::nccl::WithEnvironment(scenario.nccl,
+                                                        phantora::nccl::Environment::OfProcess());
         const auto kind = phantora::ParseCollectiveKind(op);
         if (!kind || *kind == phantora::nccl::CollectiveKind::SendRecv)
         {
