@@ -76,6 +76,18 @@ bool NetworkModel::Busy() const
 void NetworkModel::StartCollective(int64_t startNs, nccl::Plan plan, std::vector<uint32_t> gpus,
                                    DoneFn onDone, OrderKey order, std::string label)
 {
+    CompletionFn whole;
+    if (onDone)
+    {
+        whole = [onDone = std::move(onDone)](const Completion& c) { onDone(c.endNs); };
+    }
+    StartCollective(startNs, std::move(plan), std::move(gpus), std::move(whole), order,
+                    std::move(label));
+}
+
+void NetworkModel::StartCollective(int64_t startNs, nccl::Plan plan, std::vector<uint32_t> gpus,
+                                   CompletionFn onDone, OrderKey order, std::string label)
+{
     const uint64_t id = m_nextId++;
     const int64_t startPs = startNs * kPsPerNs;
     // The collectives of one instant go after its network events, all together: one
@@ -189,10 +201,24 @@ void NetworkModel::Launch(uint64_t id, Logged& c)
     c.recorder = ns3::CreateObject<FlowRecordingTransport>();
     c.recorder->SetTarget(m_transport);
     ++m_inFlight;
-    ns3::NcclPlanExecutor::Start(c.recorder, c.plan, c.gpus, [this, id] { Finished(id); });
+    ns3::NcclPlanExecutor::Start(c.recorder, c.plan, c.gpus,
+                                 ns3::NcclPlanExecutor::RankEndsCallback(
+                                     [this, id](const ns3::NcclPlanExecutor::RankEnds& ends)
+                                     {
+                                         std::vector<std::vector<int64_t>> ns(ends.size());
+                                         for (std::size_t k = 0; k < ends.size(); ++k)
+                                         {
+                                             for (const ns3::Time& t : ends[k])
+                                             {
+                                                 ns[k].push_back(
+                                                     CeilNs(m_basePs + t.GetPicoSeconds()));
+                                             }
+                                         }
+                                         Finished(id, ns);
+                                     }));
 }
 
-void NetworkModel::Finished(uint64_t id)
+void NetworkModel::Finished(uint64_t id, const std::vector<std::vector<int64_t>>& rankEndNs)
 {
     --m_inFlight;
     m_completed = true;
@@ -204,6 +230,7 @@ void NetworkModel::Finished(uint64_t id)
     done.label = c.label;
     done.startNs = CeilNs(c.startPs);
     done.endNs = CeilNs(NowPs());
+    done.rankEndNs = rankEndNs;
     for (const auto& [pair, a] : c.recorder->Pairs())
     {
         done.flows.push_back({pair.first, pair.second, CeilNs(m_basePs + a.firstSendPs),
@@ -395,12 +422,12 @@ NetworkModel::Completion NetworkModel::TakeCompletion()
     m_done.erase(m_done.begin());
     Logged& logged = m_log.at(c.id);
     logged.takenEndNs = c.endNs;
-    DoneFn onDone = std::move(logged.onDone);
+    CompletionFn onDone = std::move(logged.onDone);
     Prune(c.endNs * kPsPerNs);
     // Last: it may start collectives, even restore the network.
     if (onDone)
     {
-        onDone(c.endNs);
+        onDone(c);
     }
     return c;
 }

@@ -68,9 +68,13 @@ public:
         uint64_t id{0};
         std::string label;
         int64_t startNs{0};
-        int64_t endNs{0};
+        int64_t endNs{0}; ///< the last rank's end of the last call
+        /// [call][plan rank]: when each rank ended its part (NcclPlanExecutor::RankEnds).
+        std::vector<std::vector<int64_t>> rankEndNs;
         std::vector<FlowSpan> flows;
     };
+    /// Told the whole completion, each rank's end included, once it is final.
+    using CompletionFn = std::function<void(const Completion&)>;
 
     struct Counters
     {
@@ -92,6 +96,9 @@ public:
     /// must not precede a completion already taken.  \p label names it in traces.
     void StartCollective(int64_t startNs, nccl::Plan plan, std::vector<uint32_t> gpus,
                          DoneFn onDone, OrderKey order = {}, std::string label = {});
+    /// As above; \p onDone is given each rank's end (Completion::rankEndNs).
+    void StartCollective(int64_t startNs, nccl::Plan plan, std::vector<uint32_t> gpus,
+                         CompletionFn onDone, OrderKey order = {}, std::string label = {});
 
     /// Simulates forward: events up to \p limitNs included, collectives starting before
     /// it.  Returns right after a collective completes (true), or false when nothing is
@@ -132,7 +139,7 @@ private:
         bool done{false};
         int64_t doneEndNs{0};
         std::optional<int64_t> takenEndNs; ///< the final end, once taken
-        DoneFn onDone;
+        CompletionFn onDone;
         std::string label;
         ns3::Ptr<FlowRecordingTransport> recorder;
     };
@@ -154,7 +161,7 @@ private:
     void DrainInstant();
     void ApplyBatch(int64_t atPs);
     void Launch(uint64_t id, Logged& c);
-    void Finished(uint64_t id);
+    void Finished(uint64_t id, const std::vector<std::vector<int64_t>>& rankEndNs);
     void MaybeCheckpoint();
     /// Rebuilds the network at the latest checkpoint a collective starting at \p startPs
     /// can be inserted after, and queues everything applied since for replay.

@@ -1,6 +1,8 @@
 // phantora-nccl-tests: nccl-tests' *_perf on the simulated cluster.  Each size's
-// collective runs alone on GPUs 0 .. N-1 of the scenario's network, through the same
-// NCCL model and transport as phantora-cluster, and the table has nccl-tests' columns.
+// collective runs on GPUs 0 .. N-1 of the scenario's otherwise idle network, through the
+// same NCCL model and transport as phantora-cluster, -n calls back to back as nccl-tests
+// issues them (each rank starts its next call once its own part of the previous ended),
+// and the table has nccl-tests' columns: the slowest rank's time per call.
 // NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS act as on a real run.
 #include "nccl/environment.h"
 #include "nccl/selection.h"
@@ -61,7 +63,7 @@ int main(int argc, char** argv)
     std::string maxBytes = "1G";
     uint64_t stepFactor = 2;
     std::string transport;
-    uint32_t iters = 1;
+    uint32_t iters = 20; // nccl-tests' -n default
     app.add_option("--scenario", scenarioFile, "scenario file (TOML)")->required();
     app.add_option("--op", op,
                    "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all");
@@ -72,7 +74,9 @@ int main(int argc, char** argv)
         ->check(CLI::Range(uint64_t{2}, uint64_t{1} << 20));
     app.add_option("--transport", transport, "override the scenario's transport: packet or flow")
         ->check(CLI::IsMember({"packet", "flow"}));
-    app.add_option("--iters,-n", iters, "back-to-back iterations per size")
+    app.add_option("--iters,-n", iters,
+                   "calls back to back per size, each rank starting its next once its own part "
+                   "of the previous ended (nccl-tests' -n)")
         ->check(CLI::Range(1U, 1000000U));
     CLI11_PARSE(app, argc, argv);
     try
@@ -83,8 +87,8 @@ int main(int argc, char** argv)
             scenario.network.transport = transport;
         }
         // NCCL reads these in the benchmark's process, as on a real nccl-tests run.
-        scenario.nccl =
-            phantora::nccl::WithEnvironment(scenario.nccl, phantora::nccl::Environment::OfProcess());
+        scenario.nccl = phantora::nccl::WithEnvironment(scenario.nccl,
+                                                        phantora::nccl::Environment::OfProcess());
         const auto kind = phantora::ParseCollectiveKind(op);
         if (!kind || *kind == phantora::nccl::CollectiveKind::SendRecv)
         {

@@ -30,9 +30,10 @@ using Section = TomlSection;
 void ReadGpu(const Section& s, GpuSpec& gpu)
 {
     s.AllowOnly({"model", "memory", "sm_count", "compute_capability", "launch_latency",
-                 "stream_gap", "stream_gap_beside_blocked", "graph_node_gap", "hbm_bandwidth", "pcie_bandwidth",
-                 "peak_tflops_bf16", "peak_tflops_f16", "peak_tflops_f32", "peak_tflops_fp8",
-                 "peak_tflops_i8", "comm_interference", "comm_rate_beside_memory_bound"});
+                 "stream_gap", "stream_gap_beside_blocked", "graph_node_gap", "hbm_bandwidth",
+                 "pcie_bandwidth", "peak_tflops_bf16", "peak_tflops_f16", "peak_tflops_f32",
+                 "peak_tflops_fp8", "peak_tflops_i8", "comm_interference",
+                 "comm_rate_beside_memory_bound"});
     if (!s.Present())
     {
         s.FailMissing("model", "the [gpu] table with the GPU model and its memory");
@@ -460,7 +461,12 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
                  "nvls_tree_level_latency",
                  "ring_graph_bandwidth",
                  "ring_graph_channels",
-                 "recv_copy_bandwidth"});
+                 "recv_copy_bandwidth",
+                 "p2p_channels",
+                 "p2p_channels_per_peer",
+                 "p2p_chunk_bytes",
+                 "p2p_ll_threshold",
+                 "p2p_channel_bandwidth"});
     if (auto a = s.String("algorithm", false))
     {
         // "auto" or an NCCL_ALGO spec as NCCL reads it ("ring", "^nvls", "allreduce:tree").
@@ -526,6 +532,25 @@ void ReadNccl(const Section& s, nccl::Config& nccl)
     if (auto v = s.BitRate("recv_copy_bandwidth", false))
     {
         nccl.recvCopyBytesPerSecond = *v / 8.0;
+    }
+    // NCCL's p2p setup (NCCL_DEBUG=INFO: "32 p2p channels, 32 p2p channels per peer",
+    // "P2P Chunksize set to 524288"): send/recv channels and protocol as NCCL picks them.
+    nccl.p2pChannels =
+        static_cast<uint32_t>(s.Integer("p2p_channels", false, 1, 64).value_or(nccl.p2pChannels));
+    nccl.p2pChannelsPerPeer = static_cast<uint32_t>(
+        s.Integer("p2p_channels_per_peer", false, 1, 64).value_or(nccl.p2pChannelsPerPeer));
+    if ((nccl.p2pChannels > 0) != (nccl.p2pChannelsPerPeer > 0))
+    {
+        const char* given = nccl.p2pChannels > 0 ? "p2p_channels" : "p2p_channels_per_peer";
+        s.Fail(*s.Table()->get(given), given,
+               "expected p2p_channels and p2p_channels_per_peer together (NCCL logs both)");
+    }
+    nccl.p2pChunkBytes = s.Bytes("p2p_chunk_bytes", false).value_or(nccl.p2pChunkBytes);
+    nccl.p2pLLThresholdBytes =
+        s.Bytes("p2p_ll_threshold", false).value_or(nccl.p2pLLThresholdBytes);
+    if (auto v = s.BitRate("p2p_channel_bandwidth", false))
+    {
+        nccl.p2pChannelBytesPerSecond = *v / 8.0;
     }
     nccl.ringGraphChannels = static_cast<uint32_t>(
         s.Integer("ring_graph_channels", false, 1, 64).value_or(nccl.ringGraphChannels));

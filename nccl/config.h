@@ -76,6 +76,18 @@ struct Config
     /// a collective's: on the 4 x H200 node an 8-byte send/recv costs 9.8 us where a
     /// 2-rank all-reduce of 8 bytes, with two ring steps, costs 8.0.
     double p2pLatencyNs{0};
+    /// NCCL's point-to-point channels (NCCL_DEBUG=INFO: "32 p2p channels, 32 p2p channels per
+    /// peer" on the 4 x H200 node) and its P2P chunk ("P2P Chunksize set to 524288").  With
+    /// them a send/recv gets NCCL 2.28's channel count and protocol (P2pChannels); 0: the
+    /// collective rule (ChannelsFor) and the model's estimate, as before they were known.
+    uint32_t p2pChannels{0};
+    uint32_t p2pChannelsPerPeer{0};
+    uint64_t p2pChunkBytes{512 * 1024};
+    /// NCCL_P2P_LL_THRESHOLD: a send/recv takes LL while it carries at most this much a channel.
+    uint64_t p2pLLThresholdBytes{16384};
+    /// Bytes one p2p channel's thread block copies per second with Simple (NCCL's p2p kernel,
+    /// not a ring's); 0: simple.channelBytesPerSecond.
+    double p2pChannelBytesPerSecond{0};
     /// NVLink SHARP (NCCL's NVLS algorithm): the node's NVSwitch can reduce and multicast
     /// (CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, H100/H200 SXM) and NCCL_NVLS_ENABLE is not 0.
     /// Off by default: only scenarios of nodes that have it turn it on.

@@ -1,6 +1,7 @@
 #include "plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
@@ -53,8 +54,10 @@ uint64_t CeilDiv(uint64_t a, uint64_t b)
 class PlanBuilder
 {
 public:
-    PlanBuilder(Plan& plan, const Config& config, Protocol proto)
-        : m_plan(plan), m_params(config.Params(proto)), m_proto(proto)
+    /// \p channelRate: bytes a channel copies per second, when not the protocol's.
+    PlanBuilder(Plan& plan, const Config& config, Protocol proto, double channelRate = 0)
+        : m_plan(plan), m_params(config.Params(proto)), m_proto(proto),
+          m_rate(channelRate > 0 ? channelRate : m_params.channelBytesPerSecond)
     {
     }
 
@@ -71,10 +74,10 @@ public:
         t.channel = channel;
         t.delay =
             Picoseconds(static_cast<int64_t>(m_params.stepLatencyNs * 1000.0 + 0.5)) + extraDelay;
-        if (m_params.channelBytesPerSecond > 0)
+        if (m_rate > 0)
         {
-            t.minDuration = Picoseconds(static_cast<int64_t>(
-                static_cast<double>(dataBytes) / m_params.channelBytesPerSecond * 1e12 + 0.5));
+            t.minDuration = Picoseconds(
+                static_cast<int64_t>(static_cast<double>(dataBytes) / m_rate * 1e12 + 0.5));
         }
         t.deps = std::move(deps);
         m_plan.transfers.push_back(std::move(t));
@@ -85,6 +88,7 @@ private:
     Plan& m_plan;
     const ProtocolParams& m_params;
     Protocol m_proto;
+    double m_rate;
 };
 
 /// Chunks per channel: enough that one chunk holds at most the protocol's slice of a
@@ -299,10 +303,26 @@ void AddRing(PlanBuilder& b, Plan& plan, CollectiveKind kind, const CommShape& s
 void AddPairs(PlanBuilder& b, Plan& plan, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
               uint64_t pairBytes, const Config& config)
 {
+    const bool sendRecv = pairs.size() == 1;
     const uint32_t nc = plan.nChannels;
-    const uint32_t chunks = ChunksFor(CeilDiv(pairBytes, nc), config, b.Proto());
+    // NCCL's p2p Simple steps are its P2P chunk (when the scenario gives NCCL's p2p setup).
+    Config p2p = config;
+    if (sendRecv && config.p2pChannels > 0)
+    {
+        p2p.simple.chunkBytes = config.p2pChunkBytes;
+    }
+    const uint32_t chunks = ChunksFor(CeilDiv(pairBytes, nc), p2p, b.Proto());
     plan.chunksPerChannel = chunks;
     const uint64_t slice = CeilDiv(pairBytes, uint64_t{nc} * chunks);
+    if (sendRecv && config.p2pChannels > 0 && b.Proto() == Protocol::Simple &&
+        config.recvCopyBytesPerSecond > 0)
+    {
+        // Simple lands in the receiver's FIFO (P2P write) and the receiver's thread block
+        // copies each chunk out into the user buffer while the next one arrives: the last
+        // chunk's copy comes after the last delivery.
+        plan.fixedLatency += Picoseconds(static_cast<int64_t>(
+            static_cast<double>(slice) / config.recvCopyBytesPerSecond * 1e12 + 0.5));
+    }
     AddPipeline(b, {Steps{pairs}}, nc, chunks, slice, false);
 }
 
@@ -709,7 +729,10 @@ Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
         AddNvls(plan, kind, shape, bytes, config);
         return plan;
     }
-    PlanBuilder b(plan, config, choice.protocol);
+    PlanBuilder b(plan, config, choice.protocol,
+                  kind == CollectiveKind::SendRecv && choice.protocol == Protocol::Simple
+                      ? config.p2pChannelBytesPerSecond
+                      : 0.0);
     const bool tree = choice.algorithm == Algorithm::Tree && kind == CollectiveKind::AllReduce &&
                       shape.ranksPerNode < n;
     if (!tree)
@@ -755,7 +778,42 @@ Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
     }
     if (plan.algorithm == "p2p")
     {
-        plan.fixedLatency += Picoseconds(static_cast<int64_t>(config.p2pLatencyNs * 1000.0 + 0.5));
+        // NCCL's p2p kernel, not a collective's: its own fixed cost on top of the launch.
+        const double p2pNs = (kind == CollectiveKind::SendRecv
+                                  ? P2pBaseLatencyNs(choice.protocol, config) - params.baseLatencyNs
+                                  : 0.0) +
+                             config.p2pLatencyNs;
+        plan.fixedLatency += Picoseconds(static_cast<int64_t>(std::llround(p2pNs * 1000.0)));
+    }
+    return plan;
+}
+
+Plan BackToBack(const Plan& one, uint32_t calls)
+{
+    if (calls == 0)
+    {
+        throw std::invalid_argument("BackToBack: zero calls");
+    }
+    if (one.callStarts.size() > 1)
+    {
+        throw std::invalid_argument("BackToBack: the plan already holds several calls");
+    }
+    Plan plan = one;
+    const auto size = static_cast<uint32_t>(one.transfers.size());
+    plan.transfers.reserve(std::size_t{size} * calls);
+    plan.callStarts.assign(1, 0);
+    for (uint32_t k = 1; k < calls; ++k)
+    {
+        plan.callStarts.push_back(k * size);
+        for (const Transfer& t : one.transfers)
+        {
+            Transfer copy = t;
+            for (uint32_t& d : copy.deps)
+            {
+                d += k * size;
+            }
+            plan.transfers.push_back(std::move(copy));
+        }
     }
     return plan;
 }

@@ -51,6 +51,12 @@ struct Plan
     /// Added once after the last transfer is delivered (kernel teardown).
     Picoseconds fixedLatency{0};
     uint32_t chunksPerChannel{1}; ///< pipeline chunks each channel's data was cut into
+    /// Several calls of the collective back to back (BackToBack()): the index of each call's
+    /// first transfer, ascending, the first 0; empty: one call.  A rank starts its part of
+    /// call k once its own part of call k-1 ended (its last transfer delivered, then
+    /// fixedLatency), as NCCL's kernels queued on one stream do; nothing waits for the
+    /// other ranks' ends.
+    std::vector<uint32_t> callStarts{};
 };
 
 /**
@@ -65,6 +71,11 @@ Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
 /// As MakePlan(), with the algorithm, protocol and channel count given.
 Plan MakePlan(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const Config& config,
               const Choice& choice);
+
+/// \p calls copies of \p one back to back (Plan::callStarts), as nccl-tests issues its
+/// iterations on one stream.  Throws std::invalid_argument for zero calls or a plan that
+/// already holds several.
+Plan BackToBack(const Plan& one, uint32_t calls);
 
 /// Ring all-reduce of \p bytes over \p nRanks: reduce-scatter then all-gather, 2(n-1) steps,
 /// each rank sending one chunk of bytes/n to its successor per step.

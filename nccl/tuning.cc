@@ -162,7 +162,8 @@ double EstimateNs(CollectiveKind kind, const CommShape& shape, uint64_t bytes, A
         return latency + std::max(nvlink, netNs((nNodes <= 2 ? 1.0 : 2.0) * size));
     }
     const ProtocolParams& p = config.Params(proto);
-    double latency = p.baseLatencyNs;
+    double latency =
+        kind == CollectiveKind::SendRecv ? P2pBaseLatencyNs(proto, config) : p.baseLatencyNs;
     const bool tree = algo == Algorithm::Tree && TreeApplies(kind, shape);
     if (tree)
     {
@@ -181,7 +182,10 @@ double EstimateNs(CollectiveKind kind, const CommShape& shape, uint64_t bytes, A
                 : (kind == CollectiveKind::AllReduce ? 2 * (nNodes - 1) : nNodes - 1);
         latency += steps * p.stepLatencyNs + interSteps * config.treeLevelLatencyNs;
     }
-    const double bw = p.channelBytesPerSecond * nChannels;
+    const bool p2pSimple = kind == CollectiveKind::SendRecv && proto == Protocol::Simple &&
+                           config.p2pChannelBytesPerSecond > 0;
+    const double bw =
+        (p2pSimple ? config.p2pChannelBytesPerSecond : p.channelBytesPerSecond) * nChannels;
     const double busBytes = size * BusFactor(kind, n);
     const double wire = static_cast<double>(WireBytes(proto, bytes)) / std::max(size, 1.0);
     // A ring sends its bus bytes once through one rail per channel.  A double binary tree
@@ -190,6 +194,40 @@ double EstimateNs(CollectiveKind kind, const CommShape& shape, uint64_t bytes, A
     const double treeBytes = (nNodes <= 2 ? 1.0 : 2.0) * size / 0.92;
     const double net = netNs(wire * (tree ? treeBytes : busBytes));
     return latency + std::max(bw > 0 ? busBytes / bw * 1e9 : 0.0, net);
+}
+
+uint32_t P2pChannels(const CommShape& shape, uint64_t bytes, const Config& config)
+{
+    const uint32_t n = std::max<uint32_t>(shape.nRanks, 1);
+    const uint32_t total = std::max<uint32_t>(config.p2pChannels, 1);
+    const uint32_t most = std::max<uint32_t>(config.p2pChannelsPerPeer, 1);
+    uint32_t least = most;
+    while (uint64_t{least} * n > total && least > 1)
+    {
+        least /= 2;
+    }
+    if (bytes == 0)
+    {
+        return 1;
+    }
+    const bool acrossNodes = shape.ranksPerNode < shape.nRanks;
+    const uint64_t chunk = std::max<uint64_t>(config.p2pChunkBytes, 8);
+    const uint64_t minPart = acrossNodes ? chunk / 2 : chunk / 8;
+    const uint64_t maxPart = acrossNodes ? chunk : chunk * 32;
+    auto nc = static_cast<uint32_t>(
+        std::min<uint64_t>(least, (bytes + minPart - 1) / std::max<uint64_t>(minPart, 1)));
+    uint64_t part = std::max<uint64_t>(minPart, (bytes + nc - 1) / nc);
+    while (part > maxPart && nc <= most / 2)
+    {
+        nc *= 2;
+        part = (bytes + nc - 1) / nc;
+    }
+    return nc;
+}
+
+double P2pBaseLatencyNs(Protocol proto, const Config& config)
+{
+    return config.p2pChannels > 0 ? config.ll.baseLatencyNs : config.Params(proto).baseLatencyNs;
 }
 
 bool RingTableApplies(CollectiveKind kind, const CommShape& shape, const Config& config)
@@ -238,6 +276,20 @@ Choice Choose(CollectiveKind kind, const CommShape& shape, uint64_t bytes, const
 {
     const std::vector<Algorithm> algos = AllowedAlgorithms(config.algorithm, kind);
     const std::vector<Protocol> protos = AllowedProtocols(config.protocol, kind);
+    if (kind == CollectiveKind::SendRecv && config.p2pChannels > 0 && !protos.empty())
+    {
+        // NCCL's p2p path has no tuning table: its channels by size, then LL while each
+        // channel carries at most the LL threshold, Simple beyond (src/enqueue.cc).
+        const uint32_t nc = P2pChannels(shape, bytes, config);
+        const bool ll = bytes <= uint64_t{nc} * config.p2pLLThresholdBytes;
+        const auto allowed = [&](Protocol p)
+        { return std::find(protos.begin(), protos.end(), p) != protos.end(); };
+        const Protocol p = ll && allowed(Protocol::LL) ? Protocol::LL
+                           : allowed(Protocol::Simple) ? Protocol::Simple
+                                                       : protos.front();
+        return Choice{Algorithm::Ring, p, nc,
+                      EstimateNs(kind, shape, bytes, Algorithm::Ring, p, nc, config)};
+    }
     // NCCL 2.28 has a tree for all-reduce only (broadcast and reduce are rings, all-gather
     // and reduce-scatter rings, NVLS or PAT): a spec leaving another collective only the
     // tree leaves it nothing, and NCCL refuses the call.  Inside one node NCCL's tree is a

@@ -39,6 +39,19 @@ uint32_t ChannelsFor(const Config& config, uint64_t bytes);
 uint64_t ChannelBasisBytes(CollectiveKind kind, uint32_t nRanks, uint64_t bytes,
                            Protocol proto = Protocol::LL);
 
+/// NCCL 2.28's channel count for one send/recv of \p bytes on a communicator of \p shape
+/// (src/enqueue.cc, scheduleP2pTasksToPlan and addP2pToPlan): at most p2pChannelsPerPeer,
+/// halved while that many for every rank exceed the p2p channels; then one channel per
+/// P2P chunk / 8 of data (per chunk / 2 across nodes), doubled while a channel would carry
+/// more than 32 chunks (one chunk across nodes).  Needs Config::p2pChannels.
+uint32_t P2pChannels(const CommShape& shape, uint64_t bytes, const Config& config);
+
+/// The kernel's fixed cost of a send/recv or all-to-all with \p proto (before
+/// Config::p2pLatencyNs): the protocol's base latency; with NCCL's p2p setup known
+/// (Config::p2pChannels) LL's whatever the protocol, as NCCL's one p2p kernel runs both
+/// (the 4 x H200 node: 11.8 us for 16 KiB on LL, 12.2 us for 32 KiB on Simple).
+double P2pBaseLatencyNs(Protocol proto, const Config& config);
+
 /// Whether NCCL's own tuning table picks the protocol (a ring collective on one node, the
 /// ring graph's bandwidth known: Config::ringGraphBytesPerSecond).
 bool RingTableApplies(CollectiveKind kind, const CommShape& shape, const Config& config);

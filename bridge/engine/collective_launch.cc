@@ -164,13 +164,26 @@ void CollectiveLaunch::StartTransfer(const P2PMatcher::Transfer& t,
     }
     else
     {
-        plan = nccl::MakePlan(nccl::CollectiveKind::SendRecv, pair, t.bytes, m_nccl.For(*t.comm));
+        const nccl::Config& config = m_nccl.For(*t.comm);
+        plan = nccl::MakePlan(
+            nccl::CollectiveKind::SendRecv, pair, t.bytes, config,
+            nccl::Choose(nccl::CollectiveKind::SendRecv, P2PShape(*t.comm, pair), t.bytes, config));
     }
     // Ordered among same-instant starts by who sends what, never by arrival.
     const NetworkModel::OrderKey order{src, (uint64_t{1} << 63) | (uint64_t{dst} << 44) |
                                                 (t.sequence & ((uint64_t{1} << 44) - 1))};
     m_network.StartCollective(t.startNs, std::move(plan), {src, dst}, std::move(done), order,
                               fmt::format("send/recv {} B", t.bytes));
+}
+
+nccl::CommShape CollectiveLaunch::P2PShape(const Communicator& comm,
+                                           const nccl::CommShape& pair) const
+{
+    // NCCL sizes a send/recv's channels by the communicator's rank count and whether it
+    // spans nodes, not by the pair (nccl::P2pChannels); without NCCL's p2p setup in the
+    // scenario the pair's own shape prices it, as before that was known.
+    return m_nccl.For(comm).p2pChannels > 0 ? ShapeOf(static_cast<uint32_t>(comm.ranks.size()))
+                                            : pair;
 }
 
 nccl::CommShape CollectiveLaunch::ShapeOf(uint32_t nRanks) const
@@ -181,9 +194,8 @@ nccl::CommShape CollectiveLaunch::ShapeOf(uint32_t nRanks) const
     return shape;
 }
 
-CollectiveLaunch::CollectiveChoice CollectiveLaunch::ChoiceFor(wire::CollectiveOp op,
-                                                               const Communicator& comm,
-                                                               uint64_t bytes) const
+CollectiveLaunch::CollectiveChoice
+CollectiveLaunch::ChoiceFor(wire::CollectiveOp op, const Communicator& comm, uint64_t bytes) const
 {
     CollectiveChoice c;
     c.op = op;
@@ -236,9 +248,9 @@ std::pair<uint32_t, int64_t> CollectiveLaunch::P2PKernel(const Communicator& com
     }
     try
     {
-        // The channels NCCL gives one pair of that size.
-        const nccl::Choice c =
-            nccl::Choose(nccl::CollectiveKind::SendRecv, ShapeOf(2), bytes, m_nccl.For(comm));
+        // The channels NCCL gives one send/recv of that size on this communicator.
+        const nccl::Choice c = nccl::Choose(nccl::CollectiveKind::SendRecv,
+                                            P2PShape(comm, ShapeOf(2)), bytes, m_nccl.For(comm));
         return {c.nChannels, std::llround(c.estimatedNs)};
     }
     catch (const std::invalid_argument&)
@@ -284,18 +296,25 @@ void CollectiveLaunch::StartMatched(const MatchedCollective& c)
         throw std::invalid_argument(made.refusal);
     }
     m_network.StartCollective(
-        c.startNs,
-        nccl::MakePlan(c.op, ShapeOf(n), c.bytes, m_nccl.For(*c.comm), *made.choice),
+        c.startNs, nccl::MakePlan(c.op, ShapeOf(n), c.bytes, m_nccl.For(*c.comm), *made.choice),
         std::move(gpus),
-        [this, members = std::move(members), startNs = c.startNs](int64_t endNs)
-        {
-            const int64_t inSituNs = InSituEnd(members, startNs, endNs);
-            for (const auto& [rank, ticket] : members)
+        NetworkModel::CompletionFn(
+            [this, members = std::move(members), startNs = c.startNs,
+             root = static_cast<uint32_t>(c.root)](const NetworkModel::Completion& done)
             {
-                m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(ticket, inSituNs,
-                                                                               endNs);
-            }
-        },
+                // Each member ends when its own part does, as NCCL's kernel on its GPU:
+                // a broadcast's root before the chain's tail (plan rank p is member
+                // (p + root) mod n).
+                const auto count = static_cast<uint32_t>(members.size());
+                for (uint32_t i = 0; i < count; ++i)
+                {
+                    const std::vector<int64_t>& ends = done.rankEndNs.at(0);
+                    const int64_t endNs = ends.at((i + count - root % count) % count);
+                    const auto& [rank, ticket] = members[i];
+                    m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(
+                        ticket, InSituEnd(members, startNs, endNs), endNs);
+                }
+            }),
         order, fmt::format("{} {} B on {} ranks", CollectiveName(c.op), c.bytes, n));
 }
 

@@ -93,6 +93,8 @@ private:
     void StartTransfer(const P2PMatcher::Transfer& t, std::function<void(int64_t)> done);
     /// A communicator of \p nRanks on the scenario's nodes, as the tuning model sees it.
     nccl::CommShape ShapeOf(uint32_t nRanks) const;
+    /// The shape NCCL's p2p rule weighs for a send/recv of \p pair on \p comm.
+    nccl::CommShape P2PShape(const Communicator& comm, const nccl::CommShape& pair) const;
 
     /// NCCL's choice for one collective of a communicator, or why NCCL refuses it.
     struct CollectiveChoice
@@ -107,8 +109,8 @@ private:
                                uint64_t bytes) const;
     /// The choice for collective \p sequence on \p comm: made when its
     /// first member enqueues it, kept for the plan it starts with (StartMatched).
-    CollectiveChoice ChooseOnce(const Communicator& comm, uint64_t sequence,
-                                wire::CollectiveOp op, uint64_t bytes);
+    CollectiveChoice ChooseOnce(const Communicator& comm, uint64_t sequence, wire::CollectiveOp op,
+                                uint64_t bytes);
     /// The SMs (channels) a send/recv kernel moving \p bytes between two ranks of \p comm
     /// holds, and the tuning model's time for it; {0, 0} for a spec NCCL refuses.
     std::pair<uint32_t, int64_t> P2PKernel(const Communicator& comm, uint64_t bytes) const;

@@ -5,7 +5,8 @@ phantora-script-nic-speed builds two 8 x H100 servers on InfiniBand (the servers
 of scenarios/cluster-2x8-h100-ib.toml, with its 2 spines) and plans its all-reduce with
 the NCCL model; phantora-nccl-tests runs the same all-reduce on that scenario file. Both
 go through nccl::MakePlan and the flow-level network, so they must agree (within 0.1 %: the printed digits), with NCCL's own
-choice and with NCCL_ALGO=Ring / Tree forced.
+choice and with NCCL_ALGO=Ring / Tree forced. The script times one call: phantora-nccl-tests
+runs one too (--iters 1, not nccl-tests' 20 back to back).
 
 usage: scripts_agree_test.py NIC_SPEED_SCRIPT PHANTORA_NCCL_TESTS SOURCE_DIR
 """
@@ -33,7 +34,7 @@ for size in (1 << 20, 64 << 20, 1 << 30):
             env["NCCL_ALGO"] = algo.capitalize()
         bench = subprocess.run([nccl_tests, "--scenario", scenario, "--ngpus", "16", "--op",
                                 "all_reduce", "--min-bytes", str(size), "--max-bytes", str(size),
-                                "--transport", "flow"],
+                                "--transport", "flow", "--iters", "1"],
                                capture_output=True, text=True, check=True, env=env).stdout
         row = [l.split() for l in bench.splitlines() if l.strip().startswith(str(size))]
         assert row, bench

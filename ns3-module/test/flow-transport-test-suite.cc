@@ -304,6 +304,53 @@ private:
     }
 };
 
+class FlowChainRankEndsTestCase : public TestCase
+{
+public:
+    FlowChainRankEndsTestCase()
+        : TestCase("a chain's ranks end on their own; back-to-back calls start per rank")
+    {
+    }
+
+private:
+    void DoRun() override
+    {
+        // 0 -> 1 -> 2 on a star, 10 full packets a hop: 46 us each (see the ring test),
+        // then 5 us of kernel teardown on each rank.
+        nccl::Plan one;
+        one.fixedLatency = nccl::Picoseconds(5'000'000);
+        one.transfers.push_back({0, 1, 10 * kPayload});
+        nccl::Transfer second{1, 2, 10 * kPayload};
+        second.deps = {0};
+        one.transfers.push_back(second);
+        const Time hop = MicroSeconds(46);
+        const Time teardown = MicroSeconds(5);
+        for (uint32_t calls : {1U, 2U})
+        {
+            Ptr<FlowTransport> t =
+                FlowTransportHelper().Install(MakeStar(std::vector<DataRate>(3, kRate), kDelay));
+            NcclPlanExecutor::RankEnds ends;
+            NcclPlanExecutor::Start(t, nccl::BackToBack(one, calls), {0, 1, 2},
+                                    NcclPlanExecutor::RankEndsCallback(
+                                        [&](const NcclPlanExecutor::RankEnds& e) { ends = e; }));
+            Simulator::Run();
+            NS_TEST_ASSERT_MSG_EQ(ends.size(), calls, "one row of ends per call");
+            NS_TEST_ASSERT_MSG_EQ(ends[0][0], hop + teardown, "the root ends after its send");
+            NS_TEST_ASSERT_MSG_EQ(ends[0][1], 2 * hop + teardown, "the middle after forwarding");
+            NS_TEST_ASSERT_MSG_EQ(ends[0][2], 2 * hop + teardown, "the tail after its receive");
+            if (calls == 2)
+            {
+                // The root's second send starts when it ended the first call, while the
+                // middle still forwards the first: the calls overlap along the chain.
+                NS_TEST_ASSERT_MSG_EQ(ends[1][0], 2 * (hop + teardown), "root, second call");
+                NS_TEST_ASSERT_MSG_EQ(ends[1][2], 2 * (hop + teardown) + hop,
+                                      "tail, second call: one hop behind the root");
+            }
+            Simulator::Destroy();
+        }
+    }
+};
+
 class FlowEcmpTestCase : public TestCase
 {
 public:
@@ -518,6 +565,7 @@ public:
         AddTestCase(new FlowMaxMinTestCase, TestCase::QUICK);
         AddTestCase(new FlowIncastTestCase, TestCase::QUICK);
         AddTestCase(new FlowRingAllReduceTestCase, TestCase::QUICK);
+        AddTestCase(new FlowChainRankEndsTestCase, TestCase::QUICK);
         AddTestCase(new FlowEcmpTestCase, TestCase::QUICK);
         AddTestCase(new FlowRandomMaxMinTestCase, TestCase::QUICK);
         AddTestCase(new FlowRouteTestCase, TestCase::QUICK);

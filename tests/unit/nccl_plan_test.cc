@@ -191,3 +191,77 @@ TEST(NcclPlan, AcrossNvlsNodesNcclsChoiceGoesTreeRingNvlsTreeAsTheSizeGrows)
                                          nccl::Algorithm::NvlsTree, nccl::Protocol::Simple, 16, c);
     EXPECT_GT(many, two * 1.3);
 }
+
+TEST(NcclPlan, BackToBackRepeatsThePlanAndMarksWhereEachCallStarts)
+{
+    nccl::Plan one = nccl::MakeRingAllReducePlan(3, 3 << 10);
+    const auto size = static_cast<uint32_t>(one.transfers.size());
+    const nccl::Plan three = nccl::BackToBack(one, 3);
+    ASSERT_EQ(three.transfers.size(), 3U * size);
+    EXPECT_EQ(three.callStarts, (std::vector<uint32_t>{0, size, 2 * size}));
+    for (uint32_t i = 0; i < size; ++i)
+    {
+        const auto& first = three.transfers[i];
+        const auto& third = three.transfers[2 * size + i];
+        EXPECT_EQ(third.src, first.src);
+        EXPECT_EQ(third.bytes, first.bytes);
+        ASSERT_EQ(third.deps.size(), first.deps.size());
+        for (std::size_t d = 0; d < first.deps.size(); ++d)
+        {
+            EXPECT_EQ(third.deps[d], first.deps[d] + 2 * size) << "deps stay inside their call";
+        }
+    }
+    EXPECT_THROW(nccl::BackToBack(one, 0), std::invalid_argument);
+    EXPECT_THROW(nccl::BackToBack(three, 2), std::invalid_argument);
+}
+
+namespace
+{
+
+/// NCCL's p2p setup as the 4 x H200 node logs it: 32 p2p channels, 32 per peer, 512 KiB.
+nccl::Config P2pConfig()
+{
+    nccl::Config c;
+    c.p2pChannels = 32;
+    c.p2pChannelsPerPeer = 32;
+    c.p2pChunkBytes = 512 * 1024;
+    return c;
+}
+
+} // namespace
+
+TEST(NcclPlan, SendRecvTakesNcclsP2pChannelsAndProtocolForItsSizeAndRankCount)
+{
+    const nccl::Config c = P2pConfig();
+    const nccl::CommShape two{2, 2};
+    const nccl::CommShape four{4, 4};
+    constexpr uint64_t kKiB = 1024;
+    constexpr uint64_t kMiB = 1024 * kKiB;
+    // One channel per 64 KiB (the chunk / 8) up to the per-rank cap: 16 of 32 on 2 ranks
+    // (16 x 2 <= 32), 8 on 4; then doubled while a channel carries more than 16 MiB.
+    EXPECT_EQ(nccl::P2pChannels(two, 16 * kKiB, c), 1U);
+    EXPECT_EQ(nccl::P2pChannels(two, 128 * kKiB, c), 2U);
+    EXPECT_EQ(nccl::P2pChannels(two, 1 * kMiB, c), 16U);
+    EXPECT_EQ(nccl::P2pChannels(two, 256 * kMiB, c), 16U);
+    EXPECT_EQ(nccl::P2pChannels(two, 512 * kMiB, c), 32U);
+    EXPECT_EQ(nccl::P2pChannels(four, 1 * kMiB, c), 8U);
+    EXPECT_EQ(nccl::P2pChannels(four, 128 * kMiB, c), 8U);
+    EXPECT_EQ(nccl::P2pChannels(four, 256 * kMiB, c), 16U);
+    EXPECT_EQ(nccl::P2pChannels(four, 4096 * kMiB, c), 32U);
+    EXPECT_EQ(nccl::P2pChannels(two, 0, c), 1U);
+    // Across nodes a channel takes at least half a chunk and at most one.
+    EXPECT_EQ(nccl::P2pChannels(nccl::CommShape{16, 8}, 1 * kMiB, c), 2U);
+    // LL while a channel carries at most 16 KiB, Simple beyond.
+    const auto choose = [&](const nccl::CommShape& s, uint64_t bytes)
+    { return nccl::Choose(nccl::CollectiveKind::SendRecv, s, bytes, c); };
+    EXPECT_EQ(choose(two, 16 * kKiB).protocol, nccl::Protocol::LL);
+    EXPECT_EQ(choose(two, 32 * kKiB).protocol, nccl::Protocol::Simple);
+    EXPECT_EQ(choose(four, 128 * kMiB).nChannels, 8U);
+    nccl::Config forced = c;
+    forced.protocol = "ll";
+    EXPECT_EQ(nccl::Choose(nccl::CollectiveKind::SendRecv, two, 1 * kMiB, forced).protocol,
+              nccl::Protocol::LL);
+    // Without NCCL's p2p setup the collective rule stays (up to max_channels).
+    EXPECT_EQ(nccl::Choose(nccl::CollectiveKind::SendRecv, two, 1 * kMiB, nccl::Config{}).nChannels,
+              16U);
+}

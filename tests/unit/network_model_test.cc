@@ -223,3 +223,49 @@ TEST_P(NetworkReplay, IdleInstantsAreCheckpointsAndBoundTheReplay)
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, NetworkReplay, testing::Values("flow", "packet"));
+
+TEST(NetworkModelRankEnds, EachRankOfAChainEndsWithItsOwnLastTransfer)
+{
+    // A broadcast's chain 0 -> 1 -> 2 -> 3: the root is done after its send, the tail only
+    // once the data went through every hop; the completion's end is the last rank's.
+    for (const char* transport : {"flow", "packet"})
+    {
+        Scenario s = FourGpus(transport);
+        NetworkModel net(s);
+        phantora::nccl::Plan chain;
+        chain.fixedLatency = phantora::nccl::Picoseconds(2'000'000);
+        for (uint32_t r = 0; r + 1 < 4; ++r)
+        {
+            phantora::nccl::Transfer t{r, r + 1, 1 << 20};
+            if (r > 0)
+            {
+                t.deps = {r - 1};
+            }
+            chain.transfers.push_back(t);
+        }
+        NetworkModel::Completion got;
+        bool done = false;
+        net.StartCollective(0, chain, {0, 1, 2, 3},
+                            NetworkModel::CompletionFn(
+                                [&](const NetworkModel::Completion& c)
+                                {
+                                    got = c;
+                                    done = true;
+                                }));
+        while (!done)
+        {
+            ASSERT_TRUE(net.Busy()) << transport;
+            net.RunUntil(NetworkModel::kForever);
+        }
+        ASSERT_EQ(got.rankEndNs.size(), 1U) << transport;
+        const std::vector<int64_t>& e = got.rankEndNs[0];
+        ASSERT_EQ(e.size(), 4U) << transport;
+        EXPECT_LT(e[0], e[1]) << transport << ": the root ends before its successor";
+        EXPECT_LT(e[1], e[2]) << transport;
+        EXPECT_EQ(e[2], e[3]) << transport << ": the last two end with the last hop";
+        EXPECT_EQ(got.endNs, e[3]) << transport;
+        // Each hop of 1 MiB at 400 Gb/s takes at least 21 us: the tail ends two hops after
+        // the root.
+        EXPECT_GT(e[3] - e[0], 2 * 20'000) << transport;
+    }
+}

@@ -257,6 +257,11 @@ simple_channel_bandwidth = "20GB/s"
 ring_graph_channels = 12
 ring_graph_bandwidth = "360GB/s"
 recv_copy_bandwidth = "57.5GB/s"
+p2p_channels = 32
+p2p_channels_per_peer = 16
+p2p_chunk_bytes = "256KiB"
+p2p_ll_threshold = "8KiB"
+p2p_channel_bandwidth = "20GB/s"
 )"));
     EXPECT_EQ(s.nccl.algorithm, "ring");
     EXPECT_EQ(s.nccl.protocol, "ll128");
@@ -270,6 +275,13 @@ recv_copy_bandwidth = "57.5GB/s"
     EXPECT_EQ(s.nccl.ringGraphChannels, 12U);
     EXPECT_DOUBLE_EQ(s.nccl.ringGraphBytesPerSecond, 360e9);
     EXPECT_DOUBLE_EQ(s.nccl.recvCopyBytesPerSecond, 57.5e9);
+    EXPECT_EQ(s.nccl.p2pChannels, 32U);
+    EXPECT_EQ(s.nccl.p2pChannelsPerPeer, 16U);
+    EXPECT_EQ(s.nccl.p2pChunkBytes, 256ULL << 10);
+    EXPECT_EQ(s.nccl.p2pLLThresholdBytes, 8ULL << 10);
+    EXPECT_DOUBLE_EQ(s.nccl.p2pChannelBytesPerSecond, 20e9);
+    // without NCCL's p2p setup a send/recv keeps the collective rule
+    EXPECT_EQ(LoadScenario(Write(kValid)).nccl.p2pChannels, 0U);
     // without NCCL's ring graph the model's own estimate picks the protocol
     EXPECT_DOUBLE_EQ(LoadScenario(Write(kValid)).nccl.ringGraphBytesPerSecond, 0.0);
     // "auto" and an absent table leave the choice to the tuning model
@@ -283,6 +295,9 @@ TEST_F(ScenarioFile, NcclTableIsStrict)
     ExpectError(std::string(kValid) + "[nccl]\nprotocol = \"LL256\"\n", {"nccl.protocol"});
     ExpectError(std::string(kValid) + "[nccl]\nmin_channels = 4\nmax_channels = 2\n",
                 {"nccl.max_channels"});
+    // NCCL logs both p2p counts; one alone is a table copied in part
+    ExpectError(std::string(kValid) + "[nccl]\np2p_channels = 32\n",
+                {"nccl.p2p_channels", "p2p_channels_per_peer together"});
 }
 
 TEST_F(ScenarioFile, TheCalibratedScenarioLoads)
