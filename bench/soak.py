@@ -130,6 +130,10 @@ def main():
             samples.append({"t": time.monotonic() - start, "step": max(steps, default=-1),
                             "rss": rss, "fds": fds, "ranks": len(ranks),
                             "pss": sum(p for p in pss if p is not None)})
+            if len(samples) % max(int(60 / args.interval), 1) == 0:  # a line a minute
+                s = samples[-1]
+                print(f"  {s['t']:.0f} s: step {s['step']}, bridge RSS {s['rss'] / 1024:.1f} MiB, "
+                      f"{s['fds']} fds, ranks PSS {s['pss'] / 1024:.1f} MiB", flush=True)
         time.sleep(args.interval)
     reader.join(timeout=10)
     wall = time.monotonic() - start
@@ -142,9 +146,9 @@ def main():
     warm = max(int(args.steps * args.warmup), 1)
     warm_t = steps[min(warm, last)][0]
     end_t = steps[last][0]
-    at_warm = at_or_after(samples, warm_t)
-    # the last sample while the ranks still ran (after it they exit and the bridge reports)
-    running = [s for s in samples if s["t"] <= end_t] or samples
+    # the samples while the ranks ran (after the last step they exit and the bridge reports)
+    running = [s for s in samples if s["t"] <= end_t and s["ranks"] == args.ranks] or samples
+    at_warm = at_or_after(running, warm_t)
     at_end = running[-1]
     per_k = 1000.0 / max(at_end["step"] - at_warm["step"], 1)
     gaps = [steps[i + 1][0] - steps[i][0] for i in range(min(steps), last) if i + 1 in steps]

@@ -275,8 +275,8 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
     if (it == m_laneOf.end())
     {
         ++m_rejected;
-        spdlog::warn("bridge: ignored {} from {}, a peer that has not said hello",
-                     wire::RequestName(req.body), address);
+        spdlog::warn("bridge: ignored {} from a peer that has not said hello{}",
+                     wire::RequestName(req.body), address.empty() ? "" : " (" + address + ")");
         return;
     }
     if (req.lane != it->second.second)

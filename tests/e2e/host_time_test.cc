@@ -25,8 +25,8 @@ constexpr int kSteps = 6;
 /// time: 300 us after each synchronisation, 500 after the first launch, 700 after the
 /// second.  The labels' sites are not the simulated binary's, so the lookups go by the
 /// calls alone (host_gap_table.h's third level).  \p fillerGaps: another thread of the
-/// recording with that many gaps, each after a call of its own, so that the table the rank
-/// is sent holds at least as many keys.
+/// recording with that many gaps among 64 other calls, which make the table the rank is
+/// sent larger.
 fs::path RecordedProfile(const std::string& command, int fillerGaps = 0)
 {
     const fs::path db = ScratchDir() / "host_time.sqlite";
@@ -59,15 +59,20 @@ fs::path RecordedProfile(const std::string& command, int fillerGaps = 0)
         }
     }
     std::map<std::string, phantora::host_time::Sequence> threads{{"1.1", s}};
-    phantora::host_time::Sequence& filler = threads["1.2"];
-    for (int i = 0; i < fillerGaps; ++i)
+    if (fillerGaps > 0)
     {
-        filler.labels.push_back(fmt::format("launch:filler_{}(float*)@recorded+0x{:x}", i, i));
-        filler.gapBeforeNs.push_back(i == 0 ? -1 : 1000 + i % 977);
-    }
-    if (fillerGaps == 0)
-    {
-        threads.erase("1.2");
+        // 64 calls in a pseudo-random order: each gap's contexts, 1 to 8 calls deep at
+        // three levels (host_gap_table.h), are keys of their own, about 24 a gap
+        phantora::host_time::Sequence& filler = threads["1.2"];
+        uint64_t state = 0x9e3779b97f4a7c15ull;
+        for (int i = 0; i < fillerGaps; ++i)
+        {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            const unsigned call = static_cast<unsigned>(state >> 58);
+            filler.labels.push_back(
+                fmt::format("launch:filler_{}(float*)@recorded+0x{:x}", call, 0x100 + call));
+            filler.gapBeforeNs.push_back(i == 0 ? -1 : 1000 + i % 977);
+        }
     }
     w.SetHostGaps(run, threads);
     w.Commit();
@@ -158,12 +163,13 @@ TEST(HostTime, AProgramTheProfileNeverRecordedIsChargedTheModelAndItsStepsRepeat
 
 TEST(HostTime, AMillionGapTableReachesTheRankWhole)
 {
-    // The recording of the program with a million more gaps: its table (16 bytes a key, so
-    // 16 chunks of wire::kMaxTableChunkBytes) goes over the socket to the rank, which reads
-    // it in chunks; the steps are priced from it exactly as from the small table, which they
-    // would not be if any chunk were lost or the rank had refused the table.
+    // The recording of the program with 70,000 more gaps whose contexts make over a million
+    // keys: the table (16 bytes a key, so 16 or more chunks of wire::kMaxTableChunkBytes)
+    // goes over the socket to the rank, which reads it in chunks; the steps are priced from
+    // it exactly as from the small table, which they would not be if any chunk were lost or
+    // the rank had refused the table.
     const std::string command = fmt::format("{} {}", PHANTORA_HOST_TIME_PROGRAM, kSteps);
-    const fs::path profile = RecordedProfile(command, 1'000'000);
+    const fs::path profile = RecordedProfile(command, 70'000);
     nlohmann::json report;
     const auto steps =
         Simulate(WriteFile("million.toml", Scenario(profile, "recorded")), "", &report);

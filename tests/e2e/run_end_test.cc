@@ -138,10 +138,7 @@ TEST(RunEnd, ARankThatNeverConnectsLeavesAnIncompleteReportAndExits5)
     // rank 1 never makes a CUDA call; rank 0 runs until NCCL's set-up waits for it
     const auto scenario = WriteFile("s.toml", SwitchScenario(2));
     const auto program = WriteFile(
-        "rank.sh", fmt::format("#!/bin/sh
-[ \"$RANK\" = 1 ] && exec sleep 100
-exec {} 65536 4
-",
+        "rank.sh", fmt::format("#!/bin/sh\n[ \"$RANK\" = 1 ] && exec sleep 100\nexec {} 65536 4\n",
                                PHANTORA_CUDA_EXAMPLE));
     std::filesystem::permissions(program, std::filesystem::perms::owner_exec,
                                  std::filesystem::perm_options::add);
