@@ -218,6 +218,16 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
             SendTo(identity,
                    {req.seq, wire::Failure{fmt::format("rank {} is outside the world of {} ranks",
                                                        hello->rank, m_engine.WorldSize())}});
+            if (m_options.remoteRanks)
+            {
+                // Anyone holding the keys can connect to a served bridge: a stranger (or a
+                // host of another run) claiming a rank nobody runs must not end this one.
+                ++m_rejected;
+                spdlog::warn("bridge: refused a connection from {} claiming rank {} (pid {}): "
+                             "outside the world of {} ranks",
+                             address, hello->rank, hello->pid, m_engine.WorldSize());
+                return;
+            }
             throw SimulationError(
                 fmt::format("a process (pid {}) connected as rank {}, outside the world of {}",
                             hello->pid, hello->rank, m_engine.WorldSize()));
@@ -240,6 +250,17 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
         {
             SendTo(identity, {req.seq, wire::Failure{fmt::format("rank {} is already connected",
                                                                  hello->rank)}});
+            if (m_options.remoteRanks)
+            {
+                // A replayed hello, or a second host started as the same rank: the rank that
+                // connected first goes on.
+                ++m_rejected;
+                spdlog::warn("bridge: refused a connection from {} claiming rank {} (pid {}) "
+                             "thread {}: the rank is already connected (pid {})",
+                             address, hello->rank, hello->pid, req.lane,
+                             known != m_pidOf.end() ? known->second : hello->pid);
+                return;
+            }
             throw SimulationError(fmt::format(
                 "two processes connected as rank {} (pid {} and pid {}): only one process per rank "
                 "may use CUDA",
@@ -254,8 +275,8 @@ void BridgeServer::OnMessage(const std::string& identity, const std::string& pay
     if (it == m_laneOf.end())
     {
         ++m_rejected;
-        spdlog::warn("bridge: ignored {} from a peer that has not said hello",
-                     wire::RequestName(req.body));
+        spdlog::warn("bridge: ignored {} from a peer that has not said hello{}",
+                     wire::RequestName(req.body), address.empty() ? "" : " (" + address + ")");
         return;
     }
     if (req.lane != it->second.second)
@@ -624,12 +645,14 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
                 }
                 if (!missing.empty() && launcher.ForkServerPid() > 0)
                 {
-                    throw SimulationError(fmt::format(
-                        "ranks{} have not made a CUDA call within {} s of the start: the fork "
-                        "server (pid {}) is still importing the program's modules before "
-                        "forking them (--connect-timeout S waits longer; --no-fork-server "
-                        "execs the ranks)",
-                        missing, m_options.connectTimeout.count(), launcher.ForkServerPid()));
+                    throw SimulationError(
+                        fmt::format(
+                            "ranks{} have not made a CUDA call within {} s of the start: the fork "
+                            "server (pid {}) is still importing the program's modules before "
+                            "forking them (--connect-timeout S waits longer; --no-fork-server "
+                            "execs the ranks)",
+                            missing, m_options.connectTimeout.count(), launcher.ForkServerPid()),
+                        RunEnd::Timeout);
                 }
                 if (!missing.empty())
                 {

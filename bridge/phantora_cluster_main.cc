@@ -2,14 +2,15 @@
 // bridge the ranks talk to, and the launcher that starts the ranks.
 #include "bridge_server.h"
 #include "cli_checks.h"
-#include "device_welcome.h"
 #include "console_lines.h"
+#include "device_welcome.h"
 #include "engine/simulation_engine.h"
 #include "gpu_model/profile/program_name.h"
 #include "launch/compile_environment.h"
 #include "launch/launcher.h"
 #include "launch/python_command.h"
 #include "launch/static_cuda_runtime.h"
+#include "loopback_endpoint.h"
 #include "progress_line.h"
 #include "protocol/device_description.h"
 #include "run_report.h"
@@ -186,6 +187,18 @@ int main(int argc, char** argv)
                              "tcp://ADDR:PORT\n");
         return 2;
     }
+    // Across the network a rank must prove itself: a served run's hello carries no secret
+    // and a launched run's token travels in clear text; CURVE keys do both ends' work.
+    if (keysDir.empty() && (serve ? !IsLoopbackEndpoint(listen) : !IsLoopbackHost(bindAddress)))
+    {
+        PrintWrapped(
+            stderr, fmt::format("phantora-cluster: {} {} is reachable from other hosts, and "
+                                "without --keys any of them could connect as a rank, unencrypted: "
+                                "give --keys DIR (made if empty; every rank host needs its "
+                                "server.pub, client.pub and client.secret), or listen on 127.0.0.1",
+                                serve ? "--listen" : "--bind", serve ? listen : bindAddress));
+        return 2;
+    }
     if (!serve && !listen.empty())
     {
         std::fprintf(stderr, "phantora-cluster: --listen is for --serve; use --bind ADDR for "
@@ -305,9 +318,8 @@ int main(int argc, char** argv)
         engine.PreferProfileProgram(profile::ProgramName(command));
         if (!serve)
         {
-            engine.SetHostTime(HostTimeProfile::Prepare(engine.Kernels().Profile(), command,
-                                                        nproc, scenario.cpu,
-                                                        scenario.workload.readback));
+            engine.SetHostTime(HostTimeProfile::Prepare(engine.Kernels().Profile(), command, nproc,
+                                                        scenario.cpu, scenario.workload.readback));
         }
         else
         {
@@ -484,8 +496,9 @@ int main(int argc, char** argv)
                           trace.MarkIncomplete(RunEndName(outcome.end), outcome.failure, lastNs);
                       }
                       trace.Write(traceFile);
-                      PrintWrapped(stdout, fmt::format("trace: {} spans in {}{}", trace.Size(),
-                                                       traceFile, outcome.ok ? "" : " (incomplete)"));
+                      PrintWrapped(stdout,
+                                   fmt::format("trace: {} spans in {}{}", trace.Size(), traceFile,
+                                               outcome.ok ? "" : " (incomplete)"));
                   });
         }
         if (!outcome.ok)

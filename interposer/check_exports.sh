@@ -5,6 +5,9 @@
 # simulates.  It compares the built library's own exports, so a hook added anywhere (or a
 # generated stub) counts, whoever added it.
 #
+# A LIBRARY named *.txt is a list of its exports, one a line ('#' lines are comments):
+# NVML's (nvml_functions.txt), whose library comes with the driver, not the toolkit.
+#
 # usage: check_exports.sh INTERPOSER.so -- LIBRARY...
 set -euo pipefail
 interposer="$1"
@@ -13,8 +16,11 @@ shift
 shift
 
 functions() {
-    nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "W" || $2 == "i" { print $3 }' |
-        sed 's/@.*//' | sort -u
+    case "$1" in
+    *.txt) grep -v '^#' "$1" | sort -u ;;
+    *) nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "W" || $2 == "i" { print $3 }' |
+        sed 's/@.*//' | sort -u ;;
+    esac
 }
 
 defined="$(functions "$interposer")"

@@ -2,8 +2,8 @@
 // report, ProcessGroupNCCL's topology checks): it dlopens libnvidia-ml.so.1 (our
 // soname stub, which depends on this library) and looks functions up by name.
 // Devices are the scenario's GPUs, named and identified as the runtime API names
-// them.  A function not defined here is absent, as in an older driver's NVML:
-// dlsym fails and the caller says which one it missed.
+// them.  Every other function nvml.h declares (nvml_functions.txt) is a generated stub
+// that ends the rank naming it (generate_stubs.sh), as the other libraries' are.
 #include "device_properties.h"
 #include "device_query_scope.h"
 

@@ -3,11 +3,37 @@
 #include "profile_schema.h"
 #include "program_name.h"
 
+#include <charconv>
 #include <fmt/format.h>
+#include <limits>
 #include <map>
 
 namespace phantora::profile
 {
+
+namespace
+{
+/// \p hex as bytes (two digits a byte); nullopt if it is not that.
+std::optional<std::string> HexBytes(const std::string& hex)
+{
+    if (hex.size() % 2 != 0)
+    {
+        return std::nullopt;
+    }
+    std::string bytes;
+    for (std::size_t i = 0; i < hex.size(); i += 2)
+    {
+        unsigned v = 0;
+        const auto [p, ec] = std::from_chars(hex.data() + i, hex.data() + i + 2, v, 16);
+        if (ec != std::errc{} || p != hex.data() + i + 2)
+        {
+            return std::nullopt;
+        }
+        bytes.push_back(static_cast<char>(v));
+    }
+    return bytes;
+}
+} // namespace
 
 ProfileReader::ProfileReader(const std::filesystem::path& file)
     : ProfileReader(std::vector<std::filesystem::path>{file})
@@ -34,6 +60,14 @@ ProfileReader::ProfileReader(const std::vector<std::filesystem::path>& files)
 void ProfileReader::Load(const std::filesystem::path& file)
 {
     SqliteDb db(file, true);
+    for (const char* table : {"metadata", "ops"})
+    {
+        if (!db.HasTable(table))
+        {
+            throw ProfileError(
+                fmt::format("profile {}: has no {} table: not a profile", file.string(), table));
+        }
+    }
     std::map<std::string, std::string> metadata;
     {
         SqliteStatement meta(db, "SELECT key, value FROM metadata");
@@ -74,6 +108,18 @@ void ProfileReader::Load(const std::filesystem::path& file)
         }
         k.kind = *kind;
         k.name = ops.Text(1);
+        // a launch's grid, block and shared memory are 32-bit unsigned, bytes not negative
+        for (int column = 2; column <= 9; ++column)
+        {
+            const int64_t v = ops.Int(column);
+            if (v < 0 || (column < 9 && v > std::numeric_limits<uint32_t>::max()))
+            {
+                throw ProfileError(fmt::format("profile {}: ops row {} has {} {}, expected 0 to {}",
+                                               file.string(), ops.Int(17), ops.Name(column), v,
+                                               column < 9 ? std::numeric_limits<uint32_t>::max()
+                                                          : std::numeric_limits<uint64_t>::max()));
+            }
+        }
         for (int i = 0; i < 3; ++i)
         {
             k.grid[i] = static_cast<uint32_t>(ops.Int(2 + i));
@@ -137,13 +183,9 @@ ProfileReader::HostSequencesIn(const std::filesystem::path& file,
                                const std::vector<std::string>& runs)
 {
     SqliteDb db(file, true);
+    if (!db.HasTable("host_gaps") || !db.HasTable("host_labels"))
     {
-        SqliteStatement has(
-            db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'host_gaps'");
-        if (!has.Step())
-        {
-            return {}; // written before host time was recorded
-        }
+        return {}; // written before host time was recorded
     }
     std::vector<host_time::Sequence> out;
     SqliteStatement q(db, "SELECT g.thread, l.text, g.gap_ns, g.call_ns FROM host_gaps g"
@@ -166,13 +208,9 @@ ProfileReader::HostSequencesIn(const std::filesystem::path& file,
             out.back().callNs.push_back(q.Int(3));
         }
     }
+    if (!db.HasTable("host_readbacks"))
     {
-        SqliteStatement has(
-            db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'host_readbacks'");
-        if (!has.Step())
-        {
-            return out; // written before read-backs were recorded
-        }
+        return out; // written before read-backs were recorded
     }
     // Each run's threads are in out in (run, thread) order; the reads join them by name.
     SqliteStatement reads(db, "SELECT thread, seq, bytes FROM host_readbacks WHERE run = ?1");
@@ -197,17 +235,19 @@ ProfileReader::HostSequencesIn(const std::filesystem::path& file,
         while (reads.Step())
         {
             auto it = index.find(reads.Text(0));
-            const std::string hex = reads.Text(2);
-            if (it == index.end() || hex.size() % 2 != 0)
+            if (it == index.end())
             {
                 continue;
             }
-            std::string bytes;
-            for (std::size_t i = 0; i < hex.size(); i += 2)
+            auto bytes = HexBytes(reads.Text(2));
+            if (!bytes || reads.Int(1) < 0)
             {
-                bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+                throw ProfileError(fmt::format(
+                    "profile {}: host_readbacks of run {} thread {} call {} holds \"{}\", expected "
+                    "a call number from 0 and hex bytes",
+                    file.string(), run, reads.Text(0), reads.Int(1), reads.Text(2).substr(0, 64)));
             }
-            out[it->second].reads[static_cast<std::size_t>(reads.Int(1))] = std::move(bytes);
+            out[it->second].reads[static_cast<std::size_t>(reads.Int(1))] = std::move(*bytes);
         }
     }
     return out;
@@ -216,13 +256,9 @@ ProfileReader::HostSequencesIn(const std::filesystem::path& file,
 void ProfileReader::ReadProgramMedians(SqliteDb& db,
                                        const std::unordered_map<int64_t, OpStats*>& byId)
 {
+    if (!db.HasTable("runs") || !db.HasTable("samples"))
     {
-        SqliteStatement has(db,
-                            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'");
-        if (!has.Step())
-        {
-            return; // written before programs were named: every op has its pooled median only
-        }
+        return; // written before programs were named: every op has its pooled median only
     }
     {
         bool hasSpeed = false, hasForgotten = false;
@@ -257,9 +293,7 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
             }
         }
     }
-    SqliteStatement hasGaps(
-        db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'host_gaps'");
-    if (hasGaps.Step())
+    if (db.HasTable("host_gaps"))
     {
         SqliteStatement gaps(db, "SELECT DISTINCT run FROM host_gaps");
         while (gaps.Step())
@@ -292,6 +326,10 @@ void ProfileReader::ReadProgramMedians(SqliteDb& db,
 
 void ProfileReader::ReadArgsMedians(SqliteDb& db, const std::unordered_map<int64_t, OpStats*>& byId)
 {
+    if (!db.HasTable("samples"))
+    {
+        return;
+    }
     {
         SqliteStatement has(db, "SELECT 1 FROM pragma_table_info('samples') WHERE name = 'args'");
         if (!has.Step())

@@ -1,7 +1,10 @@
 #include "program_name.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -211,7 +214,9 @@ int LaunchedRanks(const std::vector<std::string>& argv)
             (known->second ? nodes : perNode) = *n;
         }
     }
-    return perNode * nodes;
+    // a command's own counts, so a huge one saturates instead of overflowing
+    return static_cast<int>(
+        std::min<int64_t>(int64_t{perNode} * nodes, std::numeric_limits<int>::max()));
 }
 
 int LaunchedRanks(const std::string& commandLine)

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fmt/format.h>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -35,13 +37,52 @@ std::vector<std::string_view> SplitTabs(std::string_view line)
 
 namespace
 {
-/// The log's text; a ".zst" log (committed raw logs are compressed) is decompressed.
+/// \p v is an unsigned integer of at most \p max, and nothing else.
+bool ParseUnsigned(std::string_view v, uint64_t max, uint64_t& out)
+{
+    const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    return ec == std::errc{} && p == v.data() + v.size() && out <= max;
+}
+
+/// What the importer and JoinRawParts read of a metadata value must parse, or the log is
+/// refused naming the line, instead of an exception from deep in the importer.
+std::string BadMetadata(std::string_view key, std::string_view value)
+{
+    uint64_t n = 0;
+    if ((key == "dropped_records" || key == "processes") &&
+        !ParseUnsigned(value, std::numeric_limits<int64_t>::max(), n))
+    {
+        return fmt::format("meta {} is \"{}\", expected a non-negative integer", key, value);
+    }
+    if (key == "host_speed_ns")
+    {
+        double speed = 0;
+        const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), speed);
+        if (ec != std::errc{} || p != value.data() + value.size() || !std::isfinite(speed) ||
+            speed <= 0)
+        {
+            return fmt::format("meta host_speed_ns is \"{}\", expected a positive number of "
+                               "nanoseconds",
+                               value);
+        }
+    }
+    return {};
+}
+
+/// The log's text; a ".zst" log (committed raw logs are compressed) is decompressed, up to
+/// kMaxRawLogBytes: a few hundred bytes of zstd can claim gigabytes.
 std::string ReadText(const std::filesystem::path& file)
 {
     std::ifstream in(file, std::ios::binary);
     if (!in)
     {
         throw ProfileError(fmt::format("raw log {}: cannot open", file.string()));
+    }
+    std::error_code ec;
+    if (const auto size = std::filesystem::file_size(file, ec); !ec && size > kMaxRawLogBytes)
+    {
+        throw ProfileError(fmt::format("raw log {}: {} bytes, more than the {} a raw log may hold",
+                                       file.string(), size, kMaxRawLogBytes));
     }
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (file.extension() != ".zst")
@@ -62,6 +103,12 @@ std::string ReadText(const std::filesystem::path& file)
         {
             throw ProfileError(fmt::format("raw log {}: not valid zstd data: {}", file.string(),
                                            ZSTD_getErrorName(left)));
+        }
+        if (text.size() + dst.pos > kMaxRawLogBytes)
+        {
+            throw ProfileError(fmt::format("raw log {}: decompresses to more than the {} bytes "
+                                           "a raw log may hold",
+                                           file.string(), kMaxRawLogBytes));
         }
         text.append(chunk.data(), dst.pos);
     }
@@ -94,6 +141,10 @@ RawLog RawLog::Read(const std::filesystem::path& file)
             if (f.size() != 3)
             {
                 fail("expected \"meta<TAB>key<TAB>value\"");
+            }
+            if (const std::string bad = BadMetadata(f[1], f[2]); !bad.empty())
+            {
+                fail(bad);
             }
             log.metadata[std::string(f[1])] = std::string(f[2]);
             continue;
@@ -155,14 +206,17 @@ RawLog RawLog::Read(const std::filesystem::path& file)
         }
         k.kind = *kind;
         k.name = std::string(f[2]);
+        // grid, block and shared memory are 32-bit in a launch; bytes and the duration 64
         uint64_t v[9];
         for (int i = 0; i < 9; ++i)
         {
-            auto s = f[3 + i];
-            auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v[i]);
-            if (ec != std::errc{} || p != s.data() + s.size())
+            const uint64_t max = i < 7   ? std::numeric_limits<uint32_t>::max()
+                                 : i < 8 ? std::numeric_limits<uint64_t>::max()
+                                         : std::numeric_limits<int64_t>::max();
+            if (!ParseUnsigned(f[3 + i], max, v[i]))
             {
-                fail(fmt::format("field {} is \"{}\", expected a non-negative integer", 4 + i, s));
+                fail(fmt::format("field {} is \"{}\", expected an integer from 0 to {}", 4 + i,
+                                 f[3 + i], max));
             }
         }
         for (int i = 0; i < 3; ++i)
@@ -234,7 +288,9 @@ void JoinRawParts(const std::vector<std::filesystem::path>& parts, const std::fi
             const std::string key(f[1]);
             if (key == "dropped_records")
             {
-                dropped += std::stoull(std::string(f[2]));
+                uint64_t n = 0;
+                ParseUnsigned(f[2], std::numeric_limits<int64_t>::max(), n); // Read checked it
+                dropped += n;
             }
             else if (meta.emplace(key, std::string(f[2])).second)
             {

@@ -27,6 +27,10 @@
 namespace phantora::profile
 {
 
+/// The most text a raw log may hold (decompressed), which RawLog::Read keeps in memory: about
+/// 90 times the largest committed (48 MB, the zoo's Qwen2 recording on the H200).
+inline constexpr std::size_t kMaxRawLogBytes = std::size_t{4} << 30;
+
 struct RawLog
 {
     std::map<std::string, std::string> metadata;

@@ -23,6 +23,33 @@ SqliteDb::SqliteDb(const std::filesystem::path& file, bool readOnly) : m_file(fi
     // Ranks of several simulations may read while gpu_profiler merges new measurements:
     // wait for the writer's short transaction instead of failing.
     sqlite3_busy_timeout(raw, 10000);
+    if (readOnly)
+    {
+        sqlite3_db_config(raw, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+        sqlite3_db_config(raw, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+        sqlite3_limit(raw, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
+        Exec("PRAGMA cell_size_check = ON");
+    }
+}
+
+bool SqliteDb::HasTable(const std::string& table) const
+{
+    SqliteStatement q(*this, "SELECT type, sql FROM sqlite_master WHERE name = ?1");
+    q.Bind(1, table);
+    if (!q.Step())
+    {
+        return false;
+    }
+    const std::string type = q.Text(0);
+    if (type != "table" || q.Text(1).rfind("CREATE TABLE", 0) != 0)
+    {
+        throw ProfileError(fmt::format("profile {}: \"{}\" is a {} (\"{}\"), expected a table: a "
+                                       "profile holds tables only",
+                                       m_file.string(), table,
+                                       type == "table" ? "virtual table" : type,
+                                       q.Text(1).substr(0, 80)));
+    }
+    return true;
 }
 
 void SqliteDb::Exec(const std::string& sql)
@@ -102,6 +129,12 @@ std::string SqliteStatement::Text(int column) const
 {
     const unsigned char* t = sqlite3_column_text(m_stmt.get(), column);
     return t ? reinterpret_cast<const char*>(t) : "";
+}
+
+std::string SqliteStatement::Name(int column) const
+{
+    const char* name = sqlite3_column_name(m_stmt.get(), column);
+    return name ? name : "";
 }
 
 bool SqliteStatement::IsNull(int column) const

@@ -22,12 +22,22 @@ class SqliteDb
 {
 public:
     /// \p readOnly: opened with mode=ro, so any number of processes read at once and a
-    /// reader never takes a write lock or creates journal files beside the database.
+    /// reader never takes a write lock or creates journal files beside the database.  A
+    /// file read may come from anyone (a user's own recording): it is read defensively,
+    /// as SQLite advises for untrusted databases (defensive mode, no trusted schema, cell
+    /// size checks, strings and blobs within kMaxValueBytes).
     SqliteDb(const std::filesystem::path& file, bool readOnly);
+
+    /// The longest string or blob a database read here may hold.
+    static constexpr int kMaxValueBytes = 64 << 20;
 
     sqlite3* Get() const { return m_db.get(); }
     const std::filesystem::path& File() const { return m_file; }
     void Exec(const std::string& sql);
+    /// Whether \p table is one of the file's tables; throws ProfileError if the name is a
+    /// view or a virtual table, which a profile never holds and whose query could run
+    /// unbounded (a recursive view) or reach a virtual table module's code.
+    bool HasTable(const std::string& table) const;
     [[noreturn]] void Fail(const std::string& what) const;
 
 private:
@@ -54,6 +64,8 @@ public:
     double Real(int column) const;
     std::string Text(int column) const;
     bool IsNull(int column) const;
+    /// The name of result column \p column.
+    std::string Name(int column) const;
 
 private:
     struct Finalize

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -23,8 +24,10 @@ constexpr int kSteps = 6;
 /// A profile holding the program's two kernels (10 and 20 us) and a recording of its host
 /// time: 300 us after each synchronisation, 500 after the first launch, 700 after the
 /// second.  The labels' sites are not the simulated binary's, so the lookups go by the
-/// calls alone (host_gap_table.h's third level).
-fs::path RecordedProfile(const std::string& command)
+/// calls alone (host_gap_table.h's third level).  \p fillerGaps: another thread of the
+/// recording with that many gaps among 64 other calls, which make the table the rank is
+/// sent larger.
+fs::path RecordedProfile(const std::string& command, int fillerGaps = 0)
 {
     const fs::path db = ScratchDir() / "host_time.sqlite";
     phantora::profile::ProfileWriter w(db);
@@ -55,7 +58,23 @@ fs::path RecordedProfile(const std::string& command)
             before = after;
         }
     }
-    w.SetHostGaps(run, {{"1.1", s}});
+    std::map<std::string, phantora::host_time::Sequence> threads{{"1.1", s}};
+    if (fillerGaps > 0)
+    {
+        // 64 calls in a pseudo-random order: each gap's contexts, 1 to 8 calls deep at
+        // three levels (host_gap_table.h), are keys of their own, about 24 a gap
+        phantora::host_time::Sequence& filler = threads["1.2"];
+        uint64_t state = 0x9e3779b97f4a7c15ull;
+        for (int i = 0; i < fillerGaps; ++i)
+        {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            const unsigned call = static_cast<unsigned>(state >> 58);
+            filler.labels.push_back(
+                fmt::format("launch:filler_{}(float*)@recorded+0x{:x}", call, 0x100 + call));
+            filler.gapBeforeNs.push_back(i == 0 ? -1 : 1000 + i % 977);
+        }
+    }
+    w.SetHostGaps(run, threads);
     w.Commit();
     return db;
 }
@@ -140,4 +159,28 @@ TEST(HostTime, AProgramTheProfileNeverRecordedIsChargedTheModelAndItsStepsRepeat
         EXPECT_EQ(quiet.at({0, step}), 1'500'000) << "step " << step;
         EXPECT_EQ(jittered.at({0, step}), quiet.at({0, step})) << "step " << step;
     }
+}
+
+TEST(HostTime, AMillionGapTableReachesTheRankWhole)
+{
+    // The recording of the program with 70,000 more gaps whose contexts make over a million
+    // keys: the table (16 bytes a key, so 16 or more chunks of wire::kMaxTableChunkBytes)
+    // goes over the socket to the rank, which reads it in chunks; the steps are priced from
+    // it exactly as from the small table, which they would not be if any chunk were lost or
+    // the rank had refused the table.
+    const std::string command = fmt::format("{} {}", PHANTORA_HOST_TIME_PROGRAM, kSteps);
+    const fs::path profile = RecordedProfile(command, 70'000);
+    nlohmann::json report;
+    const auto steps =
+        Simulate(WriteFile("million.toml", Scenario(profile, "recorded")), "", &report);
+    ASSERT_EQ(steps.size(), static_cast<std::size_t>(kSteps));
+    EXPECT_EQ(report["host_time"]["origin"], "recording") << report["host_time"].dump(2);
+    EXPECT_GE(report["host_time"]["table_keys"].get<uint64_t>(), 1'000'000u)
+        << report["host_time"].dump(2);
+    for (int step = 1; step < kSteps; ++step)
+    {
+        EXPECT_EQ(steps.at({0, step}), 1'500'000) << "step " << step;
+    }
+    EXPECT_GT(report["host_time"]["by_source"]["context (no site)"]["gaps"].get<uint64_t>(), 10u)
+        << report["host_time"].dump(2);
 }

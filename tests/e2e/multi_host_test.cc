@@ -1,13 +1,22 @@
 // Ranks on "two hosts": phantora-cluster --serve holds the bridge and the network, two
 // groups of two ranks are started by phantora-rank (one group with torchrun's
 // variables, one with srun's), all over CURVE.  The simulated step times must be the
-// ones a single launcher gives the same four ranks; a rank with a foreign key is
-// refused and logged.
+// ones a single launcher gives the same four ranks; a rank with a foreign key, a stranger
+// claiming a rank outside the world, a replayed hello or request are refused and logged
+// while the run goes on; a bridge listening beyond this host needs keys.
+#include "protocol/codec.h"
 #include "run_helpers.h"
 
+#include <chrono>
+#include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
+#include <future>
 #include <gtest/gtest.h>
+#include <iterator>
+#include <thread>
 #include <zmq.h>
+#include <zmq.hpp>
 
 using namespace phantora::test;
 
@@ -346,4 +355,150 @@ TEST(MultiHost, AKilledForkedServedRankEndsAsAnExecdOneDoes)
     EXPECT_NE(r.output.find(fmt::format("python3 (pid {}) was killed by signal 9", standIn)),
               std::string::npos)
         << r.output;
+}
+
+namespace
+{
+
+/// What the bridge answers \p hello sent from a new connection to \p endpoint, as a
+/// stranger (or a replaying host) would send it; "" if no answer came within 10 s.
+std::string AnswerToHello(const std::string& endpoint, const phantora::wire::Hello& hello)
+{
+    using namespace phantora::wire;
+    zmq::context_t ctx(1);
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.connect(endpoint);
+    RequestEnvelope req;
+    req.seq = 1;
+    req.body = hello;
+    s.send(zmq::buffer(Encode(req)), zmq::send_flags::none);
+    zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::seconds(10));
+    zmq::message_t reply;
+    if (!(item.revents & ZMQ_POLLIN) || !s.recv(reply, zmq::recv_flags::none))
+    {
+        return "";
+    }
+    const ReplyEnvelope answer = DecodeReply(reply.to_string_view());
+    const auto* failure = std::get_if<Failure>(&answer.body);
+    return failure ? failure->message : "(not a failure)";
+}
+
+/// Sends, from a new connection, a kernel launch numbered as a rank's second request (a
+/// request captured on the way and sent again): no hello came before it.
+void ReplayALaunch(const std::string& endpoint)
+{
+    using namespace phantora::wire;
+    zmq::context_t ctx(1);
+    zmq::socket_t s(ctx, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 1000);
+    s.connect(endpoint);
+    RequestEnvelope req;
+    req.seq = 2;
+    req.order = 1;
+    req.body = KernelLaunch{1, "phantora_step_kernel", {1, 1, 1}, {1, 1, 1}, 0, "", ""};
+    s.send(zmq::buffer(Encode(req)), zmq::send_flags::none);
+}
+
+} // namespace
+
+TEST(MultiHost, AServedBridgeRefusesAndLogsStrangersAndReplaysAndItsRunGoesOn)
+{
+    const auto scenario = WriteFile("s.toml", SwitchScenario(1, kExtra));
+    const auto dir = ScratchDir();
+    std::filesystem::remove(dir / "go");
+    // The bridge and, once `go` exists, its one rank (long enough for the replay below to
+    // come while it runs), each under `timeout` so that none outlives the test.
+    const std::string script = fmt::format(
+        "cd {dir} || exit 1; "
+        "timeout 100 {cluster} --scenario {scenario} --serve --nproc 1 --listen "
+        "'tcp://127.0.0.1:*' "
+        "> server.log 2>&1 & server=$!; "
+        "for i in $(seq 100); do grep -q 'serving on' server.log && break; sleep 0.1; done; "
+        "sed -n 's/.*serving on \\(tcp:[^ ;]*\\).*/\\1/p' server.log | head -1 > endpoint; "
+        "for i in $(seq 600); do [ -e go ] && break; sleep 0.1; done; "
+        "RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 PHANTORA_EXAMPLE_ID_FILE=$PWD/nccl.id timeout 100 {rank} "
+        "--connect \"$(cat endpoint)\" -- {example} 1048576 3000 > rank.log 2>&1; "
+        "echo \"rank exit $?\"; wait $server; echo \"server exit $?\"; cat server.log; tail -3 "
+        "rank.log",
+        fmt::arg("dir", dir.string()), fmt::arg("cluster", PHANTORA_CLUSTER),
+        fmt::arg("scenario", scenario.string()), fmt::arg("rank", PHANTORA_RANK),
+        fmt::arg("example", PHANTORA_CUDA_EXAMPLE));
+    auto run = std::async(std::launch::async,
+                          [&] { return RunCommand("timeout 120 sh -c " + ShQuoted(script)); });
+    std::string endpoint;
+    for (int i = 0; i < 200 && endpoint.empty(); ++i)
+    {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::ifstream(dir / "endpoint") >> endpoint;
+    }
+    ASSERT_FALSE(endpoint.empty()) << "the bridge did not say where it serves";
+
+    phantora::wire::Hello stranger;
+    stranger.rank = 5;
+    stranger.worldSize = 8;
+    stranger.pid = 4242;
+    EXPECT_NE(AnswerToHello(endpoint, stranger).find("rank 5 is outside the world of 1 ranks"),
+              std::string::npos);
+    ReplayALaunch(endpoint);
+
+    WriteFile("go", "");
+    bool stepping = false;
+    for (int i = 0; i < 600 && !stepping; ++i)
+    {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::ifstream log(dir / "rank.log");
+        const std::string text{std::istreambuf_iterator<char>(log), {}};
+        stepping = text.find("rank 0 step 2 ") != std::string::npos;
+    }
+    ASSERT_TRUE(stepping) << "rank 0 never made two steps";
+    phantora::wire::Hello replayed;
+    replayed.rank = 0;
+    replayed.worldSize = 1;
+    replayed.pid = 4243;
+    EXPECT_NE(AnswerToHello(endpoint, replayed).find("rank 0 is already connected"),
+              std::string::npos);
+
+    const CommandResult r = run.get();
+    EXPECT_NE(r.output.find("rank exit 0"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("server exit 0"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("rank 0 step 2999 "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("refused a connection from 127.0.0.1 claiming rank 5 (pid 4242): "
+                            "outside the world of 1 ranks"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("ignored KernelLaunch from a peer that has not said hello (127.0.0.1)"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("refused a connection from 127.0.0.1 claiming rank 0 (pid 4243) thread "
+                            "0: the rank is already connected"),
+              std::string::npos)
+        << r.output;
+}
+
+TEST(MultiHost, ListeningBeyondThisHostWithoutKeysIsRefusedWithTheReason)
+{
+    const auto scenario = WriteFile("s.toml", SwitchScenario(1, kExtra));
+    const CommandResult served =
+        RunCommand(fmt::format("{} --scenario {} --serve --nproc 1 --listen tcp://0.0.0.0:0 2>&1",
+                               PHANTORA_CLUSTER, scenario.string()));
+    EXPECT_EQ(served.exitCode, 2) << served.output;
+    EXPECT_NE(served.output.find("--listen tcp://0.0.0.0:0 is reachable from other hosts, and "
+                                 "without --keys"),
+              std::string::npos)
+        << served.output;
+    const CommandResult launched =
+        RunCommand(fmt::format("{} --scenario {} --nproc 1 --bind 0.0.0.0 -- {} 1024 1 2>&1",
+                               PHANTORA_CLUSTER, scenario.string(), PHANTORA_CUDA_EXAMPLE));
+    EXPECT_EQ(launched.exitCode, 2) << launched.output;
+    EXPECT_NE(launched.output.find("--bind 0.0.0.0 is reachable from other hosts"),
+              std::string::npos)
+        << launched.output;
+    // with keys it serves (and, given no rank, ends at the connect timeout)
+    const CommandResult keyed = RunCommand(fmt::format(
+        "{} --scenario {} --serve --nproc 1 --listen tcp://0.0.0.0:0 --keys {} --connect-timeout 1 "
+        "2>&1",
+        PHANTORA_CLUSTER, scenario.string(), (ScratchDir() / "keys").string()));
+    EXPECT_NE(keyed.output.find("(CURVE)"), std::string::npos) << keyed.output;
 }

@@ -1,10 +1,12 @@
 // A run that ends early still leaves its report and its trace: what was simulated until
 // the end, marked incomplete with the reason, and an exit status that says which end it
-// was (engine/simulation_error.h): a signal, a rank that crashed, a deadlock.
+// was (engine/simulation_error.h): a signal (SIGTERM, SIGINT), a rank that crashed, a
+// deadlock, a rank that never connected (a timeout).
 #include "run_helpers.h"
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <future>
@@ -81,9 +83,10 @@ void ExpectIncomplete(const Outputs& out, const std::string& end, const std::str
     EXPECT_TRUE(marker) << "the trace has no marker where the simulation stopped";
 }
 
-} // namespace
-
-TEST(RunEnd, SigtermWritesAnIncompleteReportAndTraceAndExits143)
+/// Runs 2 ranks of the CUDA example for longer than any test, sends phantora-cluster
+/// \p signal once rank 1 has made steps, and checks its end: exit status 128 + signal, an
+/// incomplete report and trace naming the signal.
+void ExpectSignalEnds(int signal)
 {
     const auto scenario = WriteFile("s.toml", SwitchScenario(2));
     const auto pidFile = ScratchDir() / "cluster.pid";
@@ -105,15 +108,48 @@ TEST(RunEnd, SigtermWritesAnIncompleteReportAndTraceAndExits143)
     int pid = 0;
     std::ifstream(pidFile) >> pid;
     ASSERT_GT(pid, 0);
-    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    ASSERT_EQ(::kill(pid, signal), 0);
     ASSERT_EQ(run.wait_for(std::chrono::seconds(60)), std::future_status::ready)
-        << "phantora-cluster did not end after SIGTERM";
+        << "phantora-cluster did not end after signal " << signal;
     const CommandResult r = run.get();
     const std::string output = ReadText(log);
-    EXPECT_EQ(r.exitCode, 128 + SIGTERM) << output;
-    EXPECT_NE(output.find("the run ended early (interrupted, exit status 143)"), std::string::npos)
+    EXPECT_EQ(r.exitCode, 128 + signal) << output;
+    EXPECT_NE(
+        output.find(fmt::format("the run ended early (interrupted, exit status {})", 128 + signal)),
+        std::string::npos)
         << output;
-    ExpectIncomplete(out, "interrupted", "interrupted by signal 15", 2);
+    ExpectIncomplete(out, "interrupted", fmt::format("interrupted by signal {}", signal), 2);
+}
+
+} // namespace
+
+TEST(RunEnd, SigtermWritesAnIncompleteReportAndTraceAndExits143)
+{
+    ExpectSignalEnds(SIGTERM);
+}
+
+TEST(RunEnd, SigintWritesAnIncompleteReportAndTraceAndExits130)
+{
+    ExpectSignalEnds(SIGINT);
+}
+
+TEST(RunEnd, ARankThatNeverConnectsLeavesAnIncompleteReportAndExits5)
+{
+    // rank 1 never makes a CUDA call; rank 0 runs until NCCL's set-up waits for it
+    const auto scenario = WriteFile("s.toml", SwitchScenario(2));
+    const auto program = WriteFile(
+        "rank.sh", fmt::format("#!/bin/sh\n[ \"$RANK\" = 1 ] && exec sleep 100\nexec {} 65536 4\n",
+                               PHANTORA_CUDA_EXAMPLE));
+    std::filesystem::permissions(program, std::filesystem::perms::owner_exec,
+                                 std::filesystem::perm_options::add);
+    const Outputs out = OutputFiles();
+    const CommandResult r = RunCommand(fmt::format(
+        "PHANTORA_EXAMPLE_ID_FILE={} timeout 120 {} --scenario {} --nproc 2 --connect-timeout 3 "
+        "--report {} --trace {} -- {} 2>&1",
+        (ScratchDir() / "nccl.id").string(), PHANTORA_CLUSTER, scenario.string(),
+        out.report.string(), out.trace.string(), program.string()));
+    EXPECT_EQ(r.exitCode, 5) << r.output;
+    ExpectIncomplete(out, "timeout", "ranks 1 have not made a CUDA call within 3 s", 2);
 }
 
 TEST(RunEnd, ARankThatCrashesLeavesAnIncompleteReportAndExits3)
