@@ -1,0 +1,232 @@
+"""Predicting a GPU from another's profile: every accuracy cell of each GPU simulated from the other's.
+
+    python3 bench/accuracy/cross_gpu.py --build build                  # both directions, every cell
+    python3 bench/accuracy/cross_gpu.py --build build --targets H200 --cells train_gpt/w1024
+    python3 bench/accuracy/cross_gpu.py --results bench/accuracy/sim/cross-gpu.json   # print saved
+
+Each H200 cell of the accuracy suites (accuracy.py's SUITES, real/*.json) is simulated with
+the H100's profile standing in for the H200 ([kernels] profile = profiles/H100.sqlite,
+profile_of = the H100's datasheet, scenarios/gpus/H100.toml; the [gpu] table the H200's
+datasheet, scenarios/gpus/H200.toml: gpu_model/gpu_prediction.h scales each op), and each
+H100 cell with the H200's profile.  Everything else is the cell's own scenario (its network,
+its [cpu]); the host time is what the source profile recorded (or its host-time model where
+it holds no recording of the program): the target's host is taken to be the same kind of
+machine as the source's.
+
+Per cell it prints the real step, the predicted step and its error (whole step), and the
+GPU alone: the predicted step with host time off ([cpu] time_scale = 0, no call overheads)
+against the target GPU's own: the real GPU-only step where one was measured
+(real/H200x4-gpt_ref-gpu-only.json, collect_gpu_only.py), else the same simulation with the
+target's own measured profile (its kernels' real times on the same timeline: what isolates
+the prediction of the GPU from the host's).  Whether the source profile holds a recording
+of the cell's program is a column: where it does not, its ops are estimated before they are
+predicted (accuracy.py's left-out table is that error alone).
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import accuracy  # noqa: E402
+import left_out  # noqa: E402
+
+ROOT = accuracy.ROOT
+GPUS = os.path.join(ROOT, "scenarios", "gpus")
+PROFILES = os.path.join(ROOT, "profiles")
+
+# Each target GPU's cells: (suite, real data, scenario); None keeps the suite's own.
+TARGETS = {
+    "H200": ("H100", [("train_gpt", None, None), ("train_gpt_x4", None, None),
+                      ("cudnn_gpt", None, None), ("cudnn_cnn", None, None),
+                      ("gpt_ref", None, None), ("zoo", None, None), ("compiled", None, None)]),
+    "H100": ("H200", [("train_gpt", "H100.json", "h100-profile.toml"),
+                      ("train_gpt_x4", "H100x4-train_gpt-2026-11-26T1032.json",
+                       "h100x4-nvlink-profiled.toml"),
+                      ("gpt_ref_h100", None, None), ("frameworks_h100", None, None)]),
+}
+
+
+def suite_for(target, name, real, scenario):
+    """accuracy.py's suite \\p name with the target's real data and scenario."""
+    s = accuracy.SUITES[name]
+    changes = {}
+    if real:
+        changes["real"] = os.path.join(HERE, "real", real)
+    if scenario:
+        changes["scenario"] = os.path.join(ROOT, "scenarios", scenario)
+    return dataclasses.replace(s, **changes)
+
+
+def predicted_scenario(scenario, target, source, tmp, name):
+    """\\p scenario with the target's datasheet as its [gpu] and the source's profile standing in."""
+    lines = [f"extends = {json.dumps([os.path.abspath(scenario), os.path.join(GPUS, target + '.toml')])}",
+             "[kernels]",
+             f"profile = {json.dumps(os.path.join(PROFILES, source + '.sqlite'))}",
+             f"profile_of = {json.dumps(os.path.join(GPUS, source + '.toml'))}"]
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def recorded_programs(gpu):
+    """The programs the profile of \\p gpu holds recordings of (its runs table)."""
+    with sqlite3.connect(f"file:{os.path.join(PROFILES, gpu + '.sqlite')}?mode=ro", uri=True) as db:
+        return {row[0] for row in db.execute("SELECT DISTINCT program FROM runs")}
+
+
+def gpu_only_reference(suite):
+    """{cell key: the real GPU-only step} where the suite has such measurements."""
+    if not suite.gpu_only:
+        return {}
+    data = accuracy.load_json(suite.gpu_only)
+    return {accuracy.key(c): c["gpu_only_step_ms"] for c in data["cells"] if "gpu_only_step_ms" in c}
+
+
+def simulate_direction(args, target, tmp, saved):
+    source, entries = TARGETS[target]
+    programs = recorded_programs(source)
+    out = saved.setdefault(target, {"source": source, "cells": {}})
+    for name, real_file, scenario_file in entries:
+        suite = suite_for(target, name, real_file, scenario_file)
+        real = accuracy.load_real(suite.real)
+        cells = [c for c in accuracy.measured_cells(accuracy.read_matrix(suite.matrix), real)
+                 if not args.cells or any(accuracy.cell_matches(p, f"{name}/{accuracy.key(c)}")
+                                          for p in args.cells)]
+        if not cells:
+            continue
+        blocked = accuracy.check_imports(args.build, suite)
+        real_cells = {accuracy.key(c): c for c in real["cells"] if "step_ms" in c}
+        measured_gpu = gpu_only_reference(suite)
+        stem = f"{target}-{name}"
+        predicted = predicted_scenario(suite.scenario, target, source, tmp, f"{stem}-predicted.toml")
+        predicted_off = accuracy.host_off_scenario(predicted, tmp, f"{stem}-predicted-off.toml")
+        own_off = accuracy.host_off_scenario(suite.scenario, tmp, f"{stem}-own-off.toml")
+        for c in cells:
+            k = f"{name}/{accuracy.key(c)}"
+            if k in out["cells"] and "failed" not in out["cells"][k]:
+                continue  # kept from --resume
+            program = left_out.program_name(suite.program(c, args.steps, args.warmup)[0])
+            row = {"suite": name, "real_step_ms": real_cells[accuracy.key(c)]["step_ms"],
+                   "program": program, "source_recorded": program in programs}
+            print(f"{target} from {source}: {k} ...", file=sys.stderr, flush=True)
+            try:
+                if blocked:
+                    raise accuracy.SimulationFailed(blocked)
+                whole = accuracy.simulate(args.build, suite, predicted, c, args.steps, args.warmup,
+                                          args.verbose, args.sim_timeout)
+                row.update(step_ms=whole["step_ms"], measured_share=whole.get("measured_share"),
+                           band_pct=whole.get("band_pct"))
+                row["gpu_ms"] = accuracy.simulate(args.build, suite, predicted_off, c, args.steps,
+                                                  args.warmup, args.verbose, args.sim_timeout)["step_ms"]
+                if accuracy.key(c) in measured_gpu:
+                    row.update(gpu_ref_ms=measured_gpu[accuracy.key(c)], gpu_ref="real")
+                else:
+                    row.update(gpu_ref_ms=accuracy.simulate(args.build, suite, own_off, c, args.steps,
+                                                            args.warmup, args.verbose,
+                                                            args.sim_timeout)["step_ms"],
+                               gpu_ref="own profile")
+            except accuracy.SimulationFailed as e:
+                row["failed"] = str(e).splitlines()[0][:300]
+            out["cells"][k] = row
+            if args.save:
+                with open(args.save, "w") as f:
+                    json.dump({"steps": args.steps, "warmup": args.warmup, "targets": saved}, f, indent=1)
+
+
+def mean(values):
+    return statistics.mean(values) if values else float("nan")
+
+
+def print_tables(saved, out=sys.stdout):
+    overall = {"step": [], "gpu": []}
+    for target, data in saved.items():
+        source = data["source"]
+        print(f"\n== {target} predicted from the {source} profile ([kernels] profile_of = "
+              f"\"{source}\", [gpu] = scenarios/gpus/{target}.toml) ==", file=out)
+        head = ["cell", f"{source} recorded", "real ms", "pred ms", "err %", "GPU-alone pred",
+                "GPU-alone ref", "ref", "GPU err %", "band ±%"]
+        rows, step_err, gpu_err, recorded_err = [], [], [], []
+        for k, r in data["cells"].items():
+            if "failed" in r:
+                rows.append([k, "yes" if r["source_recorded"] else "no", f"{r['real_step_ms']:.3f}",
+                             f"(failed: {r['failed'][:80]})"])
+                continue
+            e = accuracy.pct(r["step_ms"], r["real_step_ms"])
+            ge = accuracy.pct(r["gpu_ms"], r["gpu_ref_ms"])
+            step_err.append(abs(e))
+            gpu_err.append(abs(ge))
+            if r["source_recorded"]:
+                recorded_err.append((abs(e), abs(ge)))
+            band = r.get("band_pct")
+            rows.append([k, "yes" if r["source_recorded"] else "no", f"{r['real_step_ms']:.3f}",
+                         f"{r['step_ms']:.3f}", f"{e:+.1f}", f"{r['gpu_ms']:.3f}", f"{r['gpu_ref_ms']:.3f}",
+                         r["gpu_ref"], f"{ge:+.1f}", f"{band:.1f}" if band is not None else "-"])
+        widths = [max([len(head[i])] + [len(r[i]) for r in rows if len(r) == len(head)])
+                  for i in range(len(head))]
+        line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
+        print(line, file=out)
+        print("-" * len(line), file=out)
+        for r in rows:
+            if len(r) == len(head):
+                print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))),
+                      file=out)
+            else:
+                print("  ".join(v.ljust(w) for v, w in zip(r, widths)) + "  " + "  ".join(r[len(widths):]), file=out)
+        print("-" * len(line), file=out)
+        print(f"{target} from {source}: whole step mean |error| {mean(step_err):.1f} % (max "
+              f"{max(step_err, default=float('nan')):.1f} %), GPU alone mean |error| {mean(gpu_err):.1f} % "
+              f"(max {max(gpu_err, default=float('nan')):.1f} %) over {len(step_err)} cells", file=out)
+        if recorded_err:
+            print(f"  cells whose program the {source} profile recorded ({len(recorded_err)}): whole step "
+                  f"{mean([a for a, _ in recorded_err]):.1f} %, GPU alone {mean([b for _, b in recorded_err]):.1f} %",
+                  file=out)
+        overall["step"] += step_err
+        overall["gpu"] += gpu_err
+    if len(saved) > 1:
+        print(f"\nboth directions: whole step mean |error| {mean(overall['step']):.1f} %, GPU alone mean "
+              f"|error| {mean(overall['gpu']):.1f} % over {len(overall['step'])} cells", file=out)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", default=os.environ.get("PHANTORA_BUILD_DIR", os.path.join(ROOT, "build")))
+    p.add_argument("--targets", default="H200,H100", help="comma-separated target GPUs (H200, H100)")
+    p.add_argument("--cells", action="append", metavar="PATTERN",
+                   help="only cells whose suite/size/mode/gpus hold these parts (accuracy.py --cells)")
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--sim-timeout", type=int, default=1800)
+    p.add_argument("--save", help="write the results here (JSON) after each cell")
+    p.add_argument("--resume", action="store_true", help="keep the cells --save's file already holds")
+    p.add_argument("--results", help="print these saved results instead of simulating")
+    p.add_argument("-v", "--verbose", action="store_true")
+    args = p.parse_args()
+    if args.results:
+        print_tables(accuracy.load_json(args.results)["targets"])
+        return 0
+    args.cells = [q for v in (args.cells or []) for q in v.split(",") if q]
+    accuracy.check_build(args.build)
+    targets = [t for t in args.targets.split(",") if t]
+    for t in targets:
+        if t not in TARGETS:
+            p.error(f"--targets: unknown GPU {t} (known: {', '.join(TARGETS)})")
+    saved = {}
+    if args.resume and args.save and os.path.exists(args.save):
+        saved = accuracy.load_json(args.save)["targets"]
+    with tempfile.TemporaryDirectory(prefix="phantora-cross-") as tmp:
+        for t in targets:
+            simulate_direction(args, t, tmp, saved)
+    print_tables({t: saved[t] for t in targets if t in saved})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
