@@ -110,11 +110,21 @@ void PrintKernelCosts(std::FILE* out, const KernelCostTable& k, std::size_t top)
     const auto& by = k.BySource();
     auto ops = [&](CostSource s) { return static_cast<unsigned long long>(by[size_t(s)].ops); };
     // Two lines of at most ~160 characters, so a terminal shows them whole.
-    std::fprintf(out,
-                 "GPU op durations: %.1f%% of the GPU time measured or given; %llu measured "
-                 "(profile), %llu from the scenario table, %llu defaulted\n",
-                 100.0 * k.MeasuredShare(), ops(CostSource::Measured), ops(CostSource::Table),
-                 ops(CostSource::Default));
+    if (const GpuPrediction* p = k.Prediction())
+        // Nothing was measured on a predicted GPU: say on which GPU the profile's times were.
+        std::fprintf(out,
+                     "GPU op durations: %.1f%% of the GPU time measured on the %s (predicted "
+                     "for the %s) or given; %llu measured (profile), %llu from the scenario "
+                     "table, %llu defaulted\n",
+                     100.0 * k.MeasuredShare(), p->Source().model.c_str(),
+                     p->Target().model.c_str(), ops(CostSource::Measured), ops(CostSource::Table),
+                     ops(CostSource::Default));
+    else
+        std::fprintf(out,
+                     "GPU op durations: %.1f%% of the GPU time measured or given; %llu measured "
+                     "(profile), %llu from the scenario table, %llu defaulted\n",
+                     100.0 * k.MeasuredShare(), ops(CostSource::Measured), ops(CostSource::Table),
+                     ops(CostSource::Default));
     std::fprintf(out,
                  "  estimated: %llu scaled from other shapes, %llu from the bytes they move, "
                  "%llu from the same kernel template, %llu roofline/bandwidth model\n",

@@ -18,7 +18,7 @@ GPU alone: the predicted step with host time off ([cpu] time_scale = 0, no call 
 against the target GPU's own: the real GPU-only step where one was measured
 (real/H200x4-gpt_ref-gpu-only.json, collect_gpu_only.py), else the same simulation with the
 target's own measured profile (its kernels' real times on the same timeline: what isolates
-the prediction of the GPU from the host's).  Whether the source profile holds a recording
+the prediction of the GPU from the host's), or that simulation's saved result (--reference).  Whether the source profile holds a recording
 of the cell's program is a column: where it does not, its ops are estimated before they are
 predicted (accuracy.py's left-out table is that error alone).
 """
@@ -90,6 +90,17 @@ def gpu_only_reference(suite):
     return {accuracy.key(c): c["gpu_only_step_ms"] for c in data["cells"] if "gpu_only_step_ms" in c}
 
 
+def saved_reference(args, suite):
+    """{cell key: host-off step} of the suite in --reference (a saved accuracy.py run with the
+    target's own profile), where it was simulated with this suite's scenario."""
+    if not args.reference:
+        return {}
+    saved = accuracy.load_sim_results(args.reference).get(suite.name)
+    if not saved or saved.get("scenario") != accuracy.rel(suite.scenario):
+        return {}
+    return {k: c["host_off_step_ms"] for k, c in saved.get("cells", {}).items() if c.get("host_off_step_ms")}
+
+
 def simulate_direction(args, target, tmp, saved):
     source, entries = TARGETS[target]
     programs = recorded_programs(source)
@@ -105,6 +116,7 @@ def simulate_direction(args, target, tmp, saved):
         blocked = accuracy.check_imports(args.build, suite)
         real_cells = {accuracy.key(c): c for c in real["cells"] if "step_ms" in c}
         measured_gpu = gpu_only_reference(suite)
+        reference = saved_reference(args, suite)
         stem = f"{target}-{name}"
         predicted = predicted_scenario(suite.scenario, target, source, tmp, f"{stem}-predicted.toml")
         predicted_off = accuracy.host_off_scenario(predicted, tmp, f"{stem}-predicted-off.toml")
@@ -128,13 +140,15 @@ def simulate_direction(args, target, tmp, saved):
                                                   args.warmup, args.verbose, args.sim_timeout)["step_ms"]
                 if accuracy.key(c) in measured_gpu:
                     row.update(gpu_ref_ms=measured_gpu[accuracy.key(c)], gpu_ref="real")
+                elif accuracy.key(c) in reference:
+                    row.update(gpu_ref_ms=reference[accuracy.key(c)], gpu_ref="own profile, saved")
                 else:
                     row.update(gpu_ref_ms=accuracy.simulate(args.build, suite, own_off, c, args.steps,
                                                             args.warmup, args.verbose,
                                                             args.sim_timeout)["step_ms"],
                                gpu_ref="own profile")
             except accuracy.SimulationFailed as e:
-                row["failed"] = str(e).splitlines()[0][:300]
+                row["failed"] = str(e)[:3000]
             out["cells"][k] = row
             if args.save:
                 with open(args.save, "w") as f:
@@ -157,7 +171,7 @@ def print_tables(saved, out=sys.stdout):
         for k, r in data["cells"].items():
             if "failed" in r:
                 rows.append([k, "yes" if r["source_recorded"] else "no", f"{r['real_step_ms']:.3f}",
-                             f"(failed: {r['failed'][:80]})"])
+                         f"(failed: {r['failed'].splitlines()[-1][:100]})"])
                 continue
             e = accuracy.pct(r["step_ms"], r["real_step_ms"])
             ge = accuracy.pct(r["gpu_ms"], r["gpu_ref_ms"])
@@ -204,16 +218,30 @@ def main():
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--sim-timeout", type=int, default=1800)
+    p.add_argument("--connect-timeout", type=int, default=900,
+                   help="phantora-cluster --connect-timeout: seconds a rank may take to its first CUDA "
+                        "call (its default 120 is too short on a loaded 2-core machine)")
     p.add_argument("--save", help="write the results here (JSON) after each cell")
     p.add_argument("--resume", action="store_true", help="keep the cells --save's file already holds")
-    p.add_argument("--results", help="print these saved results instead of simulating")
+    p.add_argument("--results", action="append", metavar="FILE",
+                   help="print these saved results instead of simulating (repeatable: the cells of "
+                        "each target merged, a later file's winning)")
+    p.add_argument("--reference", metavar="FILE",
+                   help="a saved accuracy.py run (--save-sim) whose host-off steps with the target's own "
+                        "profile stand for the GPU-alone reference of the suites it holds with the same "
+                        "scenario (instead of simulating them again)")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args()
     if args.results:
-        print_tables(accuracy.load_json(args.results)["targets"])
+        merged = {}
+        for path in args.results:
+            for t, data in accuracy.load_json(path)["targets"].items():
+                merged.setdefault(t, {"source": data["source"], "cells": {}})["cells"].update(data["cells"])
+        print_tables(merged)
         return 0
     args.cells = [q for v in (args.cells or []) for q in v.split(",") if q]
     accuracy.check_build(args.build)
+    accuracy.CLUSTER_ARGS[:] = ["--connect-timeout", str(args.connect_timeout)]
     targets = [t for t in args.targets.split(",") if t]
     for t in targets:
         if t not in TARGETS:
