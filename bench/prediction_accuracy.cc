@@ -4,9 +4,9 @@
 // target's own measurement; errors by predicted class and by op kind, each weighted by the
 // target's measured time (how the ops add up in a step), and the time-weighted total.
 //
-//   phantora-prediction-accuracy --source profiles/H100.sqlite --source-sheet
-//   scenarios/gpus/H100.toml \
-//       --target profiles/H200.sqlite --target-sheet scenarios/gpus/H200.toml
+//   build/bench/phantora-prediction-accuracy --source profiles/H100.sqlite
+//       --source-sheet scenarios/gpus/H100.toml --target profiles/H200.sqlite
+//       --target-sheet scenarios/gpus/H200.toml
 #include "gpu_model/gpu_prediction.h"
 #include "gpu_model/profile/profile_reader.h"
 #include "scenario_loader.h"
