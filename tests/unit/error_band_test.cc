@@ -178,8 +178,8 @@ TEST(ErrorBand, APredictedGpuAddsThePredictionsErrorToTheMeasuredGpus)
     const fs::path file = Write("H100\tgpu\tmeasured\t5\t2\nH100\tgpu\tpredicted\t9\t6\n"
                                 "H100\thost\tmodel\t3\t10\n");
     const auto table = phantora::ErrorBandTable::Read(file);
-    const fs::path db =
-        fs::temp_directory_path() / ("phantora_band_h100_" + std::to_string(::getpid()) + ".sqlite");
+    const fs::path db = fs::temp_directory_path() /
+                        ("phantora_band_h100_" + std::to_string(::getpid()) + ".sqlite");
     fs::remove(db);
     {
         phantora::profile::ProfileWriter w(db);
