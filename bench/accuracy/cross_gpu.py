@@ -99,7 +99,7 @@ def saved_reference(args, suite):
     saved = accuracy.load_sim_results(args.reference).get(suite.name)
     if not saved or saved.get("scenario") != accuracy.rel(suite.scenario):
         return {}
-    return {k: c["host_off_step_ms"] for k, c in saved.get("cells", {}).items() if c.get("host_off_step_ms")}
+    return {k: c for k, c in saved.get("cells", {}).items() if c.get("host_off_step_ms")}
 
 
 def simulate_direction(args, target, tmp, saved):
@@ -129,6 +129,8 @@ def simulate_direction(args, target, tmp, saved):
             program = left_out.program_name(suite.program(c, args.steps, args.warmup)[0])
             row = {"suite": name, "real_step_ms": real_cells[accuracy.key(c)]["step_ms"],
                    "program": program, "source_recorded": program in programs}
+            if accuracy.key(c) in reference:  # the target's own profile, whole step, for comparison
+                row["own_step_ms"] = reference[accuracy.key(c)]["step_ms"]
             print(f"{target} from {source}: {k} ...", file=sys.stderr, flush=True)
             try:
                 if blocked:
@@ -142,7 +144,8 @@ def simulate_direction(args, target, tmp, saved):
                 if accuracy.key(c) in measured_gpu:
                     row.update(gpu_ref_ms=measured_gpu[accuracy.key(c)], gpu_ref="real")
                 elif accuracy.key(c) in reference:
-                    row.update(gpu_ref_ms=reference[accuracy.key(c)], gpu_ref="own profile, saved")
+                    row.update(gpu_ref_ms=reference[accuracy.key(c)]["host_off_step_ms"],
+                               gpu_ref="own profile, saved")
                 else:
                     row.update(gpu_ref_ms=accuracy.simulate(args.build, suite, own_off, c, args.steps,
                                                             args.warmup, args.verbose,
@@ -156,6 +159,18 @@ def simulate_direction(args, target, tmp, saved):
                     json.dump({"steps": args.steps, "warmup": args.warmup, "targets": saved}, f, indent=1)
 
 
+def attach_own(args, targets):
+    """Adds each cell's whole step with the target's own profile from --reference (saved
+    results that predate it)."""
+    for target, data in targets.items():
+        for name, real_file, scenario_file in TARGETS[target][1]:
+            reference = saved_reference(args, suite_for(target, name, real_file, scenario_file))
+            for k, c in reference.items():
+                row = data["cells"].get(f"{name}/{k}")
+                if row is not None and "own_step_ms" not in row:
+                    row["own_step_ms"] = c["step_ms"]
+
+
 def mean(values):
     return statistics.mean(values) if values else float("nan")
 
@@ -166,9 +181,9 @@ def print_tables(saved, out=sys.stdout):
         source = data["source"]
         print(f"\n== {target} predicted from the {source} profile ([kernels] profile_of = "
               f"\"{source}\", [gpu] = scenarios/gpus/{target}.toml) ==", file=out)
-        head = ["cell", f"{source} recorded", "real ms", "pred ms", "err %", "GPU-alone pred",
+        head = ["cell", f"{source} recorded", "real ms", "pred ms", "err %", "own err %", "GPU-alone pred",
                 "GPU-alone ref", "ref", "GPU err %", "band ±%"]
-        rows, step_err, gpu_err, recorded_err = [], [], [], []
+        rows, step_err, gpu_err, recorded_err, own_pairs = [], [], [], [], []
         for k, r in data["cells"].items():
             if "failed" in r:
                 rows.append([k, "yes" if r["source_recorded"] else "no", f"{r['real_step_ms']:.3f}",
@@ -181,8 +196,13 @@ def print_tables(saved, out=sys.stdout):
             if r["source_recorded"]:
                 recorded_err.append((abs(e), abs(ge)))
             band = r.get("band_pct")
+            own = r.get("own_step_ms")
+            own_e = accuracy.pct(own, r["real_step_ms"]) if own else None
+            if own_e is not None:
+                own_pairs.append((abs(e), abs(own_e)))
             rows.append([k, "yes" if r["source_recorded"] else "no", f"{r['real_step_ms']:.3f}",
-                         f"{r['step_ms']:.3f}", f"{e:+.1f}", f"{r['gpu_ms']:.3f}", f"{r['gpu_ref_ms']:.3f}",
+                         f"{r['step_ms']:.3f}", f"{e:+.1f}", f"{own_e:+.1f}" if own_e is not None else "-",
+                         f"{r['gpu_ms']:.3f}", f"{r['gpu_ref_ms']:.3f}",
                          r["gpu_ref"], f"{ge:+.1f}", f"{band:.1f}" if band is not None else "-"])
         widths = [max([len(head[i])] + [len(r[i]) for r in rows if len(r) == len(head)])
                   for i in range(len(head))]
@@ -202,6 +222,10 @@ def print_tables(saved, out=sys.stdout):
         if recorded_err:
             print(f"  cells whose program the {source} profile recorded ({len(recorded_err)}): whole step "
                   f"{mean([a for a, _ in recorded_err]):.1f} %, GPU alone {mean([b for _, b in recorded_err]):.1f} %",
+                  file=out)
+        if own_pairs:
+            print(f"  cells with a saved simulation on the {target}'s own profile ({len(own_pairs)}): whole step "
+                  f"predicted {mean([a for a, _ in own_pairs]):.1f} %, own profile {mean([b for _, b in own_pairs]):.1f} %",
                   file=out)
         overall["step"] += step_err
         overall["gpu"] += gpu_err
@@ -238,6 +262,8 @@ def main():
         for path in args.results:
             for t, data in accuracy.load_json(path)["targets"].items():
                 merged.setdefault(t, {"source": data["source"], "cells": {}})["cells"].update(data["cells"])
+        if args.reference:
+            attach_own(args, merged)
         print_tables(merged)
         return 0
     args.cells = [q for v in (args.cells or []) for q in v.split(",") if q]
