@@ -83,8 +83,8 @@ class CrossGpu(unittest.TestCase):
         out = io.StringIO()
         cross_gpu.print_tables(saved, out)
         text = out.getvalue()
-        self.assertIn("whole step mean |error| 12.5 % (max 15.0 %), GPU alone mean |error| 5.0 % (max 10.0 %) "
-                      "over 2 cells", text)
+        self.assertIn("whole step mean |error| 12.5 % (max 15.0 %) over 2 cells, GPU alone mean |error| 5.0 % "
+                      "(max 10.0 %) over 2", text)
         self.assertIn("recorded (1): whole step 10.0 %, GPU alone 0.0 %", text)
         self.assertIn("(failed: why)", text)
 
