@@ -24,6 +24,12 @@ whatever statistic the row says it is):
   model a run of it gets); the 80th percentile (nearest rank) over the programs;
 - host / recording: the same for the program's own table (what a recorded run charges:
   each context's median), per GPU;
+- gpu / predicted: with --cross, a saved bench/accuracy/cross_gpu.py run: how far a GPU
+  predicted from this GPU's profile was off (gpu_model/gpu_prediction.h), the 80th
+  percentile (nearest rank) over its cells of the |error| of the GPU timeline alone
+  (host time off) against the target's own (its real GPU-only step, else the same
+  simulation with the target's measured profile); a predicted run's band adds it to the
+  source's errors (bridge/error_band.cc);
 - gpu / measured: with --harness, a saved accuracy.py run: the mean |error| of the
   simulated GPU timeline alone (host time off) against the real GPU's own step (the GPU
   held until the host is ahead: collect_gpu_only.py), over the cells that have both.
@@ -149,15 +155,31 @@ def measured_rows(harness):
     return [(gpu, "gpu", "measured", len(e), statistics.mean(e)) for gpu, e in errors.items()]
 
 
+def predicted_rows(cross):
+    """gpu / predicted from a saved cross_gpu.py run, by the GPU whose profile predicted."""
+    with open(cross) as f:
+        targets = json.load(f)["targets"]
+    rows = []
+    for data in targets.values():
+        errors = [abs(c["gpu_ms"] / c["gpu_ref_ms"] - 1) * 100 for c in data["cells"].values()
+                  if "failed" not in c and c.get("gpu_ref_ms")]
+        if errors:
+            rows.append((data["source"], "gpu", "predicted", len(errors), p80(errors)))
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--harness", help="a saved accuracy.py run (--save-sim) for the gpu / measured row")
+    p.add_argument("--cross", help="a saved bench/accuracy/cross_gpu.py run for the gpu / predicted rows")
     p.add_argument("--out", default=os.path.join(ROOT, "profiles", "error_bands.tsv"))
     args = p.parse_args()
     rows = gpu_rows(args.build) + host_rows(args.build)
     if args.harness:
         rows += measured_rows(args.harness)
+    if args.cross:
+        rows += predicted_rows(args.cross)
     # H100 has no GPU-alone measurement of its own: the H200's stands for it, said in the row.
     have = {(r[0], r[2]) for r in rows if r[1] == "gpu"}
     rows += [("H100", "gpu", "measured", r[3], r[4]) for r in rows

@@ -85,6 +85,9 @@ ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gp
         double ns;
     };
     std::vector<Weighed> weighed;
+    // A predicted GPU's times are the profile's GPU's, scaled: that GPU's errors apply.
+    const std::string measuredOn =
+        kernels.Prediction() ? kernels.Prediction()->Source().model : gpu;
     // GPU time by what priced it: the profile's measurements, the scenario's table, the
     // default, and the estimates by op class (each class's estimates were measured
     // against programs the profile did not hold: bench/error_bands.py).
@@ -132,9 +135,19 @@ ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gp
         p.cls = w.cls;
         p.share = w.ns / all;
         // Durations the scenario gave are what the user asked for: no error of ours.
-        const auto e = w.cls == "table" ? std::optional(0.0) : table.Error(gpu, w.part, w.cls);
+        const auto e =
+            w.cls == "table" ? std::optional(0.0) : table.Error(measuredOn, w.part, w.cls);
         p.measured = e.has_value();
         p.error = e.value_or(kUnmeasuredError);
+        if (kernels.Prediction() && w.part == "gpu" && w.cls != "table" && w.cls != "default")
+        {
+            // Scaled to another GPU: the scaling's own measured error comes on top (rows
+            // "SOURCE gpu predicted": how far predictions from that GPU's profile were off).
+            const auto scaled = table.Error(measuredOn, "gpu", "predicted");
+            p.cls += "+predicted";
+            p.measured = p.measured && scaled.has_value();
+            p.error += scaled.value_or(kUnmeasuredError);
+        }
         band.parts.push_back(p);
     }
     // Each part's error is its sources' errors weighted by the time each priced in it.  A

@@ -32,8 +32,9 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
     s.AllowOnly({"model", "memory", "sm_count", "compute_capability", "launch_latency",
                  "stream_gap", "stream_gap_beside_blocked", "graph_node_gap", "hbm_bandwidth",
                  "pcie_bandwidth", "peak_tflops_bf16", "peak_tflops_f16", "peak_tflops_f32",
-                 "peak_tflops_fp8", "peak_tflops_i8", "comm_interference",
-                 "comm_rate_beside_memory_bound"});
+                 "peak_tflops_fp8", "peak_tflops_i8", "peak_tflops_tf32", "comm_interference",
+                 "comm_rate_beside_memory_bound", "sm_clock_mhz", "l2_cache", "nvlink_generation",
+                 "nvlink_bandwidth"});
     if (!s.Present())
     {
         s.FailMissing("model", "the [gpu] table with the GPU model and its memory");
@@ -75,7 +76,14 @@ void ReadGpu(const Section& s, GpuSpec& gpu)
     }
     gpu.hbmBitsPerSecond = *s.BitRate("hbm_bandwidth", true);
     gpu.pcieBitsPerSecond = *s.BitRate("pcie_bandwidth", true);
-    for (const char* type : {"bf16", "f16", "f32", "fp8", "i8"})
+    // Datasheet figures: what a GPU predicted from another's profile is scaled by
+    // (gpu_model/gpu_prediction.h); unset, 0.
+    gpu.smClockMhz = static_cast<int32_t>(s.Integer("sm_clock_mhz", false, 1, 10000).value_or(0));
+    gpu.l2Bytes = s.Bytes("l2_cache", false).value_or(0);
+    gpu.nvlinkGeneration =
+        static_cast<int32_t>(s.Integer("nvlink_generation", false, 1, 10).value_or(0));
+    gpu.nvlinkBitsPerSecond = s.BitRate("nvlink_bandwidth", false).value_or(0.0);
+    for (const char* type : {"bf16", "f16", "f32", "fp8", "i8", "tf32"})
     {
         if (auto v = s.Number(std::string("peak_tflops_") + type, false, 0.0))
         {
@@ -391,14 +399,47 @@ void ReadNetwork(const Section& s, NetworkSpec& net)
     }
 }
 
+/// [kernels] profile_of: a GPU's name, whose datasheet is gpus/NAME.toml beside the file
+/// that names it, or a datasheet's path (a file whose [gpu] table describes the GPU).
+void ReadProfileOf(const Section& s, KernelSpec& k)
+{
+    const auto value = s.String("profile_of", false);
+    if (!value)
+        return;
+    if (k.profile.empty())
+        s.Fail(*s.Node("profile_of"), "profile_of",
+               "only with a profile: the measured GPU's profile = \"...sqlite\" it names");
+    const std::filesystem::path writer = s.FileOf(*s.Node("profile_of"));
+    const bool path = value->find('/') != std::string::npos ||
+                      std::filesystem::path(*value).extension() == ".toml";
+    std::filesystem::path file =
+        path ? std::filesystem::path(*value) : std::filesystem::path("gpus") / (*value + ".toml");
+    if (file.is_relative())
+        file = writer.parent_path() / file;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+        s.Fail(*s.Node("profile_of"), "profile_of",
+               fmt::format("expected the name of a GPU with a datasheet in gpus/ beside the "
+                           "scenario, or a datasheet's path, but {} is not a file",
+                           file.string()));
+    const toml::table root = ComposeScenarioToml(file);
+    const Section top(file, "", &root);
+    top.AllowOnly({"gpu"});
+    GpuSpec source;
+    ReadGpu(top.Sub("gpu"), source);
+    k.profileOf = std::move(source);
+    k.profileOfFile = file;
+}
+
 void ReadKernels(const Section& s, KernelSpec& k)
 {
-    s.AllowOnly({"default", "durations", "profile"});
+    s.AllowOnly({"default", "durations", "profile", "profile_of"});
     k.defaultNs = std::llround(*s.DurationNs("default", true));
     if (auto profile = s.String("profile", false))
     {
         k.profile = ProfilePath(s, "profile", *profile);
     }
+    ReadProfileOf(s, k);
     const Section durations = s.Sub("durations");
     if (const toml::table* t = durations.Table())
     {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,14 @@ struct GpuSpec
     double pcieBitsPerSecond{0}; ///< host<->device copies
     /// Dense peak TFLOP/s by GEMM input type ("bf16", "f16", "f32", "e4m3", ...): the
     /// roofline estimate of GEMMs the profile has not measured; absent: no roofline.
+    /// "tf32": the tensor cores' rate on f32 operands (f32 is the CUDA cores').
     std::map<std::string, double> peakTflops;
+
+    // Datasheet figures a predicted GPU is scaled by (gpu_prediction.h); 0: not given.
+    int32_t smClockMhz{0};         ///< boost clock: latency-bound kernels scale by it
+    uint64_t l2Bytes{0};           ///< reported, not used to scale (yet)
+    int32_t nvlinkGeneration{0};   ///< 4 on Hopper, 5 on Blackwell
+    double nvlinkBitsPerSecond{0}; ///< per GPU and direction, all its links: peer copies
 };
 
 struct KernelSpec
@@ -52,6 +60,11 @@ struct KernelSpec
     std::filesystem::path profile;              ///< measured profile (gpu_profiler); empty: none
     /// Profiles searched before \ref profile, in order (phantora-cluster --profile).
     std::vector<std::filesystem::path> extraProfiles;
+    /// [kernels] profile_of: the datasheet of the measured GPU whose profile stands in for
+    /// the scenario's [gpu], which is then predicted from it (gpu_prediction.h); unset:
+    /// the profile was measured on the scenario's GPU itself.
+    std::optional<GpuSpec> profileOf;
+    std::filesystem::path profileOfFile; ///< where that datasheet was read from
 };
 
 } // namespace phantora

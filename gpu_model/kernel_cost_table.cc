@@ -28,6 +28,18 @@ std::unique_ptr<profile::ProfileReader> OpenProfile(const GpuSpec& gpu, const Ke
         return nullptr;
     }
     auto p = std::make_unique<profile::ProfileReader>(files);
+    if (kernels.profileOf)
+    {
+        // A predicted GPU: the profile must be the one whose datasheet profile_of gives.
+        if (p->GpuModel() != kernels.profileOf->model)
+            throw profile::ProfileError(fmt::format(
+                "profile {} was measured on \"{}\" but [kernels] profile_of in {} names the "
+                "datasheet of \"{}\" ({}): profile_of must describe the GPU the profile was "
+                "measured on",
+                p->File().string(), p->GpuModel(), describedBy.string(), kernels.profileOf->model,
+                kernels.profileOfFile.string()));
+        return p;
+    }
     if (p->GpuModel() != gpu.model)
     {
         // What to do instead: a profile of the scenario's GPU beside this one, if there is
@@ -52,8 +64,27 @@ std::unique_ptr<profile::ProfileReader> OpenProfile(const GpuSpec& gpu, const Ke
 KernelCostTable::KernelCostTable(const GpuSpec& gpu, const KernelSpec& kernels,
                                  const std::filesystem::path& describedBy)
     : m_spec(kernels), m_profile(OpenProfile(gpu, kernels, describedBy)),
-      m_estimator(m_profile.get(), gpu)
+      // A predicted GPU's estimates are the profile's GPU's, scaled like its measurements.
+      m_estimator(m_profile.get(), kernels.profileOf && m_profile ? *kernels.profileOf : gpu)
 {
+    if (kernels.profileOf && m_profile)
+    {
+        m_prediction = std::make_unique<GpuPrediction>(*kernels.profileOf, gpu,
+                                                       GpuPrediction::LatencyFloorNs(*m_profile));
+    }
+}
+
+OpCost KernelCostTable::Predicted(const OpKey& key, OpCost c, const std::string& args,
+                                  const std::string& work)
+{
+    if (!m_prediction)
+        return c;
+    const PredictedCost p = m_prediction->Scale(key, static_cast<double>(c.ns), args, work);
+    PredictedTotals& t = m_predicted[static_cast<std::size_t>(p.cls)];
+    ++t.ops;
+    t.sourceNs += static_cast<double>(c.ns);
+    t.ns += p.ns;
+    return {std::llround(p.ns), c.source};
 }
 
 std::optional<int64_t> KernelCostTable::FromTable(std::string_view name) const
@@ -97,16 +128,20 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
         const bool span = profile::IsLibraryCall(key.kind);
         const double* sameArgs = s->ArgsMedian(args);
         const double* own = sameArgs ? nullptr : s->ProgramOnStream(m_program, span);
-        c = {std::llround(sameArgs ? *sameArgs
-                          : own    ? *own
-                                   : s->OnStreamNs({}, span)),
-             CostSource::Measured};
+        c = Predicted(key,
+                      {std::llround(sameArgs ? *sameArgs
+                                    : own    ? *own
+                                             : s->OnStreamNs({}, span)),
+                       CostSource::Measured},
+                      args, work);
         m_fromArgs += sameArgs ? 1 : 0;
         m_fromProgram += own ? 1 : 0;
     }
     else if (auto seen = m_estimates.find({key, args, work}); seen != m_estimates.end())
     {
-        c = seen->second;
+        // Cached as the profile's GPU's time: a predicted GPU's scaled (and counted) again.
+        c = seen->second.fromProfile ? Predicted(key, seen->second.cost, args, work)
+                                     : seen->second.cost;
         if (c.source == CostSource::Default)
         {
             ++m_defaulted[key.name];
@@ -114,20 +149,23 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
     }
     else
     {
-        if (auto e = m_estimator.Estimate(key, args, work))
+        Estimated e;
+        if (auto found = m_estimator.Estimate(key, args, work))
         {
-            c = *e;
+            e = {*found, true};
+            c = Predicted(key, *found, args, work);
         }
         else if (modelNs >= 0)
         {
-            c = {modelNs, CostSource::Roofline};
+            // the scenario's own link model: already the scenario's GPU
+            c = e.cost = {modelNs, CostSource::Roofline};
         }
         else
         {
-            c = {m_spec.defaultNs, CostSource::Default};
+            c = e.cost = {m_spec.defaultNs, CostSource::Default};
             ++m_defaulted[key.name];
         }
-        m_estimates.emplace(std::make_tuple(key, args, work), c);
+        m_estimates.emplace(std::make_tuple(key, args, work), e);
     }
     Totals& t = m_totals[static_cast<std::size_t>(c.source)];
     ++t.ops;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "gpu_model/cost_source.h"
+#include "gpu_model/gpu_prediction.h"
 #include "gpu_model/gpu_spec.h"
 #include "gpu_model/op_estimator.h"
 #include "gpu_model/profile/profile_reader.h"
@@ -31,7 +32,9 @@ class KernelCostTable
 {
 public:
     /// Opens \p kernels' profiles if it names any; throws profile::ProfileError if one
-    /// cannot be read or was measured on another GPU model than \p gpu's.  \p describedBy
+    /// cannot be read or was measured on another GPU model than \p gpu's (or, where
+    /// \p kernels has profile_of, than that datasheet's: \p gpu is then predicted from
+    /// it, gpu_prediction.h).  \p describedBy
     /// (the scenario file) names where \p gpu was given, in that error.  Both specs must
     /// outlive the table.
     KernelCostTable(const GpuSpec& gpu, const KernelSpec& kernels,
@@ -86,6 +89,20 @@ public:
 
     const profile::ProfileReader* Profile() const { return m_profile.get(); }
 
+    /// Where the scenario's GPU is predicted from another's profile: how; else null.
+    const GpuPrediction* Prediction() const { return m_prediction.get(); }
+    struct PredictedTotals
+    {
+        uint64_t ops{0};
+        double sourceNs{0}; ///< what they took on the measured GPU
+        double ns{0};       ///< predicted on the scenario's
+    };
+    /// The ops priced from the profile (measured or estimated), by what scaled them.
+    const std::array<PredictedTotals, kPredictedClasses>& ByPredictedClass() const
+    {
+        return m_predicted;
+    }
+
     // Counters of the scenario-table era, kept for the report's "kernels" object.
     uint64_t Hits() const;
     uint64_t DefaultedCount() const { return m_totals[size_t(CostSource::Default)].ops; }
@@ -94,15 +111,25 @@ public:
 private:
     OpCost Lookup(const profile::OpKey& key, int64_t modelNs, const std::string& args = {},
                   const std::string& work = {});
+    /// \p c, a time on the profile's GPU, on the scenario's (no prediction: as is).
+    OpCost Predicted(const profile::OpKey& key, OpCost c, const std::string& args,
+                     const std::string& work);
     std::optional<int64_t> FromTable(std::string_view name) const;
 
     const KernelSpec& m_spec;
     std::unique_ptr<profile::ProfileReader> m_profile;
     OpEstimator m_estimator;
+    std::unique_ptr<GpuPrediction> m_prediction;
+    std::array<PredictedTotals, kPredictedClasses> m_predicted{};
     std::array<Totals, kCostSources> m_totals{};
     std::map<profile::OpKey, Miss> m_misses;
     /// Estimates are searched once per op and launch facts, then reused.
-    std::map<std::tuple<profile::OpKey, std::string, std::string>, OpCost> m_estimates;
+    struct Estimated
+    {
+        OpCost cost;
+        bool fromProfile{false}; ///< the estimator's (the profile's GPU's time)
+    };
+    std::map<std::tuple<profile::OpKey, std::string, std::string>, Estimated> m_estimates;
     std::map<std::string, uint64_t> m_defaulted;
     std::string m_program;
     uint64_t m_fromProgram{0};

@@ -387,12 +387,17 @@ def check_build(build):
             raise RuntimeError(f"{path} does not exist: build the tree first (./ns3 build) or pass --build")
 
 
+# More phantora-cluster options for every simulation (cross_gpu.py sets --connect-timeout).
+CLUSTER_ARGS = []
+
+
 def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, env=None):
     """`phantora-cluster --scenario S --nproc N -- <build's venv python> SCRIPT ARGS...`
     (\\p env added to this process's environment); the finished process, stdout and stderr
     together."""
     cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
-           "--nproc", str(nproc), "--", os.path.join(build, "venv", "bin", "python"), script, *args]
+           "--nproc", str(nproc), *CLUSTER_ARGS, "--", os.path.join(build, "venv", "bin", "python"),
+           script, *args]
     if verbose:
         print("+", " ".join(f"{k}={v}" for k, v in (env or {}).items()), " ".join(cmd), file=sys.stderr,
               flush=True)

@@ -26,6 +26,7 @@ import collect_gpu_only  # noqa: E402
 import collect_real  # noqa: E402
 import collect_compiled  # noqa: E402
 import collect_zoo  # noqa: E402
+import cross_gpu  # noqa: E402
 import left_out  # noqa: E402
 import per_lease  # noqa: E402
 
@@ -42,6 +43,50 @@ RESULT = {"tag": "t", "mode": "fsdp", "world": 4, "layers": 12, "d": 1024, "head
 def run_accuracy(*args):
     return subprocess.run([sys.executable, os.path.join(HERE, "accuracy.py"), *args],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+class CrossGpu(unittest.TestCase):
+    """cross_gpu.py: the predicted scenario it writes and the table of saved results."""
+
+    def test_the_predicted_scenario_takes_the_targets_datasheet_and_the_sources_profile(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = cross_gpu.predicted_scenario(os.path.join(accuracy.ROOT, "scenarios", "h200-profile.toml"),
+                                                "H200", "H100", tmp, "p.toml")
+            with open(path) as f:
+                text = f.read()
+        self.assertIn("scenarios/h200-profile.toml", text)
+        self.assertIn("scenarios/gpus/H200.toml", text)
+        self.assertIn("profiles/H100.sqlite", text)
+        self.assertIn("profile_of", text)
+        self.assertIn("scenarios/gpus/H100.toml", text)
+        for gpu in ("H100", "H200"):
+            self.assertTrue(os.path.isfile(os.path.join(cross_gpu.GPUS, gpu + ".toml")))
+            self.assertIn(cross_gpu.TARGETS[gpu][0], cross_gpu.TARGETS)  # each predicted from the other
+
+    def test_every_cell_of_both_gpus_is_predicted(self):
+        """Each target lists every suite of its GPU (accuracy.py's, by their scenario)."""
+        for target, (_, entries) in cross_gpu.TARGETS.items():
+            for name, real, scenario in entries:
+                suite = cross_gpu.suite_for(target, name, real, scenario)
+                self.assertIn(target.lower(), os.path.basename(suite.scenario), name)
+                self.assertTrue(os.path.isfile(suite.real), suite.real)
+        h200 = {n for n, s in accuracy.SUITES.items() if os.path.basename(s.scenario).startswith("h200")}
+        self.assertEqual(h200, {n for n, _, _ in cross_gpu.TARGETS["H200"][1]})
+
+    def test_the_table_means_whole_step_and_gpu_alone_errors(self):
+        saved = {"H200": {"source": "H100", "cells": {
+            "train_gpt/a/single/1": {"suite": "train_gpt", "real_step_ms": 10.0, "step_ms": 11.0, "gpu_ms": 5.0,
+                                     "gpu_ref_ms": 5.0, "gpu_ref": "own profile", "source_recorded": True},
+            "zoo/b/single/1": {"suite": "zoo", "real_step_ms": 20.0, "step_ms": 17.0, "gpu_ms": 9.0,
+                               "gpu_ref_ms": 10.0, "gpu_ref": "own profile", "source_recorded": False},
+            "zoo/c/single/1": {"suite": "zoo", "real_step_ms": 20.0, "failed": "x\nwhy", "source_recorded": False}}}}
+        out = io.StringIO()
+        cross_gpu.print_tables(saved, out)
+        text = out.getvalue()
+        self.assertIn("whole step mean |error| 12.5 % (max 15.0 %) over 2 cells, GPU alone mean |error| 5.0 % "
+                      "(max 10.0 %) over 2", text)
+        self.assertIn("recorded (1): whole step 10.0 %, GPU alone 0.0 %", text)
+        self.assertIn("(failed: why)", text)
 
 
 class CellSelection(unittest.TestCase):

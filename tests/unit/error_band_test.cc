@@ -170,3 +170,45 @@ TEST(ErrorBand, TheCommittedTableHasEveryClassAnEstimatedRunUses)
         }
     }
 }
+
+// A predicted GPU's ops are the measured GPU's, scaled: that GPU's rows price them, and the
+// measured error of predictions from its profile comes on top.
+TEST(ErrorBand, APredictedGpuAddsThePredictionsErrorToTheMeasuredGpus)
+{
+    const fs::path file = Write("H100\tgpu\tmeasured\t5\t2\nH100\tgpu\tpredicted\t9\t6\n"
+                                "H100\thost\tmodel\t3\t10\n");
+    const auto table = phantora::ErrorBandTable::Read(file);
+    const fs::path db = fs::temp_directory_path() /
+                        ("phantora_band_h100_" + std::to_string(::getpid()) + ".sqlite");
+    fs::remove(db);
+    {
+        phantora::profile::ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H100");
+        w.AddSamples(phantora::profile::KeyForLaunch("k", {1, 1, 1}, {1, 1, 1}, 0), {100'000}, "t",
+                     "record");
+        w.Commit();
+    }
+    phantora::GpuSpec source;
+    source.model = "H100";
+    source.hbmBitsPerSecond = 3.35e12 * 8;
+    source.peakTflops["bf16"] = 989.4;
+    phantora::GpuSpec target = source;
+    target.model = "B200";
+    target.hbmBitsPerSecond = 7.7e12 * 8;
+    target.peakTflops["bf16"] = 2250;
+    phantora::KernelSpec spec;
+    spec.defaultNs = 1000;
+    spec.profile = db;
+    spec.profileOf = source;
+    phantora::KernelCostTable kernels(target, spec);
+    kernels.Kernel(phantora::profile::KeyForLaunch("k", {1, 1, 1}, {1, 1, 1}, 0));
+    phantora::HostTimeProfile host;
+    host.origin = phantora::HostTimeOrigin::Model;
+    phantora::HostTimeProfile::Charged charged;
+    const auto band = phantora::ComputeErrorBand(kernels, "B200", host, charged, table);
+    // the GPU part alone: 2 % measured on the H100 plus 6 % predicting from it
+    EXPECT_NEAR(band.relative, 0.08, 1e-9);
+    EXPECT_NE(band.Describe().find("measured+predicted ±8%"), std::string::npos) << band.Describe();
+    fs::remove(db);
+    fs::remove(file);
+}
