@@ -45,6 +45,7 @@ struct Gap
     bool started{false};      ///< past the thread's first boundary (what came before is start-up)
     bool measuredOnly{false}; ///< an interposer thread (MeasureThisThread)
     int64_t budgetNs{0};
+    int64_t innerNs{0};   ///< of the budget, charged already by calls inside the gap
     int64_t startUpNs{0}; ///< this machine's CPU time before the first boundary (scaled)
     int64_t localNs{0}; ///< this machine's CPU time in the gap (scaled)
     std::optional<int64_t> callCostNs; ///< the current boundary call's recorded cost
@@ -148,7 +149,7 @@ int64_t HostTime::OnLocalCpu(int64_t localNs)
     if (g.localNs > kEscapeFactor * g.budgetNs + kEscapeSlackNs)
     {
         g.escaped = true;
-        const int64_t owed = g.spent ? g.localNs - g.budgetNs : g.localNs;
+        const int64_t owed = g.localNs - (g.spent ? g.budgetNs : g.innerNs);
         g.spent = true;
         return std::max<int64_t>(owed, 0);
     }
@@ -161,9 +162,25 @@ int64_t HostTime::OnExpose()
     if (g.budgeted && !g.spent)
     {
         g.spent = true;
-        return g.budgetNs;
+        return g.budgetNs - g.innerNs;
     }
     return 0;
+}
+
+std::optional<int64_t> HostTime::OnInnerCall(int64_t launchCostNs)
+{
+    Gap& g = t_gap;
+    if (!Active() || g.measuredOnly || !g.started || !g.budgeted || g.escaped)
+    {
+        return std::nullopt;
+    }
+    if (g.spent)
+    {
+        return 0; // the gap's end is on the clock already: the call sits before it
+    }
+    const int64_t step = std::clamp<int64_t>(launchCostNs, 0, g.budgetNs - g.innerNs);
+    g.innerNs += step;
+    return step;
 }
 
 void HostTime::CloseGap(const std::string& label)
@@ -223,6 +240,7 @@ void HostTime::OnCallEnd()
     g.source = hit ? hit->source : Source::Measured;
     g.spent = false;
     g.escaped = false;
+    g.innerNs = 0;
     g.localNs = 0;
 }
 

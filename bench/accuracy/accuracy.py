@@ -509,6 +509,38 @@ def spread(lo, hi):
     return f"{lo:.2f}-{hi:.2f}" if lo is not None and hi is not None else "-"
 
 
+def side_by_side(matrix, real, recorded, held_out, out=sys.stdout):
+    """One line per measured cell: the real step, the step simulated with the program's own
+    recordings and the one without them (left out), each with its error: what a user who
+    recorded the program gets beside what one who did not gets."""
+    real_cells = {key(c): c for c in real["cells"] if "step_ms" in c}
+
+    def cell(s, r):
+        if s is None:
+            return "(not simulated)"
+        if "failed" in s:
+            return "(failed)"
+        return f"{s['step_ms']:.3f} ({pct(s['step_ms'], r['step_ms']):+.1f} %)"
+
+    rows = []
+    for c in matrix:
+        r = real_cells.get(key(c))
+        if r is not None:
+            rows.append([f"{c['size']} {c['mode']} {c['gpus']}", f"{r['step_ms']:.3f}",
+                         cell(recorded.get(key(c)), r), cell(held_out.get(key(c)), r)])
+    if not rows:
+        return
+    head = ["workload (size, mode, GPUs)", "real ms", "recorded ms (err)", "left out ms (err)"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
+    print("recorded and left out, side by side:", file=out)
+    print(line, file=out)
+    print("-" * len(line), file=out)
+    for r in rows:
+        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))),
+              file=out)
+
+
 def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
     """Prints the suite's table; \p gpu_only (collect_gpu_only.py's data) adds the real GPU's
     own step beside the simulated one with host time off."""
@@ -981,6 +1013,9 @@ def main():
                 errors[kind]["step"] += step_err
                 errors[kind]["mem"] += mem_err
                 errors[kind]["counts"][name] = len(step_err)
+            if entry.get("cells") is not None and entry.get("left_out", {}).get("cells") is not None:
+                print()
+                side_by_side(matrix, real, entry["cells"], entry["left_out"]["cells"])
     for kind in passes:
         e = errors[kind]
         if len(chosen) > 1 and e["step"]:
