@@ -91,8 +91,8 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, const void* 
                                                    : wire::RedOp::PreMulSum;
     const bool writesRecv = op != wire::CollectiveOp::Reduce || c->rank == root;
     ValueShadow& shadow = ValueShadow::Get();
-    if (c->nranks == 1 && op != wire::CollectiveOp::AllToAll &&
-        m.redOp != wire::RedOp::PreMulSum && m.redOp != wire::RedOp::Avg)
+    if (c->nranks == 1 && op != wire::CollectiveOp::AllToAll && m.redOp != wire::RedOp::PreMulSum &&
+        m.redOp != wire::RedOp::Avg)
     {
         // NCCL launches no kernel on a one-rank communicator (ncclLaunchOneRank): the result
         // is the input, copied with cudaMemcpyAsync when the buffers differ, and nothing at
