@@ -149,7 +149,7 @@ int64_t HostTime::OnLocalCpu(int64_t localNs)
     if (g.localNs > kEscapeFactor * g.budgetNs + kEscapeSlackNs)
     {
         g.escaped = true;
-        const int64_t owed = g.localNs - (g.spent ? g.budgetNs : g.innerNs);
+        const int64_t owed = g.localNs - (g.spent ? std::max(g.budgetNs, g.innerNs) : g.innerNs);
         g.spent = true;
         return std::max<int64_t>(owed, 0);
     }
@@ -162,7 +162,7 @@ int64_t HostTime::OnExpose()
     if (g.budgeted && !g.spent)
     {
         g.spent = true;
-        return g.budgetNs - g.innerNs;
+        return std::max<int64_t>(g.budgetNs - g.innerNs, 0);
     }
     return 0;
 }
@@ -174,13 +174,13 @@ std::optional<int64_t> HostTime::OnInnerCall(int64_t launchCostNs)
     {
         return std::nullopt;
     }
-    if (g.spent)
-    {
-        return 0; // the gap's end is on the clock already: the call sits before it
-    }
-    const int64_t step = std::clamp<int64_t>(launchCostNs, 0, g.budgetNs - g.innerNs);
+    // Out of the budget while it lasts; past it, on top: a gap is at least its launches.
+    // Once the budget is on the clock (the gap's end seen early), only what the launches
+    // add beyond it moves the clock.
+    const int64_t step = std::max<int64_t>(launchCostNs, 0);
+    const int64_t before = g.spent ? std::max(g.budgetNs, g.innerNs) : g.innerNs;
     g.innerNs += step;
-    return step;
+    return (g.spent ? std::max(g.budgetNs, g.innerNs) : g.innerNs) - before;
 }
 
 void HostTime::CloseGap(const std::string& label)
