@@ -30,7 +30,7 @@ struct GpuSpec
     /// node on it starts: the graph's per-node cost on the GPU, in place of the stream gap
     /// (a graph launch's host and launch cost is paid once, for the whole graph).  The
     /// scenario's `graph_node_gap`; unset, the stream gap.  The shipped Hopper scenarios
-    /// set 0.83 us, measured on an H200 (scenarios/README.md).
+    /// set 0.20 us, measured on an H200 (scenarios/README.md).
     int64_t graphNodeGapNs{0};
     /// NCCL's CTAs share the SMs with compute kernels (sm_sharing.h); false: collectives
     /// and kernels never slow each other.

@@ -38,6 +38,7 @@ std::unique_ptr<CUgraph_st> CUgraph_st::Clone() const
         c->op = n->op;
         c->host = n->host;
         c->event = n->event;
+        c->child = n->child ? n->child->Clone() : nullptr;
         mapped[n.get()] = c.get();
         copy->nodes.push_back(std::move(c));
     }
@@ -55,6 +56,46 @@ std::unique_ptr<CUgraph_st> CUgraph_st::Clone() const
     }
     copy->replayHooks = replayHooks;
     return copy;
+}
+
+void CUgraph_st::FlattenChildren()
+{
+    using phantora::interposer::GraphNodeKind;
+    // By index: inlining appends to nodes, and an inlined grandchild is met again later.
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+    {
+        CUgraphNode_st* node = nodes[i].get();
+        if (node->kind != GraphNodeKind::Child)
+        {
+            continue;
+        }
+        std::unique_ptr<CUgraph_st> child = std::move(node->child);
+        node->kind = GraphNodeKind::Empty;
+        if (!child || child->nodes.empty())
+        {
+            continue;
+        }
+        const std::vector<CUgraphNode_st*> leaves = child->Leaves();
+        CUgraphNode_st* entry = Add(GraphNodeKind::Empty, node->deps);
+        for (CUgraphNode_st* d : std::vector<CUgraphNode_st*>(node->deps))
+        {
+            phantora::interposer::RemoveEdge(d, node);
+        }
+        for (auto& c : child->nodes)
+        {
+            c->graph = this;
+            if (c->deps.empty())
+            {
+                phantora::interposer::AddEdge(entry, c.get());
+            }
+            nodes.push_back(std::move(c));
+        }
+        for (CUgraphNode_st* leaf : leaves)
+        {
+            phantora::interposer::AddEdge(leaf, node);
+        }
+        replayHooks.insert(replayHooks.end(), child->replayHooks.begin(), child->replayHooks.end());
+    }
 }
 
 std::vector<const CUgraphNode_st*> CUgraph_st::TopologicalOrder() const

@@ -28,6 +28,8 @@ enum class GraphNodeKind
     EventRecord, ///< an external event record (cudaEventRecordExternal,
                  ///< cudaGraphAddEventRecordNode)
     EventWait,   ///< an external event wait (cudaEventWaitExternal, cudaGraphAddEventWaitNode)
+    Child,       ///< a graph run as one node (cudaGraphAddChildGraphNode, a graph launched
+                 ///< into a captured stream): inlined at instantiation (FlattenChildren)
 };
 
 } // namespace phantora::interposer
@@ -45,6 +47,8 @@ struct CUgraphNode_st
     std::function<void()> host;
     /// EventRecord / EventWait: the program's cudaEvent_t.
     void* event{nullptr};
+    /// Child: the node's own copy of the graph it runs.
+    std::unique_ptr<CUgraph_st> child;
     std::vector<CUgraphNode_st*> deps;
     std::vector<CUgraphNode_st*> dependents;
 };
@@ -69,6 +73,11 @@ struct CUgraph_st
     std::vector<const CUgraphNode_st*> TopologicalOrder() const;
     /// The nodes no other node depends on.
     std::vector<CUgraphNode_st*> Leaves() const;
+    /// Replaces each child-graph node, at any depth, by the child's nodes: they start after
+    /// the node's dependencies (through an empty node), and the node, now empty, after
+    /// the child's leaves, so what depended on it still waits for the whole child.  The
+    /// child's replay hooks become this graph's.
+    void FlattenChildren();
 };
 
 namespace phantora::interposer

@@ -10,6 +10,7 @@
 #include "cuda_graph.h"
 #include "cuda_state.h"
 #include "device_memory.h"
+#include "fatal.h"
 #include "graph_replay_plan.h"
 #include "handle_table.h"
 #include "hook_scope.h"
@@ -146,6 +147,8 @@ cudaGraphNodeType TypeOf(const CUgraphNode_st& n)
         return cudaGraphNodeTypeEventRecord;
     case GraphNodeKind::EventWait:
         return cudaGraphNodeTypeWaitEvent;
+    case GraphNodeKind::Child:
+        return cudaGraphNodeTypeGraph;
     }
     return cudaGraphNodeTypeEmpty;
 }
@@ -256,6 +259,7 @@ std::vector<wire::Request> ExpandReplay(const CUgraphExec_st& exec, uint64_t lau
                 }
                 break;
             case GraphNodeKind::Empty:
+            case GraphNodeKind::Child: // inlined at instantiation (FlattenChildren)
                 break;
             }
             break;
@@ -275,6 +279,7 @@ cudaError_t Instantiate(cudaGraphExec_t* out, cudaGraph_t g)
     }
     auto exec = std::make_unique<CUgraphExec_st>();
     exec->graph = graph->Clone();
+    exec->graph->FlattenChildren();
     try
     {
         exec->plan = PlanReplay(*exec->graph);
@@ -570,6 +575,71 @@ extern "C"
         return AddEventNode(GraphNodeKind::EventWait, node, g, deps, numDeps, event);
     }
 
+    // A conditional node (IF, WHILE, SWITCH) picks what a replay runs from a value a kernel
+    // writes on the device through cudaGraphSetConditional: a value the simulation does not
+    // compute, so no replay could be timed.  Refused where the program first asks for one.
+    cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle*, cudaGraph_t,
+                                                 unsigned int, unsigned int)
+    {
+        HookScope scope;
+        Fatal("conditional CUDA graph nodes are not simulated (cudaGraphConditionalHandleCreate): "
+              "a kernel chooses their branch or loop count on the device at each replay, from "
+              "values the simulation does not compute; capture the branch the program takes "
+              "(or the loop unrolled) instead");
+    }
+
+    // The generic form of the cudaGraphAdd*Node calls (CUDA 12.3): the node kinds whose
+    // parameters say all their work here; the others end the rank naming their type.
+    cudaError_t cudaGraphAddNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps,
+                                 const cudaGraphEdgeData*, size_t numDeps,
+                                 cudaGraphNodeParams* params)
+    {
+        if (!params)
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        switch (params->type)
+        {
+        case cudaGraphNodeTypeEmpty:
+            return cudaGraphAddEmptyNode(node, g, deps, numDeps);
+        case cudaGraphNodeTypeGraph:
+            return cudaGraphAddChildGraphNode(node, g, deps, numDeps, params->graph.graph);
+        case cudaGraphNodeTypeEventRecord:
+            return cudaGraphAddEventRecordNode(node, g, deps, numDeps, params->eventRecord.event);
+        case cudaGraphNodeTypeWaitEvent:
+            return cudaGraphAddEventWaitNode(node, g, deps, numDeps, params->eventWait.event);
+        case cudaGraphNodeTypeConditional:
+            cudaGraphConditionalHandleCreate(nullptr, g, 0, 0);
+            return cudaErrorNotSupported; // not reached
+        default:
+        {
+            HookScope scope;
+            Fatal("cudaGraphAddNode of node type " + std::to_string(params->type) +
+                  " is not simulated: add it with its own call (cudaGraphAddKernelNode, "
+                  "cudaGraphAddMemcpyNode, cudaGraphAddMemsetNode, cudaGraphAddHostNode)");
+        }
+        }
+    }
+
+    // The node runs its own copy of the child as it is now (CUDA clones it too); replays
+    // run the child's nodes in its place (CUgraph_st::FlattenChildren).
+    cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* node, cudaGraph_t g,
+                                           const cudaGraphNode_t* deps, size_t numDeps,
+                                           cudaGraph_t childGraph)
+    {
+        HookScope scope;
+        CUgraph_st* graph = GraphWithDeps(g, deps, numDeps);
+        const CUgraph_st* child = g_graphs.Find(childGraph);
+        if (!node || !graph || !child || child == graph)
+        {
+            return Status(cudaErrorInvalidValue);
+        }
+        CUgraphNode_st* n = graph->Add(GraphNodeKind::Child, Nodes(deps, numDeps));
+        n->child = child->Clone();
+        *node = n;
+        return cudaSuccess;
+    }
+
     cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from,
                                          const cudaGraphNode_t* to, const cudaGraphEdgeData*,
                                          size_t n)
@@ -709,7 +779,8 @@ extern "C"
                 label = n.kind == GraphNodeKind::Host          ? "host"
                         : n.kind == GraphNodeKind::Empty       ? "empty"
                         : n.kind == GraphNodeKind::EventRecord ? "event record"
-                                                               : "event wait";
+                        : n.kind == GraphNodeKind::EventWait   ? "event wait"
+                                                               : "child graph";
             }
             for (char& c : label)
             {
@@ -850,10 +921,13 @@ extern "C"
             return Status(cudaErrorInvalidValue);
         }
         const uint64_t sid = StreamId(stream);
-        if (StreamCapture::Get().Capturing(sid))
+        if (StreamCapture::AnyActive() && StreamCapture::Get().Capturing(sid))
         {
-            Fatal("cudaGraphLaunch into a stream being captured (a graph as a child node of "
-                  "another) is not simulated");
+            // A graph launched into a capture becomes a child-graph node of it, as in CUDA.
+            HookScope scope;
+            scope.Client().ChargeBoundary(host_time::boundary::kGraphLaunch);
+            StreamCapture::Get().CaptureChild(sid, exec->graph->Clone());
+            return cudaSuccess;
         }
         // As cudaLaunchHostFunc does (host_functions.cc): connected, and the runners of the
         // host nodes' streams started, before the hook, so that their threads are announced.

@@ -206,7 +206,7 @@ namespace phantora::interposer
 {
 
 cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t sharedMem,
-                         cudaStream_t stream)
+                         cudaStream_t stream, RankClient::Gap gap)
 {
     HookScope scope;
     if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0 ||
@@ -234,7 +234,7 @@ cudaError_t LaunchKernel(const void* func, dim3 grid, dim3 block, void** args, s
     {
         k.args.clear(); // a key no recording could have: the launch shape alone keys it
     }
-    scope.Client().Post(std::move(k));
+    scope.Client().Post(std::move(k), gap);
     return cudaSuccess;
 }
 

@@ -150,9 +150,11 @@ extern "C"
             return CUDA_ERROR_INVALID_HANDLE;
         }
         (void)extra; // the packed-buffer form of the arguments: no facts are read from either
-        return LaunchResult(LaunchKernel(function, dim3(gridX, gridY, gridZ),
-                                         dim3(blockX, blockY, blockZ), kernelParams, sharedMemBytes,
-                                         reinterpret_cast<cudaStream_t>(stream)));
+        // No host-time boundary: the recorder cuts none at a driver-API launch, so the
+        // recorded gap around Triton's launches holds their host time (host_time.h).
+        return LaunchResult(LaunchKernel(
+            function, dim3(gridX, gridY, gridZ), dim3(blockX, blockY, blockZ), kernelParams,
+            sharedMemBytes, reinterpret_cast<cudaStream_t>(stream), RankClient::Gap::Inside));
     }
 
     // Triton's launcher: the launch attributes (clusters, cooperative launch, programmatic

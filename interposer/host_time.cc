@@ -45,6 +45,7 @@ struct Gap
     bool started{false};      ///< past the thread's first boundary (what came before is start-up)
     bool measuredOnly{false}; ///< an interposer thread (MeasureThisThread)
     int64_t budgetNs{0};
+    int64_t innerNs{0};   ///< of the budget, charged already by calls inside the gap
     int64_t startUpNs{0}; ///< this machine's CPU time before the first boundary (scaled)
     int64_t localNs{0}; ///< this machine's CPU time in the gap (scaled)
     std::optional<int64_t> callCostNs; ///< the current boundary call's recorded cost
@@ -148,7 +149,7 @@ int64_t HostTime::OnLocalCpu(int64_t localNs)
     if (g.localNs > kEscapeFactor * g.budgetNs + kEscapeSlackNs)
     {
         g.escaped = true;
-        const int64_t owed = g.spent ? g.localNs - g.budgetNs : g.localNs;
+        const int64_t owed = g.localNs - (g.spent ? std::max(g.budgetNs, g.innerNs) : g.innerNs);
         g.spent = true;
         return std::max<int64_t>(owed, 0);
     }
@@ -161,9 +162,25 @@ int64_t HostTime::OnExpose()
     if (g.budgeted && !g.spent)
     {
         g.spent = true;
-        return g.budgetNs;
+        return std::max<int64_t>(g.budgetNs - g.innerNs, 0);
     }
     return 0;
+}
+
+std::optional<int64_t> HostTime::OnInnerCall(int64_t launchCostNs)
+{
+    Gap& g = t_gap;
+    if (!Active() || g.measuredOnly || !g.started || !g.budgeted || g.escaped)
+    {
+        return std::nullopt;
+    }
+    // Out of the budget while it lasts; past it, on top: a gap is at least its launches.
+    // Once the budget is on the clock (the gap's end seen early), only what the launches
+    // add beyond it moves the clock.
+    const int64_t step = std::max<int64_t>(launchCostNs, 0);
+    const int64_t before = g.spent ? std::max(g.budgetNs, g.innerNs) : g.innerNs;
+    g.innerNs += step;
+    return (g.spent ? std::max(g.budgetNs, g.innerNs) : g.innerNs) - before;
 }
 
 void HostTime::CloseGap(const std::string& label)
@@ -223,6 +240,7 @@ void HostTime::OnCallEnd()
     g.source = hit ? hit->source : Source::Measured;
     g.spent = false;
     g.escaped = false;
+    g.innerNs = 0;
     g.localNs = 0;
 }
 

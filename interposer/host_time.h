@@ -58,6 +58,15 @@ public:
     /// scenario's call_overhead / query_overhead.  nullopt for calls that wait, or ones
     /// the recording has no cost for.
     std::optional<int64_t> TakeCallCost();
+    /// The calling thread submits work in a call the recording does not cut gaps at (a
+    /// driver-API launch: Triton's cuLaunchKernel is no boundary of the recorder), so the
+    /// current gap's budget already holds its host time.  It moves the clock by
+    /// \p launchCostNs (the launch's own cost) out of that budget, not on top of it, so the
+    /// gap's work reaches the GPU launch by launch and the gap still costs its budget, or
+    /// its launches' cost where that is more (a gap of the host-time model, learned from
+    /// programs whose gaps held no such launches); nullopt where no budget stands for the
+    /// gap (the caller charges the call as any other launch).
+    std::optional<int64_t> OnInnerCall(int64_t launchCostNs);
     /// The outermost intercepted call returns: a boundary's next gap starts here.
     void OnCallEnd();
     /// The calling thread is the interposer's own (it runs host functions for the

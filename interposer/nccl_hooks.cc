@@ -4,6 +4,7 @@
 #include "hook_scope.h"
 #include "nccl_comm.h"
 #include "nccl_group.h"
+#include "request_boundary.h"
 #include "stream_capture.h"
 #include "value_shadow.h"
 
@@ -90,6 +91,26 @@ ncclResult_t PostCollective(ncclComm_t comm, wire::CollectiveOp op, const void* 
                                                    : wire::RedOp::PreMulSum;
     const bool writesRecv = op != wire::CollectiveOp::Reduce || c->rank == root;
     ValueShadow& shadow = ValueShadow::Get();
+    if (c->nranks == 1 && op != wire::CollectiveOp::AllToAll && m.redOp != wire::RedOp::PreMulSum &&
+        m.redOp != wire::RedOp::Avg)
+    {
+        // NCCL launches no kernel on a one-rank communicator (ncclLaunchOneRank): the result
+        // is the input, copied with cudaMemcpyAsync when the buffers differ, and nothing at
+        // all runs (nor is captured) in place.  Only a scaling reduction (PreMulSum, a
+        // floating-point average) launches a kernel, timed as a collective below.
+        scope.Client().ChargeBoundary(*BoundaryOf(wire::Request{m}));
+        if (sendbuf != recvbuf && recvbuf)
+        {
+            shadow.Copy(reinterpret_cast<uintptr_t>(recvbuf), reinterpret_cast<uintptr_t>(sendbuf),
+                        recvBytes, BridgeFetch());
+            wire::Memcpy copy;
+            copy.stream = m.stream;
+            copy.kind = wire::CopyKind::DeviceToDevice;
+            copy.bytes = recvBytes;
+            scope.Client().Post(std::move(copy), RankClient::Gap::Inside);
+        }
+        return ncclSuccess;
+    }
     if (StreamCapture::AnyActive() &&
         StreamCapture::Get().AddReplayHook(m.stream,
                                            [comm]

@@ -328,14 +328,25 @@ void RankClient::CloseLane()
     m_lanes.erase(id);
 }
 
-void RankClient::ChargeCall(const wire::Request& body)
+void RankClient::ChargeCall(const wire::Request& body, Gap gap)
 {
+    // A call inside a recorded gap takes its launch cost out of the gap's budget, and
+    // shows the clock no further: the rest of the budget is charged where the recording
+    // ended the gap.
+    if (gap == Gap::Inside)
+    {
+        if (auto inner = HostTime::Get().OnInnerCall(m_welcome.callOverheadNs))
+        {
+            CallCharge::SubmitsWork(*inner);
+            return;
+        }
+    }
     // A boundary of the host-time profile ends the gap before it, and any request shows
     // the clock to the bridge: the gap's recorded host time is charged before the request
     // is stamped with the clock (host_time.h).  The call's own host time is the recorded
     // one where the recording has it, else the scenario's per-call overhead.
     std::optional<int64_t> callCost;
-    if (HostTime::Get().Active())
+    if (HostTime::Get().Active() && gap == Gap::Ends)
     {
         if (auto what = BoundaryOf(body))
         {
@@ -357,9 +368,9 @@ void RankClient::ChargeCall(const wire::Request& body)
     }
 }
 
-void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body)
+void RankClient::Send(Lane& lane, uint64_t seq, wire::Request body, Gap gap)
 {
-    ChargeCall(body);
+    ChargeCall(body, gap);
     wire::RequestEnvelope env;
     env.seq = seq;
     env.clockNs = SimClock::Get().Now();
@@ -442,22 +453,21 @@ wire::Reply RankClient::Receive(Lane& lane, uint64_t seq, const char* what)
     }
 }
 
-void RankClient::Post(wire::Request body)
+void RankClient::Post(wire::Request body, Gap gap)
 {
     if (StreamCapture::AnyActive() && StreamCapture::Get().Capture(body))
     {
         // Captured, not run: the program still spent the call's host time.
-        ChargeCall(body);
+        ChargeCall(body, gap);
         return;
     }
     Lane& l = ThisLane();
     std::lock_guard lock(m_sendMutex);
-    Send(l, l.nextSeq++, std::move(body));
+    Send(l, l.nextSeq++, std::move(body), gap);
 }
 
-void RankClient::PostGraph(std::vector<wire::Request> bodies, const std::string& boundary)
+void RankClient::ChargeBoundary(const std::string& boundary)
 {
-    Lane& l = ThisLane();
     std::optional<int64_t> callCost;
     if (HostTime::Get().Active())
     {
@@ -466,6 +476,12 @@ void RankClient::PostGraph(std::vector<wire::Request> bodies, const std::string&
         callCost = HostTime::Get().TakeCallCost();
     }
     CallCharge::SubmitsWork(callCost.value_or(m_welcome.callOverheadNs));
+}
+
+void RankClient::PostGraph(std::vector<wire::Request> bodies, const std::string& boundary)
+{
+    Lane& l = ThisLane();
+    ChargeBoundary(boundary);
     const int64_t clockNs = SimClock::Get().Now();
     std::lock_guard lock(m_sendMutex);
     for (wire::Request& body : bodies)

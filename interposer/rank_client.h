@@ -61,14 +61,25 @@ public:
     /// The client if it is connected already, else nullptr (never connects).
     static RankClient* IfConnected();
 
+    /// Whether a call ends the host-time gap it sits in (host_time.h).  Every runtime,
+    /// library and NCCL call does; a driver-API launch (Triton's cuLaunchKernel) does not:
+    /// the recorder cuts no gap there, so the recorded gap around it holds its host time.
+    enum class Gap
+    {
+        Ends,
+        Inside,
+    };
     /// Fire-and-forget: asynchronous GPU work.  Work on a stream being captured into a
     /// CUDA graph becomes a node of it instead (stream_capture.h), its host time charged.
-    void Post(wire::Request body);
+    void Post(wire::Request body, Gap gap = Gap::Ends);
     /// The requests of one replay of a CUDA graph (cudaGraphLaunch), sent back to back at
     /// the caller's clock as graph nodes (wire::RequestEnvelope::graphNode): the launch's
     /// host time (\p boundary, the recorded gap or the call overhead) is charged once for
     /// all of them, as the real runtime's one launch.
     void PostGraph(std::vector<wire::Request> bodies, const std::string& boundary);
+    /// Charges the host time before boundary call \p boundary and the call's own cost
+    /// (the recorded one, else the call overhead), as a call that submits work.
+    void ChargeBoundary(const std::string& boundary);
     /// Waits for the bridge's answer.
     wire::Reply Call(wire::Request body);
     /// Fire-and-forget on lane \p lane, stamped with \p clockNs, from another thread:
@@ -109,9 +120,9 @@ private:
     RankClient();
     /// The calling thread's lane, connected (and introduced to the bridge) on first use.
     Lane& ThisLane();
-    void Send(Lane& lane, uint64_t seq, wire::Request body);
+    void Send(Lane& lane, uint64_t seq, wire::Request body, Gap gap = Gap::Ends);
     /// Charges the host time before \p body and its call cost (see Send).
-    void ChargeCall(const wire::Request& body);
+    void ChargeCall(const wire::Request& body, Gap gap);
     /// Numbers \p env in the rank's order and sends it (m_sendMutex held).
     void Transmit(Lane& lane, wire::RequestEnvelope& env);
     /// Connects lane \p id for a thread that is not the caller and says hello.

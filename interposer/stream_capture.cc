@@ -166,6 +166,21 @@ bool StreamCapture::CaptureHost(uint64_t stream, std::function<void()> fn)
     return true;
 }
 
+bool StreamCapture::CaptureChild(uint64_t stream, std::unique_ptr<CUgraph_st> child)
+{
+    std::lock_guard lock(m_mutex);
+    StreamState* s = Find(stream);
+    if (!s)
+    {
+        return false;
+    }
+    if (!s->capture->invalidated)
+    {
+        AddNode(*s, GraphNodeKind::Child)->child = std::move(child);
+    }
+    return true;
+}
+
 bool StreamCapture::CaptureEventNode(uint64_t stream, void* event, bool wait)
 {
     std::lock_guard lock(m_mutex);

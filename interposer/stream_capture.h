@@ -94,6 +94,8 @@ public:
     bool Capture(const wire::Request& request);
     /// If \p stream is captured: adds a host node that runs \p fn at each replay (true).
     bool CaptureHost(uint64_t stream, std::function<void()> fn);
+    /// If \p stream is captured: adds a child-graph node running \p child (true).
+    bool CaptureChild(uint64_t stream, std::unique_ptr<CUgraph_st> child);
     /// If \p stream is captured: adds an external event record (\p wait false) or wait
     /// node for \p event (true).
     bool CaptureEventNode(uint64_t stream, void* event, bool wait);

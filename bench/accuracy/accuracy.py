@@ -395,9 +395,14 @@ def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, e
     """`phantora-cluster --scenario S --nproc N -- <build's venv python> SCRIPT ARGS...`
     (\\p env added to this process's environment); the finished process, stdout and stderr
     together."""
+    # The run's own bound is --sim-timeout: a rank slow to make its first CUDA call (the
+    # fork server importing transformers or TorchTitan on a loaded 2-core machine takes
+    # minutes) is no failure before it; cross_gpu.py gives its own in CLUSTER_ARGS.
+    cluster_args = CLUSTER_ARGS if "--connect-timeout" in CLUSTER_ARGS else \
+        ["--connect-timeout", str(timeout or 1800), *CLUSTER_ARGS]
     cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
-           "--nproc", str(nproc), *CLUSTER_ARGS, "--", os.path.join(build, "venv", "bin", "python"),
-           script, *args]
+           "--nproc", str(nproc), *cluster_args, "--",
+           os.path.join(build, "venv", "bin", "python"), script, *args]
     if verbose:
         print("+", " ".join(f"{k}={v}" for k, v in (env or {}).items()), " ".join(cmd), file=sys.stderr,
               flush=True)
@@ -521,6 +526,38 @@ def minmax(values):
 
 def spread(lo, hi):
     return f"{lo:.2f}-{hi:.2f}" if lo is not None and hi is not None else "-"
+
+
+def side_by_side(matrix, real, recorded, held_out, out=sys.stdout):
+    """One line per measured cell: the real step, the step simulated with the program's own
+    recordings and the one without them (left out), each with its error: what a user who
+    recorded the program gets beside what one who did not gets."""
+    real_cells = {key(c): c for c in real["cells"] if "step_ms" in c}
+
+    def cell(s, r):
+        if s is None:
+            return "(not simulated)"
+        if "failed" in s:
+            return "(failed)"
+        return f"{s['step_ms']:.3f} ({pct(s['step_ms'], r['step_ms']):+.1f} %)"
+
+    rows = []
+    for c in matrix:
+        r = real_cells.get(key(c))
+        if r is not None:
+            rows.append([f"{c['size']} {c['mode']} {c['gpus']}", f"{r['step_ms']:.3f}",
+                         cell(recorded.get(key(c)), r), cell(held_out.get(key(c)), r)])
+    if not rows:
+        return
+    head = ["workload (size, mode, GPUs)", "real ms", "recorded ms (err)", "left out ms (err)"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
+    print("recorded and left out, side by side:", file=out)
+    print(line, file=out)
+    print("-" * len(line), file=out)
+    for r in rows:
+        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))),
+              file=out)
 
 
 def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
@@ -1018,6 +1055,10 @@ def main():
                 errors[kind]["step"] += step_err
                 errors[kind]["mem"] += mem_err
                 errors[kind]["counts"][name] = len(step_err)
+            if (len(passes) == 2 and entry.get("cells") is not None
+                    and entry.get("left_out", {}).get("cells") is not None):
+                print()
+                side_by_side(matrix, real, entry["cells"], entry["left_out"]["cells"])
     for kind in passes:
         e = errors[kind]
         if len(chosen) > 1 and e["step"]:

@@ -546,6 +546,22 @@ class GpuOnly(unittest.TestCase):
                       "the host is ahead): mean |error| 4.8 %, max |error| 4.8 % over 1 cells", text)
 
 
+class SideBySide(unittest.TestCase):
+    def test_each_measured_cell_shows_its_recorded_and_left_out_steps_and_errors(self):
+        real = {"cells": [{"size": "debug", "mode": "compile", "gpus": 1, "step_ms": 40.0},
+                          {"size": "llama", "mode": "graph", "gpus": 1, "step_ms": 20.0}]}
+        matrix = [{"size": s, "mode": m, "gpus": 1, "flags": []}
+                  for s, m in (("debug", "compile"), ("llama", "graph"), ("gpt2", "compile"))]
+        recorded = {"debug/compile/1": {"step_ms": 42.0}, "llama/graph/1": {"step_ms": 19.0}}
+        held_out = {"debug/compile/1": {"step_ms": 30.0}, "llama/graph/1": {"failed": "boom"}}
+        out = io.StringIO()
+        accuracy.side_by_side(matrix, real, recorded, held_out, out=out)
+        text = out.getvalue()
+        self.assertRegex(text, r"debug compile 1 +40\.000 +42\.000 \(\+5\.0 %\) +30\.000 \(-25\.0 %\)")
+        self.assertRegex(text, r"llama graph 1 +20\.000 +19\.000 \(-5\.0 %\) +\(failed\)")
+        self.assertNotIn("gpt2", text)  # no real data: not a row
+
+
 class ZooSuite(unittest.TestCase):
     """The public-model zoo: its matrix, the collector of its real data, and the harness with
     a stand-in build (a phantora-cluster that prints a RESULT line): one simulation a cell."""
@@ -674,7 +690,7 @@ class ZooSuite(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stdout)
             calls = self.lines(os.path.join(tmp, "calls"))
             self.assertEqual(len(calls), 2, calls)  # one simulation a cell, not one a pass
-            self.assertIn("--nproc 1 -- " + os.path.join(build, "venv", "bin", "python") +
+            self.assertIn("--nproc 1 --connect-timeout 1800 -- " + os.path.join(build, "venv", "bin", "python") +
                           " bench/accuracy/workloads/zoo.py --model llama --size s", calls[0])
             self.assertEqual(self.lines(os.path.join(tmp, "imports")), ["-c import transformers, torchvision, timm"])
             self.assertEqual(len(self.lines(os.path.join(tmp, "leave-out"))), 1)

@@ -81,6 +81,10 @@ def parse_args(argv=None):
     p.add_argument("--ep", type=int, default=1, help="expert-parallel size")
     p.add_argument("--dispatcher", choices=["alltoall", "allgather"], default="alltoall",
                    help="MoE token dispatcher")
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="Megatron-core's own CUDA graphs (cuda_graph_impl='local': each layer's "
+                        "forward and backward captured and replayed), with the graph-safe RNG "
+                        "Megatron's trainer sets for them (--cuda-graph-impl local)")
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1, help="steps left out of the averages")
     p.add_argument("--peak-tflops", type=float, default=0.0,
@@ -101,7 +105,10 @@ def initialize(args):
         context_parallel_size=args.cp,
         expert_model_parallel_size=args.ep,
     )
-    model_parallel_cuda_manual_seed(1234)
+    # Megatron's trainer seeds graph-safe generators whenever CUDA graphs are on
+    # (megatron/training/initialize.py, use_cudagraphable_rng=cuda_graph_impl != "none"):
+    # a captured layer must not read the RNG's state tensor, which capture would freeze.
+    model_parallel_cuda_manual_seed(1234, use_cudagraphable_rng=args.cuda_graph)
 
 
 def transformer_config(args):
@@ -145,6 +152,7 @@ def transformer_config(args):
         gradient_accumulation_fusion=False,
         bias_dropout_fusion=False,
         apply_rope_fusion=False,
+        cuda_graph_impl="local" if args.cuda_graph else "none",
         **moe,
     )
 

@@ -134,7 +134,7 @@ TEST(CudaGraph, ShortKernelsNoLongerWaitForTheHost)
                 eagerNs / 1e3);
 }
 
-TEST(CudaGraph, ExplicitlyBuiltGraphRunsItsBranchesSideBySideAndTimesItself)
+TEST(CudaGraph, ExplicitlyBuiltGraphRunsItsBranchesSideBySideAndTimesItsChildGraphs)
 {
     const auto scenario =
         WriteFile("graph-api.toml", Scenario(0, 0, 0) + R"(phantora_api_left = "30us"
@@ -156,4 +156,14 @@ phantora_api_right = "50us"
             << r.output;
     }
     EXPECT_NE(r.output.find("host node ran 3 times"), std::string::npos) << r.output;
+    // A child graph (left, then right) between two event records, added as a node and
+    // captured as a graph launched into a capture: its kernels one after the other, each
+    // followed by the node gap.
+    const double childUs = 30 + 50 + 2 * kGraphNodeGapUs;
+    EXPECT_NE(r.output.find(fmt::format("child graph node (type graph 1) took {:.3f} us", childUs)),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find(fmt::format("graph launched into a capture took {:.3f} us", childUs)),
+              std::string::npos)
+        << r.output;
 }

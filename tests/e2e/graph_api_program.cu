@@ -108,5 +108,50 @@ int main()
     std::printf("host node ran %d times\n", g_calls.load());
     CHECK_CUDA(cudaGraphExecDestroy(exec));
     CHECK_CUDA(cudaGraphDestroy(g));
+
+    // A graph run as one node of another: added (cudaGraphAddChildGraphNode) and captured
+    // (a graph launched into a stream being captured).  The child runs left then right.
+    cudaGraph_t child = nullptr;
+    CHECK_CUDA(cudaGraphCreate(&child, 0));
+    k.func = reinterpret_cast<void*>(phantora_api_left);
+    cudaGraphNode_t first = nullptr;
+    CHECK_CUDA(cudaGraphAddKernelNode(&first, child, nullptr, 0, &k));
+    k.func = reinterpret_cast<void*>(phantora_api_right);
+    cudaGraphNode_t second = nullptr;
+    CHECK_CUDA(cudaGraphAddKernelNode(&second, child, &first, 1, &k));
+    cudaGraph_t parent = nullptr;
+    CHECK_CUDA(cudaGraphCreate(&parent, 0));
+    CHECK_CUDA(cudaGraphAddEventRecordNode(&begin, parent, nullptr, 0, start));
+    cudaGraphNode_t childNode = nullptr;
+    CHECK_CUDA(cudaGraphAddChildGraphNode(&childNode, parent, &begin, 1, child));
+    CHECK_CUDA(cudaGraphAddEventRecordNode(&end, parent, &childNode, 1, stop));
+    CHECK_CUDA(cudaGraphNodeGetType(childNode, &type));
+    cudaGraphExec_t childExec = nullptr;
+    CHECK_CUDA(cudaGraphInstantiate(&childExec, child, 0));
+    CHECK_CUDA(cudaGraphInstantiate(&exec, parent, 0));
+    CHECK_CUDA(cudaGraphLaunch(exec, s));
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    std::printf("child graph node (type graph %d) took %.3f us\n",
+                type == cudaGraphNodeTypeGraph ? 1 : 0, ms * 1000.0);
+    CHECK_CUDA(cudaGraphExecDestroy(exec));
+
+    cudaGraph_t captured = nullptr;
+    CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    CHECK_CUDA(cudaEventRecordWithFlags(start, s, cudaEventRecordExternal));
+    CHECK_CUDA(cudaGraphLaunch(childExec, s));
+    CHECK_CUDA(cudaEventRecordWithFlags(stop, s, cudaEventRecordExternal));
+    CHECK_CUDA(cudaStreamEndCapture(s, &captured));
+    CHECK_CUDA(cudaGraphInstantiate(&exec, captured, 0));
+    CHECK_CUDA(cudaGraphLaunch(exec, s));
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    std::printf("graph launched into a capture took %.3f us\n", ms * 1000.0);
+    CHECK_CUDA(cudaGraphExecDestroy(exec));
+    CHECK_CUDA(cudaGraphExecDestroy(childExec));
+    CHECK_CUDA(cudaGraphDestroy(captured));
+    CHECK_CUDA(cudaGraphDestroy(parent));
+    CHECK_CUDA(cudaGraphDestroy(child));
     return g_calls.load() == kLaunches ? 0 : 1;
 }

@@ -308,3 +308,24 @@ TEST(Megatron, ForkedRanksGiveTheExecdRanksStepTimes)
                                                          << plain.output << "\nforked:\n"
                                                          << forked.output;
 }
+
+// Megatron-core's own CUDA graphs, as its trainer turns them on (--cuda-graph-impl local:
+// cuda_graph_impl="local" and graph-safe RNG), with no change to the script: each layer's
+// forward and backward captured once, then replayed; the steps after capture are steady.
+TEST(Megatron, LocalCudaGraphsCaptureAndReplayEachLayer)
+{
+    const std::string report = (ScratchDir() / "report.json").string();
+    const CommandResult r =
+        Simulate(1, kScenario,
+                 "--layers 2 --hidden 128 --heads 4 --seq 64 --vocab 1024 --micro-batch 2 "
+                 "--steps 6 --cuda-graph",
+                 report);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const std::vector<double> ms = StepMs(r.output);
+    ASSERT_EQ(ms.size(), 6u) << r.output;
+    // Megatron captures during the first steps; from step 3 on every step replays.
+    ExpectPositiveAndSteady(std::vector<double>(ms.begin() + 2, ms.end()), 0.25, 4);
+    const nlohmann::json j = ReadJson(report);
+    const int replayed = j["ranks"][0]["graph_nodes"].get<int>();
+    EXPECT_GT(replayed, 0) << "no CUDA graph was replayed:\n" << r.output;
+}

@@ -1,10 +1,14 @@
 // Stream capture into a graph (fork/join through events, dependencies, unjoined forks,
-// capture modes) and the replay plan that turns a graph back into stream work.
+// capture modes), child graphs inlined at instantiation, and the replay plan that turns a
+// graph back into stream work.
 #include "graph_replay_plan.h"
 #include "stream_capture.h"
 
 #include <gtest/gtest.h>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 using namespace phantora;
 using namespace phantora::interposer;
@@ -143,4 +147,48 @@ TEST(GraphReplayPlan, IndependentRootsStartAfterTheLaunchStreamsEarlierWork)
     EXPECT_EQ(plan.steps[2].record, plan.steps.front().record);
     AddEdge(g.nodes[2].get(), a); // a cycle
     EXPECT_THROW(PlanReplay(g), std::invalid_argument);
+}
+
+TEST(CudaGraph, AChildGraphRunsBetweenTheNodesAroundItAndItsOwnChildToo)
+{
+    // grandchild: g1; child: c1 -> [grandchild] -> c2; parent: p1 -> [child] -> p2
+    auto grandchild = std::make_unique<CUgraph_st>();
+    grandchild->Add(GraphNodeKind::Op, {})->op = Kernel(kMain, "g1");
+    int hooks = 0;
+    grandchild->replayHooks.push_back([&] { ++hooks; });
+    auto child = std::make_unique<CUgraph_st>();
+    CUgraphNode_st* c1 = child->Add(GraphNodeKind::Op, {});
+    c1->op = Kernel(kMain, "c1");
+    CUgraphNode_st* inner = child->Add(GraphNodeKind::Child, {c1});
+    inner->child = grandchild->Clone();
+    child->Add(GraphNodeKind::Op, {inner})->op = Kernel(kMain, "c2");
+    CUgraph_st parent;
+    CUgraphNode_st* p1 = parent.Add(GraphNodeKind::Op, {});
+    p1->op = Kernel(kMain, "p1");
+    CUgraphNode_st* node = parent.Add(GraphNodeKind::Child, {p1});
+    node->child = child->Clone();
+    parent.Add(GraphNodeKind::Op, {node})->op = Kernel(kMain, "p2");
+
+    std::unique_ptr<CUgraph_st> flat = parent.Clone();
+    ASSERT_EQ(flat->nodes[1]->kind, GraphNodeKind::Child); // the clone keeps its own child
+    flat->FlattenChildren();
+    std::vector<std::string> kernels;
+    for (const CUgraphNode_st* n : flat->TopologicalOrder())
+    {
+        EXPECT_NE(n->kind, GraphNodeKind::Child);
+        EXPECT_EQ(n->graph, flat.get());
+        if (n->kind == GraphNodeKind::Op)
+        {
+            kernels.emplace_back(NameOf(n));
+        }
+    }
+    EXPECT_EQ(kernels, (std::vector<std::string>{"p1", "c1", "g1", "c2", "p2"}));
+    // one chain: every kernel after the one before it, so one stream replays them in order
+    EXPECT_EQ(PlanReplay(*flat).slots, 1u);
+    ASSERT_EQ(flat->replayHooks.size(), 1u);
+    flat->replayHooks.front()();
+    EXPECT_EQ(hooks, 1);
+    // the parent itself is untouched: instantiation flattens its copy
+    EXPECT_EQ(parent.nodes.size(), 3u);
+    EXPECT_EQ(parent.nodes[1]->kind, GraphNodeKind::Child);
 }
