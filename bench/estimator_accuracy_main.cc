@@ -117,9 +117,14 @@ void WriteJson(const fs::path& file, const std::vector<Table>& tables, double mi
 /// that much on the class's share of it: within a program the errors of one class's
 /// ops cancel or add up as they do in a run, which the mean |error| of single ops (the
 /// tables) does not say.
+///
+/// With --leave program, also each program's ops measured by other programs too, charged
+/// from those (CheckMeasuredElsewhere), as one class "measured_other": what a run of a
+/// program the profile never recorded gets for the ops it shares with recorded ones.
 void WriteBands(const fs::path& file,
                 const std::vector<std::pair<std::string, std::vector<EstimateCheck>>>& byGpu,
-                const std::string& mode)
+                const std::string& mode,
+                const std::vector<std::pair<std::string, std::vector<EstimateCheck>>>& elsewhere)
 {
     std::ofstream out(file);
     if (!out)
@@ -149,6 +154,24 @@ void WriteBands(const fs::path& file,
             const auto& [est, measured, n] = v;
             out << fmt::format("{}\t{}\t{}\t{}\t{:.0f}\t{:.1f}\n", gpu, k.first,
                                OpClassName(k.second), n, measured,
+                               100.0 * std::abs(est - measured) / std::max(measured, 1.0));
+        }
+    }
+    for (const auto& [gpu, checks] : elsewhere)
+    {
+        std::map<std::string, std::tuple<double, double, std::size_t>> t;
+        for (const EstimateCheck& c : checks)
+        {
+            auto& [est, measured, n] = t[c.program];
+            est += static_cast<double>(c.estimate->ns) * static_cast<double>(c.launches);
+            measured += c.measuredNs * static_cast<double>(c.launches);
+            ++n;
+        }
+        for (const auto& [program, v] : t)
+        {
+            const auto& [est, measured, n] = v;
+            out << fmt::format("{}\t{}\tmeasured_other\t{}\t{:.0f}\t{:.1f}\n", gpu, program, n,
+                               measured,
                                100.0 * std::abs(est - measured) / std::max(measured, 1.0));
         }
     }
@@ -202,7 +225,7 @@ int main(int argc, char** argv)
             logs.push_back(profile::RawLog::Read(f));
         }
         std::vector<Table> tables;
-        std::vector<std::pair<std::string, std::vector<EstimateCheck>>> bandChecks;
+        std::vector<std::pair<std::string, std::vector<EstimateCheck>>> bandChecks, elsewhere;
         for (const std::string& file : scenarios)
         {
             const Scenario s = LoadScenario(file);
@@ -258,12 +281,17 @@ int main(int argc, char** argv)
             }
             tables.push_back({s.gpu.model, mode, Summarize(checks)});
             if (logs.empty())
+            {
                 bandChecks.emplace_back(s.gpu.model, checks);
+                if (leave == "program")
+                    elsewhere.emplace_back(s.gpu.model, CheckMeasuredElsewhere(p, minUs * 1000));
+            }
             Print(tables.back(), minUs);
         }
         if (!bands.empty())
         {
-            WriteBands(bands, bandChecks, logs.empty() ? "--leave " + leave : "--held-out");
+            WriteBands(bands, bandChecks, logs.empty() ? "--leave " + leave : "--held-out",
+                       elsewhere);
         }
         if (!tsv.empty())
         {

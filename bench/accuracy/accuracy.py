@@ -378,12 +378,13 @@ def check_build(build):
             raise RuntimeError(f"{path} does not exist: build the tree first (./ns3 build) or pass --build")
 
 
-def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, env=None):
+def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, env=None, report=None):
     """`phantora-cluster --scenario S --nproc N -- <build's venv python> SCRIPT ARGS...`
-    (\\p env added to this process's environment); the finished process, stdout and stderr
-    together."""
+    (\\p env added to this process's environment; `--report REPORT` where given); the
+    finished process, stdout and stderr together."""
     cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
-           "--nproc", str(nproc), "--", os.path.join(build, "venv", "bin", "python"), script, *args]
+           "--nproc", str(nproc), *(["--report", report] if report else []), "--",
+           os.path.join(build, "venv", "bin", "python"), script, *args]
     if verbose:
         print("+", " ".join(f"{k}={v}" for k, v in (env or {}).items()), " ".join(cmd), file=sys.stderr,
               flush=True)
@@ -396,7 +397,15 @@ def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, e
 
 def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None):
     (program, *args), parse = suite.program(cell, steps, warmup)
-    p = run_simulated(build, scenario, cell["gpus"], program, args, verbose, timeout, suite.env)
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "report.json")
+        p = run_simulated(build, scenario, cell["gpus"], program, args, verbose, timeout, suite.env, report)
+        try:
+            with open(report) as f:
+                band = json.load(f).get("error_band", {})
+            band_parts, band_gpu = band.get("parts"), band.get("gpu")
+        except (OSError, ValueError):
+            band_parts, band_gpu = None, None
     result = parse(p.stdout)
     if p.returncode != 0 or result is None:
         # phantora-cluster's own verdict where it gave one (else the last lines), each line cut
@@ -408,8 +417,10 @@ def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None)
         raise SimulationFailed(f"simulation of {suite.name}/{key(cell)} failed (exit {p.returncode}):\n{tail}")
     cov = COVERAGE_RE.search(p.stdout)
     band = BAND_RE.search(p.stdout)
+    # the band's sources and their shares too (the report's error_band parts): --rebands
+    # bands the saved cells with another table of errors without simulating them again
     return dict(result, measured_share=float(cov.group(1)) if cov else None,
-                band_pct=float(band.group(1)) if band else None)
+                band_pct=float(band.group(1)) if band else None, band_parts=band_parts, band_gpu=band_gpu)
 
 
 def simulate_reps(build, suite, scenario, cell, steps, warmup, reps, verbose, timeout=None):
@@ -509,9 +520,43 @@ def spread(lo, hi):
     return f"{lo:.2f}-{hi:.2f}" if lo is not None and hi is not None else "-"
 
 
-def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
+def read_band_errors(path):
+    """profiles/error_bands.tsv (bench/error_bands.py) as {(gpu, part, class): error}."""
+    errors = {}
+    with open(path) as f:
+        for line in f:
+            row = line.rstrip("\n").split("\t")
+            if line.startswith("#") or row[0] == "gpu" or len(row) < 5:
+                continue
+            errors[(row[0], row[1], row[2])] = float(row[4]) / 100
+    return errors
+
+
+def reband(band, errors):
+    """The band bridge/error_band.cc ComputeErrorBand gives a run whose sources priced the
+    shares in \p band (a report's error_band: parts and gpu) with the errors \p errors:
+    within the GPU's and the host's time each source's error weighted by its share, then
+    how far the longer of the two moves (the same arithmetic, kept beside it)."""
+    share = {"gpu": 0.0, "host": 0.0}
+    weighted = {"gpu": 0.0, "host": 0.0}
+    for p in band["parts"]:
+        e = 0.0 if p["source"] == "table" else errors.get((band["gpu"], p["part"], p["source"]))
+        if e is None and p["source"] == "measured_other":
+            e = errors.get((band["gpu"], p["part"], "measured"))
+        share[p["part"]] += p["share"]
+        weighted[p["part"]] += p["share"] * (1.0 if e is None else e)
+    g, h = share["gpu"], share["host"]
+    eg = weighted["gpu"] / g if g else 0.0
+    eh = weighted["host"] / h if h else 0.0
+    upper = max(g * (1 + eg), h * (1 + eh))
+    lower = max(g * max(0.0, 1 - eg), h * max(0.0, 1 - eh))
+    return 100.0 * (upper - lower) / 2 / max(g, h) if max(g, h) > 0 else 0.0
+
+
+def table(matrix, real, sim, out=sys.stdout, gpu_only=None, band_errors=None):
     """Prints the suite's table; \p gpu_only (collect_gpu_only.py's data) adds the real GPU's
-    own step beside the simulated one with host time off."""
+    own step beside the simulated one with host time off; \p band_errors (read_band_errors)
+    bands each cell whose run saved its band's sources again with those errors."""
     real_cells = {key(c): c for c in real["cells"] if "step_ms" in c}
     gpu_cells = {key(c): c for c in (gpu_only or {}).get("cells", []) if "gpu_only_step_ms" in c}
     head = ["workload (size, mode, GPUs)", "real ms", "real range", "sim ms", "sim range", "err %",
@@ -560,6 +605,8 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
         row += [str(r["peak_allocated_bytes"]), str(s["peak_allocated_bytes"]), f"{me:+.2f}"]
         if banded:
             band = s.get("band_pct")
+            if band_errors is not None and s.get("band_parts") is not None and s.get("band_gpu"):
+                band = reband({"parts": s["band_parts"], "gpu": s["band_gpu"]}, band_errors)
             row.append(f"{band:.1f}" if band is not None else "-")
             if band is not None:
                 within.append(abs(e) <= band)
@@ -867,6 +914,9 @@ def main():
     p.add_argument("--gpu-profiler", metavar="PATH",
                    help="the gpu_profiler that writes the left-out profiles (default: "
                         "BUILD/gpu_profiler/gpu_profiler)")
+    p.add_argument("--rebands", metavar="TSV",
+                   help="band the cells with this table of errors (bench/error_bands.py's) instead of the one "
+                        "their runs read, where the saved results hold their band's sources")
     p.add_argument("--max-step-error", type=float,
                    help="exit 1 if the max |step-time error| of any table shown exceeds this many percent")
     p.add_argument("-v", "--verbose", action="store_true")
@@ -875,6 +925,7 @@ def main():
         p.error("--steps must exceed --warmup >= 0")
     if args.sim_reps < 1:
         p.error("--sim-reps must be at least 1")
+    band_errors = read_band_errors(args.rebands) if args.rebands else None
 
     suites = {name: dataclasses.replace(s) for name, s in SUITES.items()}
     saved = {}
@@ -950,7 +1001,8 @@ def main():
                     print()
                     print_unseen_header(entry["left_out"])
                 print()
-                step_err, mem_err, failures = table(matrix, real, entry["cells"], gpu_only=gpu_only)
+                step_err, mem_err, failures = table(matrix, real, entry["cells"], gpu_only=gpu_only,
+                                                    band_errors=band_errors)
                 failed += failures
                 for kind in passes:
                     if kind == "recorded" and "left-out" in passes:
@@ -976,7 +1028,7 @@ def main():
                 if sim is None:
                     continue
                 print()
-                step_err, mem_err, failures = table(matrix, real, sim, gpu_only=gpu_only)
+                step_err, mem_err, failures = table(matrix, real, sim, gpu_only=gpu_only, band_errors=band_errors)
                 failed += failures
                 errors[kind]["step"] += step_err
                 errors[kind]["mem"] += mem_err
