@@ -95,15 +95,13 @@ ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gp
     for (const CostSource s : {CostSource::Measured, CostSource::Table, CostSource::Default})
     {
         auto ns = by[static_cast<std::size_t>(s)].ns;
-        if (s == CostSource::Measured)
-        {
-            const auto elsewhere = std::min(kernels.MeasuredElsewhereNs(), ns);
-            if (elsewhere > 0)
-                weighed.push_back({"gpu", "measured_other", static_cast<double>(elsewhere)});
-            ns -= elsewhere;
-        }
+        const auto elsewhere =
+            s == CostSource::Measured ? std::min(kernels.MeasuredElsewhereNs(), ns) : int64_t{0};
+        ns -= elsewhere;
         if (ns > 0)
             weighed.push_back({"gpu", CostSourceName(s), static_cast<double>(ns)});
+        if (elsewhere > 0)
+            weighed.push_back({"gpu", "measured_other", static_cast<double>(elsewhere)});
     }
     std::map<OpClass, double> estimated;
     for (const auto& miss : kernels.Misses())

@@ -378,12 +378,16 @@ def check_build(build):
             raise RuntimeError(f"{path} does not exist: build the tree first (./ns3 build) or pass --build")
 
 
+# phantora-cluster options every simulation takes (main sets them from the command line)
+CLUSTER_OPTIONS = []
+
+
 def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, env=None, report=None):
     """`phantora-cluster --scenario S --nproc N -- <build's venv python> SCRIPT ARGS...`
     (\\p env added to this process's environment; `--report REPORT` where given); the
     finished process, stdout and stderr together."""
     cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
-           "--nproc", str(nproc), *(["--report", report] if report else []), "--",
+           "--nproc", str(nproc), *(["--report", report] if report else []), *CLUSTER_OPTIONS, "--",
            os.path.join(build, "venv", "bin", "python"), script, *args]
     if verbose:
         print("+", " ".join(f"{k}={v}" for k, v in (env or {}).items()), " ".join(cmd), file=sys.stderr,
@@ -641,7 +645,7 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None, band_errors=None):
               f"(tools/device/measure_real_on_device.sh runs them where the GPUs exist)", file=out)
     for message in failed:
         print(message, file=out)
-    return step_err, mem_err, len(failed)
+    return step_err, mem_err, len(failed), within
 
 
 def split_suite_value(value, option):
@@ -914,6 +918,9 @@ def main():
     p.add_argument("--gpu-profiler", metavar="PATH",
                    help="the gpu_profiler that writes the left-out profiles (default: "
                         "BUILD/gpu_profiler/gpu_profiler)")
+    p.add_argument("--connect-timeout", type=int, metavar="S",
+                   help="phantora-cluster --connect-timeout: how long a rank may take to its first CUDA call (on "
+                        "a loaded machine importing torch takes minutes)")
     p.add_argument("--rebands", metavar="TSV",
                    help="band the cells with this table of errors (bench/error_bands.py's) instead of the one "
                         "their runs read, where the saved results hold their band's sources")
@@ -926,6 +933,7 @@ def main():
     if args.sim_reps < 1:
         p.error("--sim-reps must be at least 1")
     band_errors = read_band_errors(args.rebands) if args.rebands else None
+    CLUSTER_OPTIONS[:] = ["--connect-timeout", str(args.connect_timeout)] if args.connect_timeout else []
 
     suites = {name: dataclasses.replace(s) for name, s in SUITES.items()}
     saved = {}
@@ -963,7 +971,7 @@ def main():
             raise RuntimeError(f"{gpu_profiler} does not exist: build it (the left-out tables need "
                                f"gpu_profiler leave-out), pass --gpu-profiler, or --profile-knows recorded")
     results, failed = {}, 0
-    errors = {k: {"step": [], "mem": [], "counts": {}} for k in passes}
+    errors = {k: {"step": [], "mem": [], "band": [], "counts": {}} for k in passes}
     with tempfile.TemporaryDirectory() as tmp:
         held_out = left_out.HeldOutProfiles(gpu_profiler, tmp, args.verbose)
         for i, (name, matrix) in enumerate(chosen.items()):
@@ -1001,7 +1009,7 @@ def main():
                     print()
                     print_unseen_header(entry["left_out"])
                 print()
-                step_err, mem_err, failures = table(matrix, real, entry["cells"], gpu_only=gpu_only,
+                step_err, mem_err, failures, within = table(matrix, real, entry["cells"], gpu_only=gpu_only,
                                                     band_errors=band_errors)
                 failed += failures
                 for kind in passes:
@@ -1009,6 +1017,7 @@ def main():
                         continue
                     errors[kind]["step"] += step_err
                     errors[kind]["mem"] += mem_err
+                    errors[kind]["band"] += within
                     errors[kind]["counts"][name] = len(step_err)
                 continue
             for kind in passes:
@@ -1028,10 +1037,11 @@ def main():
                 if sim is None:
                     continue
                 print()
-                step_err, mem_err, failures = table(matrix, real, sim, gpu_only=gpu_only, band_errors=band_errors)
+                step_err, mem_err, failures, within = table(matrix, real, sim, gpu_only=gpu_only, band_errors=band_errors)
                 failed += failures
                 errors[kind]["step"] += step_err
                 errors[kind]["mem"] += mem_err
+                errors[kind]["band"] += within
                 errors[kind]["counts"][name] = len(step_err)
     for kind in passes:
         e = errors[kind]
@@ -1043,6 +1053,10 @@ def main():
                   f"max |error| {max(e['step']):.1f} %; "
                   f"peak memory allocated mean |error| {statistics.mean(e['mem']):.2f} %, "
                   f"max |error| {max(e['mem']):.2f} %")
+            if e["band"]:
+                print(f"error band, all suites{', left out' if kind == 'left-out' else ''}: "
+                      f"{sum(e['band'])} of {len(e['band'])} cells within their own band "
+                      f"({100.0 * sum(e['band']) / len(e['band']):.0f} %)")
     if args.save_sim and results:
         with open(args.save_sim, "w") as f:
             json.dump({"suites": results}, f, indent=1)

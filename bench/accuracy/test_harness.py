@@ -665,7 +665,9 @@ class ZooSuite(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stdout)
             calls = self.lines(os.path.join(tmp, "calls"))
             self.assertEqual(len(calls), 2, calls)  # one simulation a cell, not one a pass
-            self.assertIn("--nproc 1 -- " + os.path.join(build, "venv", "bin", "python") +
+            # each simulation writes a report: its error band's sources are saved with the cell
+            self.assertRegex(calls[0], r"--nproc 1 --report \S+/report\.json -- ")
+            self.assertIn("-- " + os.path.join(build, "venv", "bin", "python") +
                           " bench/accuracy/workloads/zoo.py --model llama --size s", calls[0])
             self.assertEqual(self.lines(os.path.join(tmp, "imports")), ["-c import transformers, torchvision, timm"])
             self.assertEqual(len(self.lines(os.path.join(tmp, "leave-out"))), 1)

@@ -169,10 +169,7 @@ TEST(ErrorBand, OpsOnlyOtherProgramsMeasuredWeighApart)
         w.AddSamples(theirs, {300'000}, "b", "record");
         w.Commit();
     }
-    const fs::path file =
-        Write("H200	gpu	measured	5	2
-H200	gpu	measured_other	9	10
-");
+    const fs::path file = Write("H200\tgpu\tmeasured\t5\t2\nH200\tgpu\tmeasured_other\t9\t10\n");
     const auto table = phantora::ErrorBandTable::Read(file);
     phantora::GpuSpec gpu;
     gpu.model = "H200";
@@ -188,12 +185,11 @@ H200	gpu	measured_other	9	10
     EXPECT_NE(band.Describe().find("25% measured ±2%, 75% measured_other ±10%"), std::string::npos)
         << band.Describe();
     // A table from before the split: measured's error for both.
-    const fs::path old = Write("H200	gpu	measured	5	2
-");
-    EXPECT_NEAR(phantora::ComputeErrorBand(kernels, "H200", {}, {},
-                                           phantora::ErrorBandTable::Read(old))
-                    .relative,
-                0.02, 1e-9);
+    const fs::path old = Write("H200\tgpu\tmeasured\t5\t2\n");
+    EXPECT_NEAR(
+        phantora::ComputeErrorBand(kernels, "H200", {}, {}, phantora::ErrorBandTable::Read(old))
+            .relative,
+        0.02, 1e-9);
     fs::remove(file);
     fs::remove_all(dir);
 }
