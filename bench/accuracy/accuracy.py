@@ -406,10 +406,9 @@ def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None)
         p = run_simulated(build, scenario, cell["gpus"], program, args, verbose, timeout, suite.env, report)
         try:
             with open(report) as f:
-                band = json.load(f).get("error_band", {})
-            band_parts, band_gpu = band.get("parts"), band.get("gpu")
+                band_inputs = band_inputs_of(json.load(f))
         except (OSError, ValueError):
-            band_parts, band_gpu = None, None
+            band_inputs = {}
     result = parse(p.stdout)
     if p.returncode != 0 or result is None:
         # phantora-cluster's own verdict where it gave one (else the last lines), each line cut
@@ -424,7 +423,7 @@ def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None)
     # the band's sources and their shares too (the report's error_band parts): --rebands
     # bands the saved cells with another table of errors without simulating them again
     return dict(result, measured_share=float(cov.group(1)) if cov else None,
-                band_pct=float(band.group(1)) if band else None, band_parts=band_parts, band_gpu=band_gpu)
+                band_pct=float(band.group(1)) if band else None, **band_inputs)
 
 
 def simulate_reps(build, suite, scenario, cell, steps, warmup, reps, verbose, timeout=None):
@@ -536,6 +535,19 @@ def read_band_errors(path):
     return errors
 
 
+def band_inputs_of(report):
+    """What a run's band was computed from, from its report: the sources and their shares
+    (error_band), the host time they weighed (host_time: every source but "measured", unless
+    the host time is measured here) and the GPUs' window and idle time (ranks, summed)."""
+    band, host = report.get("error_band", {}), report.get("host_time", {})
+    ranks = report.get("ranks", [])
+    return {"band_parts": band.get("parts"), "band_gpu": band.get("gpu"),
+            "band_host_ns": sum(v["ns"] for k, v in host.get("by_source", {}).items()
+                                if k != "measured" or host.get("origin") == "measured"),
+            "band_window_ns": sum(r["gpu_time_ns"]["window"] for r in ranks),
+            "band_idle_ns": sum(r["gpu_time_ns"]["idle"] for r in ranks)}
+
+
 def reband(band, errors):
     """The band bridge/error_band.cc ComputeErrorBand gives a run whose sources priced the
     shares in \p band (a report's error_band: parts and gpu) with the errors \p errors:
@@ -552,9 +564,17 @@ def reband(band, errors):
     g, h = share["gpu"], share["host"]
     eg = weighted["gpu"] / g if g else 0.0
     eh = weighted["host"] / h if h else 0.0
-    upper = max(g * (1 + eg), h * (1 + eh))
-    lower = max(g * max(0.0, 1 - eg), h * max(0.0, 1 - eh))
-    return 100.0 * (upper - lower) / 2 / max(g, h) if max(g, h) > 0 else 0.0
+    # in the run's units where it saved them: the GPUs' busy and idle time, the host's
+    host = band.get("host_ns") or 0.0
+    scale = host / h if h and host else 1.0
+    busy, idle, host = g * scale, 0.0, h * scale
+    if band.get("window_ns"):
+        idle = min(max(band.get("idle_ns") or 0.0, 0.0), band["window_ns"])
+        busy = band["window_ns"] - idle
+    upper = max(busy * (1 + eg) + idle * (1 + eh), host * (1 + eh))
+    lower = max(busy * max(0.0, 1 - eg) + idle * max(0.0, 1 - eh), host * max(0.0, 1 - eh))
+    longer = max(busy + idle, host)
+    return 100.0 * (upper - lower) / 2 / longer if longer > 0 else 0.0
 
 
 def table(matrix, real, sim, out=sys.stdout, gpu_only=None, band_errors=None):
@@ -574,7 +594,7 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None, band_errors=None):
     if banded:
         head += ["band ±%"]
     rows, step_err, mem_err, failed, gpu_err = [], [], [], [], []
-    within = []
+    within, within_err = [], []
     for c in matrix:
         k = key(c)
         name = f"{c['size']} {c['mode']} {c['gpus']}"
@@ -610,10 +630,14 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None, band_errors=None):
         if banded:
             band = s.get("band_pct")
             if band_errors is not None and s.get("band_parts") is not None and s.get("band_gpu"):
-                band = reband({"parts": s["band_parts"], "gpu": s["band_gpu"]}, band_errors)
+                band = reband({"parts": s["band_parts"], "gpu": s["band_gpu"], "host_ns": s.get("band_host_ns"),
+                               "window_ns": s.get("band_window_ns"), "idle_ns": s.get("band_idle_ns")},
+                              band_errors)
             row.append(f"{band:.1f}" if band is not None else "-")
             if band is not None:
-                within.append(abs(e) <= band)
+                # the band is a share of the simulated time: the real one within S(1 ± band)
+                within.append(abs(s["step_ms"] - r["step_ms"]) <= band / 100 * s["step_ms"])
+                within_err.append(abs(e) <= band)
         rows.append(row)
     widths = [max([len(head[i])] + [len(r[i]) for r in rows if len(r) == len(head)])
               for i in range(len(head))]
@@ -634,7 +658,8 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None, band_errors=None):
               f"max |error| {max(mem_err):.2f} %", file=out)
     if within:
         print(f"error band: {sum(within)} of {len(within)} cells within their own band "
-              f"({100.0 * sum(within) / len(within):.0f} %)", file=out)
+              f"({100.0 * sum(within) / len(within):.0f} %: real within simulated ± band; "
+              f"{sum(within_err)} with |error| at most the band)", file=out)
     if gpu_err:
         print(f"GPU timeline alone (simulated with host time off, real with the GPU held until the "
               f"host is ahead): mean |error| {sum(gpu_err) / len(gpu_err):.1f} %, "
@@ -784,6 +809,10 @@ def simulate_cells(args, suite, cells, scenario_of, blocked=None):
         except SimulationFailed as e:  # the other cells still run; the table says which failed
             s = {"failed": str(e)}
         sim[key(c)] = s
+        if args.cell_log:
+            # each cell as it finishes: a long run stopped early keeps what it simulated
+            with open(args.cell_log, "a") as f:
+                f.write(json.dumps({"suite": suite.name, "cell": key(c), "scenario": scenario, "result": s}) + "\n")
     return sim
 
 
@@ -921,6 +950,9 @@ def main():
     p.add_argument("--connect-timeout", type=int, metavar="S",
                    help="phantora-cluster --connect-timeout: how long a rank may take to its first CUDA call (on "
                         "a loaded machine importing torch takes minutes)")
+    p.add_argument("--cell-log", metavar="FILE",
+                   help="append each simulated cell's result to FILE (JSON lines: suite, cell, scenario, result) "
+                        "as it finishes")
     p.add_argument("--rebands", metavar="TSV",
                    help="band the cells with this table of errors (bench/error_bands.py's) instead of the one "
                         "their runs read, where the saved results hold their band's sources")
