@@ -77,7 +77,7 @@ std::optional<double> ErrorBandTable::Error(const std::string& gpu, const std::s
 
 ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gpu,
                            const HostTimeProfile& host, const HostTimeProfile::Charged& charged,
-                           const ErrorBandTable& table, const GpuWindow& window)
+                           const ErrorBandTable& table)
 {
     struct Weighed
     {
@@ -149,15 +149,11 @@ ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gp
         band.parts.push_back(p);
     }
     // Each part's error is its sources' errors weighted by the time each priced in it.  A
-    // GPU's timeline is its busy time, which moves with its ops' error, and the time it sat
-    // idle waiting for its host, which moves with the host's; the host's own time moves with
-    // its error too, and a step is about the longer of the two (they overlap: the one the
-    // other waits for bounds it).  So the band is how far max(B + I, H) moves when each
-    // moves by its error: half the distance between max(B(1+eg) + I(1+eh), H(1+eh)) and
-    // max(B(1-eg) + I(1-eh), H(1-eh)), over max(B + I, H).  With no timeline (I = 0, B the
-    // ops' time) a GPU-bound run keeps the GPU's error unless the host's could make it the
-    // longer part; a run whose GPU idles for its host takes the host's error on that idle
-    // time (a step the max of the two alone would call GPU-bound).
+    // step is about the longer of the GPU's work and the host's (they overlap: the one the
+    // other waits for bounds it), so the band is how far max(G, H) moves when each part
+    // moves by its error: half the distance between max(G(1+eg), H(1+eh)) and
+    // max(G(1-eg), H(1-eh)), over max(G, H).  A GPU-bound step keeps the GPU's error unless
+    // the host's error could make the host the longer part.
     double g = 0, gErr = 0, h = 0, hErr = 0;
     for (const auto& p : band.parts)
     {
@@ -166,18 +162,9 @@ ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gp
     }
     const double eg = g > 0 ? gErr / g : 0;
     const double eh = h > 0 ? hErr / h : 0;
-    double busy = g * all, idle = 0;
-    if (window.windowNs > 0)
-    {
-        idle = std::clamp(window.idleNs, 0.0, window.windowNs);
-        busy = window.windowNs - idle;
-    }
-    const double hostNs = h * all;
-    const double upper = std::max(busy * (1 + eg) + idle * (1 + eh), hostNs * (1 + eh));
-    const double lower = std::max(busy * std::max(0.0, 1 - eg) + idle * std::max(0.0, 1 - eh),
-                                  hostNs * std::max(0.0, 1 - eh));
-    const double longer = std::max(busy + idle, hostNs);
-    band.relative = longer > 0 ? (upper - lower) / 2 / longer : 0;
+    const double upper = std::max(g * (1 + eg), h * (1 + eh));
+    const double lower = std::max(g * std::max(0.0, 1 - eg), h * std::max(0.0, 1 - eh));
+    band.relative = std::max(g, h) > 0 ? (upper - lower) / 2 / std::max(g, h) : 0;
     return band;
 }
 

@@ -62,20 +62,11 @@ struct ErrorBand
 /// A source with no measured error counts at this (its figure could be anything).
 inline constexpr double kUnmeasuredError = 1.0;
 
-/// How the ranks' GPUs spent the simulated time, summed over ranks: the time their
-/// timelines span and how much of it they sat idle (waiting for their host).
-struct GpuWindow
-{
-    double windowNs{0};
-    double idleNs{0};
-};
-
 /// The band of a run whose GPU ops \p kernels priced on \p gpu and whose host time the
-/// ranks were charged as \p charged from \p host, over \p window (none: the GPU's ops
-/// alone, never idle).  Host gaps measured here with a table (a thread's start-up work past
-/// its budget, once) do not weigh: no step repeats them.
+/// ranks were charged as \p charged from \p host.  Host gaps measured here with a table (a
+/// thread's start-up work past its budget, once) do not weigh: no step repeats them.
 ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gpu,
                            const HostTimeProfile& host, const HostTimeProfile::Charged& charged,
-                           const ErrorBandTable& table, const GpuWindow& window = {});
+                           const ErrorBandTable& table);
 
 } // namespace phantora

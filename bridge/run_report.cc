@@ -93,16 +93,8 @@ void PrintHostTime(const SimulationEngine& engine, bool readbacks = false)
 
 ErrorBand BandOf(const SimulationEngine& engine, const RunInfo& info)
 {
-    GpuWindow window;
-    for (int rank = 0; rank < engine.WorldSize(); ++rank)
-    {
-        const TimeShares t = SharesOf(engine.Ranks()[static_cast<std::size_t>(rank)],
-                                      engine.Timeline(rank));
-        window.windowNs += static_cast<double>(t.windowNs);
-        window.idleNs += static_cast<double>(t.idleNs);
-    }
     return ComputeErrorBand(engine.Kernels(), info.gpuModel, engine.HostTime(), SumHostTime(engine),
-                            info.errorBands, window);
+                            info.errorBands);
 }
 
 nlohmann::json ErrorBandJson(const SimulationEngine& engine, const RunInfo& info)

@@ -537,15 +537,9 @@ def read_band_errors(path):
 
 def band_inputs_of(report):
     """What a run's band was computed from, from its report: the sources and their shares
-    (error_band), the host time they weighed (host_time: every source but "measured", unless
-    the host time is measured here) and the GPUs' window and idle time (ranks, summed)."""
-    band, host = report.get("error_band", {}), report.get("host_time", {})
-    ranks = report.get("ranks", [])
-    return {"band_parts": band.get("parts"), "band_gpu": band.get("gpu"),
-            "band_host_ns": sum(v["ns"] for k, v in host.get("by_source", {}).items()
-                                if k != "measured" or host.get("origin") == "measured"),
-            "band_window_ns": sum(r["gpu_time_ns"]["window"] for r in ranks),
-            "band_idle_ns": sum(r["gpu_time_ns"]["idle"] for r in ranks)}
+    (error_band) and the GPU model whose errors they took."""
+    band = report.get("error_band", {})
+    return {"band_parts": band.get("parts"), "band_gpu": band.get("gpu")}
 
 
 def reband(band, errors):
@@ -564,17 +558,9 @@ def reband(band, errors):
     g, h = share["gpu"], share["host"]
     eg = weighted["gpu"] / g if g else 0.0
     eh = weighted["host"] / h if h else 0.0
-    # in the run's units where it saved them: the GPUs' busy and idle time, the host's
-    host = band.get("host_ns") or 0.0
-    scale = host / h if h and host else 1.0
-    busy, idle, host = g * scale, 0.0, h * scale
-    if band.get("window_ns"):
-        idle = min(max(band.get("idle_ns") or 0.0, 0.0), band["window_ns"])
-        busy = band["window_ns"] - idle
-    upper = max(busy * (1 + eg) + idle * (1 + eh), host * (1 + eh))
-    lower = max(busy * max(0.0, 1 - eg) + idle * max(0.0, 1 - eh), host * max(0.0, 1 - eh))
-    longer = max(busy + idle, host)
-    return 100.0 * (upper - lower) / 2 / longer if longer > 0 else 0.0
+    upper = max(g * (1 + eg), h * (1 + eh))
+    lower = max(g * max(0.0, 1 - eg), h * max(0.0, 1 - eh))
+    return 100.0 * (upper - lower) / 2 / max(g, h) if max(g, h) > 0 else 0.0
 
 
 def table(matrix, real, sim, out=sys.stdout, gpu_only=None, band_errors=None):
@@ -630,9 +616,7 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None, band_errors=None):
         if banded:
             band = s.get("band_pct")
             if band_errors is not None and s.get("band_parts") is not None and s.get("band_gpu"):
-                band = reband({"parts": s["band_parts"], "gpu": s["band_gpu"], "host_ns": s.get("band_host_ns"),
-                               "window_ns": s.get("band_window_ns"), "idle_ns": s.get("band_idle_ns")},
-                              band_errors)
+                band = reband({"parts": s["band_parts"], "gpu": s["band_gpu"]}, band_errors)
             row.append(f"{band:.1f}" if band is not None else "-")
             if band is not None:
                 # the band is a share of the simulated time: the real one within S(1 ± band)

@@ -90,40 +90,6 @@ TEST(ErrorBand, AStepTheGpuBoundsKeepsTheGpusErrorUnlessTheHostCouldOvertakeIt)
     fs::remove(file);
 }
 
-// A GPU that idles while its host catches up: the idle time moves with the host's error,
-// though the GPU's ops alone take longer than the host's (gpt_ref on one H200, left out:
-// 29.6 ms of GPU work, 5.8 ms idle, 18.7 ms of host time).
-TEST(ErrorBand, TheTimeAGpuIdlesForItsHostMovesWithTheHostsError)
-{
-    const fs::path file = Write("H200\tgpu\tdefault\t3\t10\nH200\thost\tmodel\t3\t30\n");
-    const auto table = phantora::ErrorBandTable::Read(file);
-    phantora::GpuSpec gpu;
-    gpu.model = "H200";
-    phantora::KernelSpec spec;
-    spec.defaultNs = 29'600;
-    phantora::KernelCostTable kernels(gpu, spec);
-    kernels.Kernel(phantora::profile::KeyForLaunch("k", {1, 1, 1}, {1, 1, 1}, 0));
-    phantora::HostTimeProfile host;
-    host.origin = phantora::HostTimeOrigin::Model;
-    phantora::HostTimeProfile::Charged charged;
-    charged.ns[static_cast<std::size_t>(phantora::host_time::Source::Context)] = 18'700;
-    // without the timeline: GPU-bound, the GPU's ±10 % alone
-    EXPECT_NEAR(phantora::ComputeErrorBand(kernels, "H200", host, charged, table).relative, 0.10,
-                1e-9);
-    // with it: between 29.6*0.9 + 5.8*0.7 and 29.6*1.1 + 5.8*1.3 of 35.4
-    const auto band =
-        phantora::ComputeErrorBand(kernels, "H200", host, charged, table, {35'400, 5'800});
-    EXPECT_NEAR(band.relative, ((29.6 * 1.1 + 5.8 * 1.3) - (29.6 * 0.9 + 5.8 * 0.7)) / 2 / 35.4,
-                1e-9);
-    // a host-bound run (a GPU busy 10 of the host's 18.7 ms): the host's +30 % above, and
-    // below the GPU's busy and idle time at their lower errors (15.09 ms, over the host's
-    // 13.09)
-    const auto hostBound =
-        phantora::ComputeErrorBand(kernels, "H200", host, charged, table, {18'700, 8'700});
-    EXPECT_NEAR(hostBound.relative, (18.7 * 1.3 - (10 * 0.9 + 8.7 * 0.7)) / 2 / 18.7, 1e-9);
-    fs::remove(file);
-}
-
 TEST(ErrorBand, AMalformedRowIsRefusedNamingFileAndLine)
 {
     const fs::path file = Write("gpu\tpart\tclass\tcount\tmean_abs_error_pct\n"
