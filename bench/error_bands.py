@@ -9,12 +9,18 @@ whatever statistic the row says it is):
 - gpu / <op class> (elementwise, gemm, cudnn, ...: gpu_model/op_class.h): the estimates of
   that class.  `phantora-estimator-accuracy --leave program --min-us 0 --bands`: every
   program of each committed profile left out in turn, its ops estimated from the others;
-  for H200 also `--held-out` the recordings never imported (data/raw/profiles/H200/zoo-*:
-  public models the profile never saw), each recording a program.  Per program, the error
+  for H200 also `--held-out` the zoo's recordings (data/raw/profiles/H200/zoo-*: public
+  models, each recording a program of its own) against a copy of the profile without
+  zoo.py (`gpu_profiler leave-out`), in place of zoo.py's one row (the replay tool's
+  recordings, ops run one at a time, are no program a user simulates: not counted).
+  Per program, the error
   of the class's launch-weighted time (|estimated - measured| / measured: the ops' errors
   cancel or add up as they do in a step); the row is the 80th percentile (nearest rank)
   over the programs (count), so that a band holds four programs in five.  A class with no
   program on one GPU takes the other GPU's row (the estimators are the same code);
+- gpu / measured_other: ops a program measured that other programs measured too, priced
+  from the others' samples (what a run the profile never recorded gets for them): per
+  program the error of their launch-weighted time, the 80th percentile over programs;
 - gpu / default: ops no estimator priced (the scenario's default duration): 100 %;
 - host / model: `phantora-host-model-accuracy`: each recorded program left out of the
   host-time model in turn, the |error| of its steady host time; the programs of both
@@ -30,9 +36,10 @@ whatever statistic the row says it is):
   (host time off) against the target's own (its real GPU-only step, else the same
   simulation with the target's measured profile); a predicted run's band adds it to the
   source's errors (bridge/error_band.cc);
-- gpu / measured: with --harness, a saved accuracy.py run: the mean |error| of the
-  simulated GPU timeline alone (host time off) against the real GPU's own step (the GPU
-  held until the host is ahead: collect_gpu_only.py), over the cells that have both.
+- gpu / measured: with --harness, a saved accuracy.py run: the |error| of the simulated
+  GPU timeline alone (host time off) against the real GPU's own step (the GPU held until
+  the host is ahead: collect_gpu_only.py), the 80th percentile over the cells that have
+  both (what no op's own measurement says: gaps between kernels, HBM and SM sharing).
   Without it no row is written, and a band counts measured ops as not measured.
 Standard library only.
 """
@@ -52,6 +59,9 @@ PROFILES = {"H100": "profiles/H100.sqlite", "H200": "profiles/H200.sqlite"}
 
 
 HELD_OUT = {"H200": "data/raw/profiles/H200/zoo-2026-12-01T2154"}
+# The program the held-out recordings are runs of: once imported into the profile, they are
+# estimated from a copy without it (gpu_profiler leave-out), each recording a program.
+HELD_OUT_PROGRAM = "zoo.py"
 
 
 def held_out_logs(gpu):
@@ -74,15 +84,41 @@ def band_evidence(build, args):
             for r in csv.DictReader(lines, delimiter="\t")]
 
 
+def without_program(build, gpu, program, tmp):
+    """A scenario of \p gpu whose profile is a copy without \p program's runs."""
+    db = os.path.join(tmp, f"{gpu}-without-{program}.sqlite")
+    subprocess.run([os.path.join(build, "gpu_profiler", "gpu_profiler"), "leave-out", "--db",
+                    os.path.join(ROOT, PROFILES[gpu]), "--out", db, "--program", program],
+                   check=True, stdout=subprocess.DEVNULL)
+    scenario = os.path.join(tmp, f"{gpu}-without-{program}.toml")
+    with open(scenario, "w") as f:
+        f.write(f'extends = "{os.path.join(ROOT, "scenarios", gpu.lower() + "-profile.toml")}"\n'
+                f'[kernels]\nprofile = "{db}"\n')
+    return scenario
+
+
+# The replay tool's recordings (gpu_profiler replay: ops run one at a time, host copies from
+# pinned memory) are no program a user simulates: not evidence of a band.
+REPLAY_PROGRAM = "gpu_profiler_gpu"
+
+
 def gpu_rows(build):
+    # every program left out in turn, its ops estimated from the others (and, class
+    # measured_other, its ops that others measured too, priced from their samples)
     evidence = band_evidence(build, ["--leave", "program"])
     for gpu in PROFILES:
         logs = held_out_logs(gpu)
         if logs:
-            scenario = os.path.join(ROOT, "scenarios", f"{gpu.lower()}-profile.toml")
-            evidence += band_evidence(build, ["--scenario", scenario, "--held-out", *logs])
+            # its recordings count one by one below, not also all together
+            evidence = [e for e in evidence if not (e[0] == gpu and e[1] == HELD_OUT_PROGRAM
+                                                    and e[2] != "measured_other")]
+            with tempfile.TemporaryDirectory() as tmp:
+                scenario = without_program(build, gpu, HELD_OUT_PROGRAM, tmp)
+                evidence += band_evidence(build, ["--scenario", scenario, "--held-out", *logs])
     by = {}
-    for gpu, _program, cls, err in evidence:
+    for gpu, program, cls, err in evidence:
+        if program == REPLAY_PROGRAM:
+            continue
         by.setdefault((gpu, cls), []).append(err)
     rows = [(gpu, "gpu", cls, len(errs), p80(errs)) for (gpu, cls), errs in by.items()]
     # A class one GPU's programs never ran: the other GPU's figure (the same estimators).
@@ -111,13 +147,13 @@ def host_rows(build):
         model = [abs(float(r["model_error_pct"])) for r in table]
         for gpu, path in PROFILES.items():
             logs = held_out_logs(gpu)
-            if not logs:
-                continue
+            before = {r["program"] for r in table if r["profile"].endswith(path)}
+            if not logs or HELD_OUT_PROGRAM in before:
+                continue  # none, or imported already: left out above like every program
             scratch = os.path.join(tmp, f"{gpu}-held-out.sqlite")
             shutil.copy(os.path.join(ROOT, path), scratch)
             subprocess.run([os.path.join(build, "gpu_profiler", "gpu_profiler"), "import", "--db", scratch,
                             *logs], check=True, stdout=subprocess.DEVNULL)
-            before = {r["program"] for r in table if r["profile"].endswith(path)}
             model += [abs(float(r["model_error_pct"])) for r in accuracy([scratch], tmp)
                       if r["program"] not in before]
         for gpu, path in PROFILES.items():
@@ -152,7 +188,7 @@ def measured_rows(harness):
             if key in real and cell.get("host_off_step_ms"):
                 errors.setdefault("H200", []).append(
                     abs(cell["host_off_step_ms"] / real[key]["gpu_only_step_ms"] - 1) * 100)
-    return [(gpu, "gpu", "measured", len(e), statistics.mean(e)) for gpu, e in errors.items()]
+    return [(gpu, "gpu", "measured", len(e), p80(e)) for gpu, e in errors.items()]
 
 
 def predicted_rows(cross):

@@ -117,9 +117,14 @@ void WriteJson(const fs::path& file, const std::vector<Table>& tables, double mi
 /// that much on the class's share of it: within a program the errors of one class's
 /// ops cancel or add up as they do in a run, which the mean |error| of single ops (the
 /// tables) does not say.
+///
+/// With --leave program, also each program's ops measured by other programs too, charged
+/// from those (CheckMeasuredElsewhere), as one class "measured_other": what a run of a
+/// program the profile never recorded gets for the ops it shares with recorded ones.
 void WriteBands(const fs::path& file,
                 const std::vector<std::pair<std::string, std::vector<EstimateCheck>>>& byGpu,
-                const std::string& mode)
+                const std::string& mode,
+                const std::vector<std::pair<std::string, std::vector<EstimateCheck>>>& elsewhere)
 {
     std::ofstream out(file);
     if (!out)
@@ -152,6 +157,58 @@ void WriteBands(const fs::path& file,
                                100.0 * std::abs(est - measured) / std::max(measured, 1.0));
         }
     }
+    for (const auto& [gpu, checks] : elsewhere)
+    {
+        std::map<std::string, std::tuple<double, double, std::size_t>> t;
+        for (const EstimateCheck& c : checks)
+        {
+            auto& [est, measured, n] = t[c.program];
+            est += static_cast<double>(c.estimate->ns) * static_cast<double>(c.launches);
+            measured += c.measuredNs * static_cast<double>(c.launches);
+            ++n;
+        }
+        for (const auto& [program, v] : t)
+        {
+            const auto& [est, measured, n] = v;
+            out << fmt::format("{}\t{}\tmeasured_other\t{}\t{:.0f}\t{:.1f}\n", gpu, program, n,
+                               measured,
+                               100.0 * std::abs(est - measured) / std::max(measured, 1.0));
+        }
+    }
+}
+
+/// A held-out recording's GPU time as a run of its program with this profile would price it
+/// (the GPU timeline alone, with no host time): the ops the profile lacks estimated, the
+/// ops other programs measured at their samples; each op weighted by its launches, against
+/// the recording's own.  The GPU side of a left-out cell's error, op by op.
+void PrintHeldOutGpuTime(const profile::ProfileReader& p, const GpuSpec& gpu,
+                         const profile::RawLog& log, const std::string& name)
+{
+    double own = 0, priced = 0, estOwn = 0, estPriced = 0, otherOwn = 0, otherPriced = 0;
+    for (const EstimateCheck& c : CheckHeldOut(p, gpu, {log}, 0))
+    {
+        const double n = static_cast<double>(c.launches);
+        estOwn += c.measuredNs * n;
+        estPriced += static_cast<double>(c.estimate ? c.estimate->ns : 0) * n;
+    }
+    for (const auto& [key, durations] : log.samples)
+    {
+        const profile::OpStats* measured = p.Find(key);
+        if (!measured)
+            continue;
+        const bool span = profile::IsLibraryCall(key.kind);
+        const double n = static_cast<double>(durations.size());
+        otherOwn += profile::OpStats::FromSamples(durations, "record").OnStreamNs({}, span) * n;
+        otherPriced += measured->OnStreamNs({}, span) * n;
+    }
+    own = estOwn + otherOwn;
+    priced = estPriced + otherPriced;
+    auto pct = [](double a, double b) { return b > 0 ? 100.0 * (a / b - 1) : 0.0; };
+    std::printf("  %s: GPU time %.1f ms priced vs %.1f ms recorded (%+.1f%%): estimated %.1f "
+                "vs %.1f ms (%+.1f%%), measured by other programs %.1f vs %.1f ms (%+.1f%%)\n",
+                name.c_str(), priced / 1e6, own / 1e6, pct(priced, own), estPriced / 1e6,
+                estOwn / 1e6, pct(estPriced, estOwn), otherPriced / 1e6, otherOwn / 1e6,
+                pct(otherPriced, otherOwn));
 }
 
 } // namespace
@@ -202,7 +259,7 @@ int main(int argc, char** argv)
             logs.push_back(profile::RawLog::Read(f));
         }
         std::vector<Table> tables;
-        std::vector<std::pair<std::string, std::vector<EstimateCheck>>> bandChecks;
+        std::vector<std::pair<std::string, std::vector<EstimateCheck>>> bandChecks, elsewhere;
         for (const std::string& file : scenarios)
         {
             const Scenario s = LoadScenario(file);
@@ -217,6 +274,11 @@ int main(int argc, char** argv)
             {
                 checks = CheckHeldOut(p, s.gpu, logs, minUs * 1000);
                 mode = fmt::format("held out ({} recordings)", logs.size());
+                std::printf("%s, each recording's GPU time as a run of it with %s would price "
+                            "it (all ops, launch-weighted):\n",
+                            s.gpu.model.c_str(), s.kernels.profile.filename().string().c_str());
+                for (std::size_t i = 0; i < logs.size(); ++i)
+                    PrintHeldOutGpuTime(p, s.gpu, logs[i], fs::path(heldOut[i]).filename().string());
                 if (!bands.empty())
                 {
                     // each recording a program of its own for the bands
@@ -258,12 +320,17 @@ int main(int argc, char** argv)
             }
             tables.push_back({s.gpu.model, mode, Summarize(checks)});
             if (logs.empty())
+            {
                 bandChecks.emplace_back(s.gpu.model, checks);
+                if (leave == "program")
+                    elsewhere.emplace_back(s.gpu.model, CheckMeasuredElsewhere(p, minUs * 1000));
+            }
             Print(tables.back(), minUs);
         }
         if (!bands.empty())
         {
-            WriteBands(bands, bandChecks, logs.empty() ? "--leave " + leave : "--held-out");
+            WriteBands(bands, bandChecks, logs.empty() ? "--leave " + leave : "--held-out",
+                       elsewhere);
         }
         if (!tsv.empty())
         {

@@ -91,11 +91,20 @@ ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gp
     // GPU time by what priced it: the profile's measurements, the scenario's table, the
     // default, and the estimates by op class (each class's estimates were measured
     // against programs the profile did not hold: bench/error_bands.py).
+    // Measured ops apart by whose samples priced them: the program's own (a recorded run)
+    // or only other programs' (a run the profile never recorded takes all of them so, and
+    // the same op runs a little differently beside another program's ops).
     const auto& by = kernels.BySource();
     for (const CostSource s : {CostSource::Measured, CostSource::Table, CostSource::Default})
     {
-        if (const auto ns = by[static_cast<std::size_t>(s)].ns; ns > 0)
+        auto ns = by[static_cast<std::size_t>(s)].ns;
+        const auto elsewhere =
+            s == CostSource::Measured ? std::min(kernels.MeasuredElsewhereNs(), ns) : int64_t{0};
+        ns -= elsewhere;
+        if (ns > 0)
             weighed.push_back({"gpu", CostSourceName(s), static_cast<double>(ns)});
+        if (elsewhere > 0)
+            weighed.push_back({"gpu", "measured_other", static_cast<double>(elsewhere)});
     }
     std::map<OpClass, double> estimated;
     for (const auto& miss : kernels.Misses())
@@ -135,8 +144,9 @@ ErrorBand ComputeErrorBand(const KernelCostTable& kernels, const std::string& gp
         p.cls = w.cls;
         p.share = w.ns / all;
         // Durations the scenario gave are what the user asked for: no error of ours.
-        const auto e =
-            w.cls == "table" ? std::optional(0.0) : table.Error(measuredOn, w.part, w.cls);
+        auto e = w.cls == "table" ? std::optional(0.0) : table.Error(measuredOn, w.part, w.cls);
+        if (!e && w.cls == "measured_other")
+            e = table.Error(measuredOn, w.part, "measured"); // a table written before the split
         p.measured = e.has_value();
         p.error = e.value_or(kUnmeasuredError);
         if (kernels.Prediction() && w.part == "gpu" && w.cls != "table" && w.cls != "default")

@@ -109,8 +109,10 @@ nlohmann::json ErrorBandJson(const SimulationEngine& engine, const RunInfo& info
                          {"error", p.error},
                          {"measured", p.measured}});
     }
-    return {
-        {"relative", band.relative}, {"parts", parts}, {"table", info.errorBands.File().string()}};
+    return {{"relative", band.relative},
+            {"parts", parts},
+            {"gpu", info.gpuModel},
+            {"table", info.errorBands.File().string()}};
 }
 
 nlohmann::json HostTimeJson(const SimulationEngine& engine)

@@ -182,6 +182,37 @@ std::vector<EstimateCheck> CheckHeldOut(const profile::ProfileReader& profile, c
     return out;
 }
 
+std::vector<EstimateCheck> CheckMeasuredElsewhere(const profile::ProfileReader& profile,
+                                                  double minNs)
+{
+    std::vector<EstimateCheck> out;
+    for (const auto& [key, stats] : profile.Ops())
+    {
+        const bool span = profile::IsLibraryCall(key.kind);
+        const auto& byProgram = span ? stats.p10ByProgramNs : stats.medianByProgramNs;
+        if (byProgram.size() < 2 || stats.medianNs < minNs)
+            continue;
+        for (const auto& [program, own] : byProgram)
+        {
+            std::vector<double> others;
+            for (const auto& [other, ns] : byProgram)
+                if (other != program)
+                    others.push_back(ns);
+            if (own <= 0)
+                continue;
+            EstimateCheck c;
+            c.key = key;
+            c.cls = ClassOf(key);
+            c.measuredNs = own;
+            c.launches = stats.samples;
+            c.estimate = OpCost{std::llround(Quantile(others, 0.5)), CostSource::Measured};
+            c.program = program;
+            out.push_back(std::move(c));
+        }
+    }
+    return out;
+}
+
 std::vector<ClassAccuracy> Summarize(const std::vector<EstimateCheck>& checks)
 {
     std::map<OpClass, ClassAccuracy> rows;

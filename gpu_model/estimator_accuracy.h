@@ -56,6 +56,14 @@ std::vector<EstimateCheck> CheckProfile(const profile::ProfileReader& profile, c
 std::vector<EstimateCheck> CheckHeldOut(const profile::ProfileReader& profile, const GpuSpec& gpu,
                                         const std::vector<profile::RawLog>& logs, double minNs);
 
+/// What a program the profile never recorded is charged for the ops other programs did
+/// measure: their samples, not its own.  For each program and each op it measured that
+/// another program measured too, a check whose estimate (source Measured) is the median of
+/// the other programs' figures (OnStreamNs: a kernel's median, a library call's 10th
+/// percentile) and whose measurement is the program's own; \p program set.
+std::vector<EstimateCheck> CheckMeasuredElsewhere(const profile::ProfileReader& profile,
+                                                  double minNs);
+
 struct ClassAccuracy
 {
     OpClass cls{OpClass::OtherKernel};

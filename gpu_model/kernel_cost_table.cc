@@ -136,6 +136,8 @@ OpCost KernelCostTable::Lookup(const OpKey& key, int64_t modelNs, const std::str
                       args, work);
         m_fromArgs += sameArgs ? 1 : 0;
         m_fromProgram += own ? 1 : 0;
+        if (!m_program.empty() && !s->ProgramOnStream(m_program, span))
+            m_measuredElsewhereNs += c.ns;
     }
     else if (auto seen = m_estimates.find({key, args, work}); seen != m_estimates.end())
     {

@@ -50,6 +50,10 @@ public:
     uint64_t FromProgram() const { return m_fromProgram; }
     /// Measured kernels whose duration came from samples launched with their arguments.
     uint64_t FromArgs() const { return m_fromArgs; }
+    /// GPU time of measured ops the preferred program never ran itself: their samples are
+    /// other programs' (a program the profile holds no recording of takes all its
+    /// measured ops so), which the error band weighs apart (error_band.h).
+    int64_t MeasuredElsewhereNs() const { return m_measuredElsewhereNs; }
 
     /// A kernel launch, GEMM or cuDNN call (profile::KeyForLaunch), with the launch's
     /// argument facts (kernel_params.h ArgFacts) where the interposer read them, and what
@@ -134,6 +138,7 @@ private:
     std::string m_program;
     uint64_t m_fromProgram{0};
     uint64_t m_fromArgs{0};
+    int64_t m_measuredElsewhereNs{0};
 };
 
 } // namespace phantora

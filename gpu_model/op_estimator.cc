@@ -1,5 +1,6 @@
 #include "op_estimator.h"
 
+#include "attention_work.h"
 #include "copy_kernel_bytes.h"
 #include "gpu_model/profile/cudnn_signature.h"
 #include "gpu_model/profile/gemm_signature.h"
@@ -26,6 +27,23 @@ namespace
 double LogRatio(double a, double b)
 {
     return std::abs(std::log(std::max(a, 1.0) / std::max(b, 1.0)));
+}
+
+/// The alignment of a GEMM's leading dimensions in elements (8, 4, 2 or 1): column-major
+/// lda = m (A not transposed) or k, ldb = k or n, ldc = m.  cuBLAS gives Hopper's TMA
+/// kernels only 16-byte-aligned strides (8 bf16 elements); below that it runs slower
+/// kernels, the slower the fewer bytes the strides share (the zoo's GPT-2 head over a
+/// vocabulary of 50257, alignment 1, ran at 96 TFLOP/s on an H200, BERT's 30522,
+/// alignment 2, at 237, aligned GEMMs of their size at 740).
+int64_t LeadingAlignment(const GemmSignature& g)
+{
+    const int64_t lda = g.opA == 'N' ? g.m : g.k;
+    const int64_t ldb = g.opB == 'N' ? g.k : g.n;
+    int64_t align = 8;
+    for (const int64_t ld : {lda, ldb, g.m})
+        while (align > 1 && ld % align != 0)
+            align /= 2;
+    return align;
 }
 
 /// How many measurements, the nearest in bytes, each bandwidth line is fitted to: the
@@ -450,8 +468,11 @@ std::optional<int64_t> OpEstimator::ScaledGemm(const OpKey& key) const
         {
             continue;
         }
-        // Another family is a last resort: it counts as far away as a 1000x shape change.
+        // Another family is a last resort: it counts as far away as a 1000x shape change;
+        // so does another alignment of the leading dimensions (another kind of kernel).
         double d = other->Family() == family ? 0.0 : 3.0 * std::log(1000.0);
+        if (LeadingAlignment(*other) != LeadingAlignment(*g))
+            d += 3.0 * std::log(1000.0);
         d += LogRatio(static_cast<double>(g->m), static_cast<double>(other->m)) +
              LogRatio(static_cast<double>(g->n), static_cast<double>(other->n)) +
              LogRatio(static_cast<double>(g->k), static_cast<double>(other->k)) +
@@ -501,6 +522,11 @@ std::optional<int64_t> OpEstimator::ScaledCudnn(const OpKey& key) const
     if (s->Class() == CudnnOpClass::Convolution)
     {
         return ScaledSmallChannelConvolution(key, *s);
+    }
+    if (const auto ns = AttentionNs(key, *s))
+    {
+        const auto roof = Roofline(key);
+        return std::llround(std::max(*ns, roof ? static_cast<double>(*roof) : 0.0));
     }
     const std::string family = s->Family();
     const std::vector<double> shape = s->Shape();
@@ -798,6 +824,36 @@ double OpEstimator::ConvolutionCallNs(const OpKey& key, const ConvolutionWork& t
     const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
     std::nth_element(v.begin(), mid, v.end());
     return std::max(0.0, *mid);
+}
+
+} // namespace phantora
+
+namespace phantora
+{
+
+// Attention by its work (attention_work.h): the time model of the pass fitted to the
+// visible measured attention calls of the same pass and type group (bf16 and f16 alike),
+// where there are enough of them; else ScaledCudnn's nearest call scaled by flops.
+std::optional<double> OpEstimator::AttentionNs(const OpKey& key, const CudnnSignature& s) const
+{
+    const auto target = AttentionWork::Of(s);
+    if (!target || !m_profile)
+        return std::nullopt;
+    std::vector<AttentionTimeModel::Point> points;
+    for (const auto& entry : m_profile->Ops())
+    {
+        const auto& [k, stats] = entry;
+        if (k.kind != OpKind::Cudnn || k == key || !Visible(entry))
+            continue;
+        const auto other = CudnnSignature::Parse(k.name);
+        const auto w = other ? AttentionWork::Of(*other) : std::nullopt;
+        if (w && w->SameModel(*target))
+            points.push_back({*w, stats.OnStreamNs({}, true)});
+    }
+    const auto model = AttentionTimeModel::Fit(points);
+    if (!model)
+        return std::nullopt;
+    return model->TimeNs(*target);
 }
 
 } // namespace phantora

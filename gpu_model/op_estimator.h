@@ -95,6 +95,10 @@ private:
     std::optional<int64_t> ScaledGemm(const profile::OpKey& key) const;
     std::optional<int64_t> ScaledCudnn(const profile::OpKey& key) const;
     std::optional<int64_t> CudnnRoofline(const profile::OpKey& key) const;
+    /// An attention call from the time model fitted to the measured calls of its pass
+    /// (attention_work.h); nullopt with too few of them.
+    std::optional<double> AttentionNs(const profile::OpKey& key,
+                                      const profile::CudnnSignature& s) const;
     /// A small-channel convolution from the recorded one nearest it, by flops.
     std::optional<int64_t> ScaledSmallChannelConvolution(const profile::OpKey& key,
                                                          const profile::CudnnSignature& s) const;

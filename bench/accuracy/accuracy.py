@@ -387,21 +387,22 @@ def check_build(build):
             raise RuntimeError(f"{path} does not exist: build the tree first (./ns3 build) or pass --build")
 
 
-# More phantora-cluster options for every simulation (cross_gpu.py sets --connect-timeout).
-CLUSTER_ARGS = []
+# phantora-cluster options every simulation takes (main sets them from the command line,
+# cross_gpu.py its own --connect-timeout)
+CLUSTER_OPTIONS = []
 
 
-def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, env=None):
+def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, env=None, report=None):
     """`phantora-cluster --scenario S --nproc N -- <build's venv python> SCRIPT ARGS...`
-    (\\p env added to this process's environment); the finished process, stdout and stderr
-    together."""
+    (\\p env added to this process's environment; `--report REPORT` where given); the
+    finished process, stdout and stderr together."""
     # The run's own bound is --sim-timeout: a rank slow to make its first CUDA call (the
     # fork server importing transformers or TorchTitan on a loaded 2-core machine takes
-    # minutes) is no failure before it; cross_gpu.py gives its own in CLUSTER_ARGS.
-    cluster_args = CLUSTER_ARGS if "--connect-timeout" in CLUSTER_ARGS else \
-        ["--connect-timeout", str(timeout or 1800), *CLUSTER_ARGS]
+    # minutes) is no failure before it, unless --connect-timeout says otherwise.
+    options = CLUSTER_OPTIONS if "--connect-timeout" in CLUSTER_OPTIONS else \
+        ["--connect-timeout", str(timeout or 1800), *CLUSTER_OPTIONS]
     cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
-           "--nproc", str(nproc), *cluster_args, "--",
+           "--nproc", str(nproc), *(["--report", report] if report else []), *options, "--",
            os.path.join(build, "venv", "bin", "python"), script, *args]
     if verbose:
         print("+", " ".join(f"{k}={v}" for k, v in (env or {}).items()), " ".join(cmd), file=sys.stderr,
@@ -415,7 +416,14 @@ def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, e
 
 def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None):
     (program, *args), parse = suite.program(cell, steps, warmup)
-    p = run_simulated(build, scenario, cell["gpus"], program, args, verbose, timeout, suite.env)
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "report.json")
+        p = run_simulated(build, scenario, cell["gpus"], program, args, verbose, timeout, suite.env, report)
+        try:
+            with open(report) as f:
+                band_inputs = band_inputs_of(json.load(f))
+        except (OSError, ValueError):
+            band_inputs = {}
     result = parse(p.stdout)
     if p.returncode != 0 or result is None:
         # phantora-cluster's own verdict where it gave one (else the last lines), each line cut
@@ -427,8 +435,10 @@ def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None)
         raise SimulationFailed(f"simulation of {suite.name}/{key(cell)} failed (exit {p.returncode}):\n{tail}")
     cov = COVERAGE_RE.search(p.stdout)
     band = BAND_RE.search(p.stdout)
+    # the band's sources and their shares too (the report's error_band parts): --rebands
+    # bands the saved cells with another table of errors without simulating them again
     return dict(result, measured_share=float(cov.group(1)) if cov else None,
-                band_pct=float(band.group(1)) if band else None)
+                band_pct=float(band.group(1)) if band else None, **band_inputs)
 
 
 def simulate_reps(build, suite, scenario, cell, steps, warmup, reps, verbose, timeout=None):
@@ -560,9 +570,50 @@ def side_by_side(matrix, real, recorded, held_out, out=sys.stdout):
               file=out)
 
 
-def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
+def read_band_errors(path):
+    """profiles/error_bands.tsv (bench/error_bands.py) as {(gpu, part, class): error}."""
+    errors = {}
+    with open(path) as f:
+        for line in f:
+            row = line.rstrip("\n").split("\t")
+            if line.startswith("#") or row[0] == "gpu" or len(row) < 5:
+                continue
+            errors[(row[0], row[1], row[2])] = float(row[4]) / 100
+    return errors
+
+
+def band_inputs_of(report):
+    """What a run's band was computed from, from its report: the sources and their shares
+    (error_band) and the GPU model whose errors they took."""
+    band = report.get("error_band", {})
+    return {"band_parts": band.get("parts"), "band_gpu": band.get("gpu")}
+
+
+def reband(band, errors):
+    """The band bridge/error_band.cc ComputeErrorBand gives a run whose sources priced the
+    shares in \p band (a report's error_band: parts and gpu) with the errors \p errors:
+    within the GPU's and the host's time each source's error weighted by its share, then
+    how far the longer of the two moves (the same arithmetic, kept beside it)."""
+    share = {"gpu": 0.0, "host": 0.0}
+    weighted = {"gpu": 0.0, "host": 0.0}
+    for p in band["parts"]:
+        e = 0.0 if p["source"] == "table" else errors.get((band["gpu"], p["part"], p["source"]))
+        if e is None and p["source"] == "measured_other":
+            e = errors.get((band["gpu"], p["part"], "measured"))
+        share[p["part"]] += p["share"]
+        weighted[p["part"]] += p["share"] * (1.0 if e is None else e)
+    g, h = share["gpu"], share["host"]
+    eg = weighted["gpu"] / g if g else 0.0
+    eh = weighted["host"] / h if h else 0.0
+    upper = max(g * (1 + eg), h * (1 + eh))
+    lower = max(g * max(0.0, 1 - eg), h * max(0.0, 1 - eh))
+    return 100.0 * (upper - lower) / 2 / max(g, h) if max(g, h) > 0 else 0.0
+
+
+def table(matrix, real, sim, out=sys.stdout, gpu_only=None, band_errors=None):
     """Prints the suite's table; \p gpu_only (collect_gpu_only.py's data) adds the real GPU's
-    own step beside the simulated one with host time off."""
+    own step beside the simulated one with host time off; \p band_errors (read_band_errors)
+    bands each cell whose run saved its band's sources again with those errors."""
     real_cells = {key(c): c for c in real["cells"] if "step_ms" in c}
     gpu_cells = {key(c): c for c in (gpu_only or {}).get("cells", []) if "gpu_only_step_ms" in c}
     head = ["workload (size, mode, GPUs)", "real ms", "real range", "sim ms", "sim range", "err %",
@@ -576,7 +627,7 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
     if banded:
         head += ["band ±%"]
     rows, step_err, mem_err, failed, gpu_err = [], [], [], [], []
-    within = []
+    within, within_err = [], []
     for c in matrix:
         k = key(c)
         name = f"{c['size']} {c['mode']} {c['gpus']}"
@@ -611,9 +662,13 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
         row += [str(r["peak_allocated_bytes"]), str(s["peak_allocated_bytes"]), f"{me:+.2f}"]
         if banded:
             band = s.get("band_pct")
+            if band_errors is not None and s.get("band_parts") is not None and s.get("band_gpu"):
+                band = reband({"parts": s["band_parts"], "gpu": s["band_gpu"]}, band_errors)
             row.append(f"{band:.1f}" if band is not None else "-")
             if band is not None:
-                within.append(abs(e) <= band)
+                # the band is a share of the simulated time: the real one within S(1 ± band)
+                within.append(abs(s["step_ms"] - r["step_ms"]) <= band / 100 * s["step_ms"])
+                within_err.append(abs(e) <= band)
         rows.append(row)
     widths = [max([len(head[i])] + [len(r[i]) for r in rows if len(r) == len(head)])
               for i in range(len(head))]
@@ -634,7 +689,8 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
               f"max |error| {max(mem_err):.2f} %", file=out)
     if within:
         print(f"error band: {sum(within)} of {len(within)} cells within their own band "
-              f"({100.0 * sum(within) / len(within):.0f} %)", file=out)
+              f"({100.0 * sum(within) / len(within):.0f} %: real within simulated ± band; "
+              f"{sum(within_err)} with |error| at most the band)", file=out)
     if gpu_err:
         print(f"GPU timeline alone (simulated with host time off, real with the GPU held until the "
               f"host is ahead): mean |error| {sum(gpu_err) / len(gpu_err):.1f} %, "
@@ -645,7 +701,7 @@ def table(matrix, real, sim, out=sys.stdout, gpu_only=None):
               f"(tools/device/measure_real_on_device.sh runs them where the GPUs exist)", file=out)
     for message in failed:
         print(message, file=out)
-    return step_err, mem_err, len(failed)
+    return step_err, mem_err, len(failed), within
 
 
 def split_suite_value(value, option):
@@ -807,6 +863,10 @@ def simulate_cells(args, suite, cells, scenario_of, blocked=None):
         except SimulationFailed as e:  # the other cells still run; the table says which failed
             s = {"failed": str(e)}
         sim[key(c)] = s
+        if args.cell_log:
+            # each cell as it finishes: a long run stopped early keeps what it simulated
+            with open(args.cell_log, "a") as f:
+                f.write(json.dumps({"suite": suite.name, "cell": key(c), "scenario": scenario, "result": s}) + "\n")
     return sim
 
 
@@ -941,6 +1001,15 @@ def main():
     p.add_argument("--gpu-profiler", metavar="PATH",
                    help="the gpu_profiler that writes the left-out profiles (default: "
                         "BUILD/gpu_profiler/gpu_profiler)")
+    p.add_argument("--connect-timeout", type=int, metavar="S",
+                   help="phantora-cluster --connect-timeout: how long a rank may take to its first CUDA call (on "
+                        "a loaded machine importing torch takes minutes)")
+    p.add_argument("--cell-log", metavar="FILE",
+                   help="append each simulated cell's result to FILE (JSON lines: suite, cell, scenario, result) "
+                        "as it finishes")
+    p.add_argument("--rebands", metavar="TSV",
+                   help="band the cells with this table of errors (bench/error_bands.py's) instead of the one "
+                        "their runs read, where the saved results hold their band's sources")
     p.add_argument("--max-step-error", type=float,
                    help="exit 1 if the max |step-time error| of any table shown exceeds this many percent")
     p.add_argument("-v", "--verbose", action="store_true")
@@ -949,6 +1018,8 @@ def main():
         p.error("--steps must exceed --warmup >= 0")
     if args.sim_reps < 1:
         p.error("--sim-reps must be at least 1")
+    band_errors = read_band_errors(args.rebands) if args.rebands else None
+    CLUSTER_OPTIONS[:] = ["--connect-timeout", str(args.connect_timeout)] if args.connect_timeout else []
 
     suites = {name: dataclasses.replace(s) for name, s in SUITES.items()}
     saved = {}
@@ -986,7 +1057,7 @@ def main():
             raise RuntimeError(f"{gpu_profiler} does not exist: build it (the left-out tables need "
                                f"gpu_profiler leave-out), pass --gpu-profiler, or --profile-knows recorded")
     results, failed = {}, 0
-    errors = {k: {"step": [], "mem": [], "counts": {}} for k in passes}
+    errors = {k: {"step": [], "mem": [], "band": [], "counts": {}} for k in passes}
     with tempfile.TemporaryDirectory() as tmp:
         held_out = left_out.HeldOutProfiles(gpu_profiler, tmp, args.verbose)
         for i, (name, matrix) in enumerate(chosen.items()):
@@ -1024,13 +1095,15 @@ def main():
                     print()
                     print_unseen_header(entry["left_out"])
                 print()
-                step_err, mem_err, failures = table(matrix, real, entry["cells"], gpu_only=gpu_only)
+                step_err, mem_err, failures, within = table(matrix, real, entry["cells"], gpu_only=gpu_only,
+                                                    band_errors=band_errors)
                 failed += failures
                 for kind in passes:
                     if kind == "recorded" and "left-out" in passes:
                         continue
                     errors[kind]["step"] += step_err
                     errors[kind]["mem"] += mem_err
+                    errors[kind]["band"] += within
                     errors[kind]["counts"][name] = len(step_err)
                 continue
             for kind in passes:
@@ -1050,10 +1123,11 @@ def main():
                 if sim is None:
                     continue
                 print()
-                step_err, mem_err, failures = table(matrix, real, sim, gpu_only=gpu_only)
+                step_err, mem_err, failures, within = table(matrix, real, sim, gpu_only=gpu_only, band_errors=band_errors)
                 failed += failures
                 errors[kind]["step"] += step_err
                 errors[kind]["mem"] += mem_err
+                errors[kind]["band"] += within
                 errors[kind]["counts"][name] = len(step_err)
             if (len(passes) == 2 and entry.get("cells") is not None
                     and entry.get("left_out", {}).get("cells") is not None):
@@ -1069,6 +1143,10 @@ def main():
                   f"max |error| {max(e['step']):.1f} %; "
                   f"peak memory allocated mean |error| {statistics.mean(e['mem']):.2f} %, "
                   f"max |error| {max(e['mem']):.2f} %")
+            if e["band"]:
+                print(f"error band, all suites{', left out' if kind == 'left-out' else ''}: "
+                      f"{sum(e['band'])} of {len(e['band'])} cells within their own band "
+                      f"({100.0 * sum(e['band']) / len(e['band']):.0f} %)")
     if args.save_sim and results:
         with open(args.save_sim, "w") as f:
             json.dump({"suites": results}, f, indent=1)

@@ -274,7 +274,7 @@ def main():
         return 0
     args.cells = [q for v in (args.cells or []) for q in v.split(",") if q]
     accuracy.check_build(args.build)
-    accuracy.CLUSTER_ARGS[:] = ["--connect-timeout", str(args.connect_timeout)]
+    accuracy.CLUSTER_OPTIONS[:] = ["--connect-timeout", str(args.connect_timeout)]
     targets = [t for t in args.targets.split(",") if t]
     for t in targets:
         if t not in TARGETS:

@@ -333,6 +333,46 @@ class SavedResults(unittest.TestCase):
             self.assertIn("over 1 measured cells", p.stdout)
 
 
+class Rebands(unittest.TestCase):
+    # the sources of tests/unit/error_band_test.cc's first run: GPU 100 us from the
+    # scenario's table and 100 us defaulted, host 200 us from the model
+    PARTS = [{"part": "gpu", "source": "table", "share": 0.25, "error": 0.0, "measured": True},
+             {"part": "gpu", "source": "default", "share": 0.25, "error": 0.5, "measured": True},
+             {"part": "host", "source": "model", "share": 0.5, "error": 0.1, "measured": True}]
+
+    def test_the_same_arithmetic_as_the_bridge(self):
+        errors = {("H200", "gpu", "default"): 0.5, ("H200", "host", "model"): 0.1}
+        self.assertAlmostEqual(accuracy.reband({"parts": self.PARTS, "gpu": "H200"}, errors), 17.5)
+        # a source the table lacks counts at 100 %; measured_other falls back to measured
+        # (GPU ±50 %, host ±100 %: between max(75, 100) and max(25, 0) of 200)
+        self.assertAlmostEqual(accuracy.reband({"parts": self.PARTS, "gpu": "H100"}, {}), 75.0)
+        other = [{"part": "gpu", "source": "measured_other", "share": 1.0, "error": 0.0, "measured": True}]
+        self.assertAlmostEqual(accuracy.reband({"parts": other, "gpu": "H200"},
+                                               {("H200", "gpu", "measured"): 0.03}), 3.0)
+
+    def test_a_saved_cell_is_banded_with_the_table_given(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cell = {"step_ms": 48.337636, "peak_allocated_bytes": 7802713600, "peak_reserved_bytes": 1,
+                    "step_ms_all": [48.337636], "measured_share": 100.0, "band_pct": 1.0,
+                    "band_parts": self.PARTS, "band_gpu": "H200"}
+            gpt_ref = {"scenario": "scenarios/h200x4-nvlink-profiled.toml", "time_scale": None, "steps": 8,
+                       "warmup": 3, "reps": 1, "cells": {"217m/fsdp/4": cell}}
+            path = os.path.join(tmp, "sim.json")
+            with open(path, "w") as f:
+                json.dump({"suites": {"gpt_ref": gpt_ref}}, f)
+            p = run_accuracy("--sim-results", path, "--cells", "gpt_ref/fsdp/4")
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertIn("0 of 1 cells within their own band", p.stdout)  # +10.0 % against ±1.0
+            bands = os.path.join(tmp, "bands.tsv")
+            with open(bands, "w") as f:
+                f.write("gpu\tpart\tclass\tcount\tmean_abs_error_pct\n"
+                        "H200\tgpu\tdefault\t3\t50\nH200\thost\tmodel\t3\t10\n")
+            p = run_accuracy("--sim-results", path, "--cells", "gpt_ref/fsdp/4", "--rebands", bands)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertRegex(p.stdout, r"217m fsdp 4 .* \+10\.0 .* 17\.5\n")
+            self.assertIn("1 of 1 cells within their own band", p.stdout)
+
+
 class LeftOut(unittest.TestCase):
     """The left-out tables: program names, the scenario's profile, the held-out copies and
     the saved results that carry both tables."""
@@ -690,7 +730,9 @@ class ZooSuite(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stdout)
             calls = self.lines(os.path.join(tmp, "calls"))
             self.assertEqual(len(calls), 2, calls)  # one simulation a cell, not one a pass
-            self.assertIn("--nproc 1 --connect-timeout 1800 -- " + os.path.join(build, "venv", "bin", "python") +
+            # each simulation writes a report: its error band's sources are saved with the cell
+            self.assertRegex(calls[0], r"--nproc 1 --report \S+/report\.json --connect-timeout 1800 -- ")
+            self.assertIn("-- " + os.path.join(build, "venv", "bin", "python") +
                           " bench/accuracy/workloads/zoo.py --model llama --size s", calls[0])
             self.assertEqual(self.lines(os.path.join(tmp, "imports")), ["-c import transformers, torchvision, timm"])
             self.assertEqual(len(self.lines(os.path.join(tmp, "leave-out"))), 1)

@@ -150,6 +150,50 @@ TEST(ErrorBand, EstimatesWeighByTheirOpClass)
     fs::remove_all(dir);
 }
 
+// A measured op the simulated program never ran itself is priced from other programs'
+// samples: its time weighs at measured_other's error, the program's own at measured's.
+TEST(ErrorBand, OpsOnlyOtherProgramsMeasuredWeighApart)
+{
+    const fs::path dir =
+        fs::temp_directory_path() / ("phantora_error_band_other_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path db = dir / "H200.sqlite";
+    const auto mine = phantora::profile::KeyForLaunch("mine", {1, 1, 1}, {128, 1, 1}, 0);
+    const auto theirs = phantora::profile::KeyForLaunch("theirs", {1, 1, 1}, {128, 1, 1}, 0);
+    {
+        phantora::profile::ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddRun("a", "a.py", "python a.py");
+        w.AddRun("b", "b.py", "python b.py");
+        w.AddSamples(mine, {100'000}, "a", "record");
+        w.AddSamples(theirs, {300'000}, "b", "record");
+        w.Commit();
+    }
+    const fs::path file = Write("H200\tgpu\tmeasured\t5\t2\nH200\tgpu\tmeasured_other\t9\t10\n");
+    const auto table = phantora::ErrorBandTable::Read(file);
+    phantora::GpuSpec gpu;
+    gpu.model = "H200";
+    phantora::KernelSpec spec;
+    spec.profile = db;
+    phantora::KernelCostTable kernels(gpu, spec);
+    kernels.PreferProgram("a.py");
+    kernels.Kernel(mine);
+    kernels.Kernel(theirs);
+    EXPECT_EQ(kernels.MeasuredElsewhereNs(), 300'000);
+    const auto band = phantora::ComputeErrorBand(kernels, "H200", {}, {}, table);
+    EXPECT_NEAR(band.relative, (100'000 * 0.02 + 300'000 * 0.10) / 400'000.0, 1e-9);
+    EXPECT_NE(band.Describe().find("25% measured ±2%, 75% measured_other ±10%"), std::string::npos)
+        << band.Describe();
+    // A table from before the split: measured's error for both.
+    const fs::path old = Write("H200\tgpu\tmeasured\t5\t2\n");
+    EXPECT_NEAR(
+        phantora::ComputeErrorBand(kernels, "H200", {}, {}, phantora::ErrorBandTable::Read(old))
+            .relative,
+        0.02, 1e-9);
+    fs::remove(file);
+    fs::remove_all(dir);
+}
+
 TEST(ErrorBand, TheCommittedTableHasEveryClassAnEstimatedRunUses)
 {
     // bench/error_bands.py writes it; phantora-cluster reads it for every run's band.
@@ -157,8 +201,8 @@ TEST(ErrorBand, TheCommittedTableHasEveryClassAnEstimatedRunUses)
                                                       "profiles" / "error_bands.tsv");
     for (const char* gpu : {"H100", "H200"})
     {
-        for (const char* cls : {"measured", "default", "elementwise", "reduction", "norm",
-                                "optimizer", "gemm", "cudnn", "memcpy_htod"})
+        for (const char* cls : {"measured", "measured_other", "default", "elementwise", "reduction",
+                                "norm", "optimizer", "gemm", "cudnn", "memcpy_htod"})
         {
             EXPECT_TRUE(table.Error(gpu, "gpu", cls)) << gpu << " " << cls;
         }

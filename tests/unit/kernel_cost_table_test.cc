@@ -158,6 +158,34 @@ TEST_F(KernelCostTableTest, GemmsOfTheSameFamilyScaleByFlopsButNeverBeatTheRoofl
               std::llround(g->Flops() / 1e12 * 1e9));
 }
 
+// A GEMM whose leading dimension is no multiple of 8 elements runs on other (slower)
+// kernels: it scales from a measured GEMM of its alignment, however far in shape, and an
+// aligned one never from an unaligned sample, however near.
+TEST_F(KernelCostTableTest, GemmsScaleFromSamplesOfTheirLeadingDimensionsAlignment)
+{
+    const std::string head =
+        "cublasGemmEx(m=50257,n=8192,k=1024,op=TN,a=bf16,b=bf16,c=bf16,batch=1)";
+    {
+        ProfileWriter w(scenario.kernels.profile);
+        OpKey slow;
+        slow.kind = OpKind::Gemm;
+        slow.name = head; // ldc = m = 50257: alignment 1
+        w.AddSamples(slow, {8'800'000}, "t", "record");
+        w.Commit();
+    }
+    KernelCostTable t(scenario.gpu, scenario.kernels);
+    // another vocabulary of alignment 1, 2x the flops: the unaligned head's time, twice
+    const std::string other =
+        "cublasGemmEx(m=50257,n=16384,k=1024,op=TN,a=bf16,b=bf16,c=bf16,batch=1)";
+    EXPECT_EQ(test::PriceLaunch(t, Launch(other, 0, 0)).ns, 2 * 8'800'000);
+    // the padded vocabulary (50304, a multiple of 8): from the aligned 4096^3 GEMM by flops
+    const std::string padded =
+        "cublasGemmEx(m=50304,n=8192,k=1024,op=TN,a=bf16,b=bf16,c=bf16,batch=1)";
+    const double flops = 2.0 * 50304 * 8192 * 1024, sampleFlops = 2.0 * 4096 * 4096 * 4096;
+    EXPECT_EQ(test::PriceLaunch(t, Launch(padded, 0, 0)).ns,
+              std::llround(180200 * flops / sampleFlops));
+}
+
 // A GEMM sample too small to fill the GPU (one 128x128 tile on 132 SMs) runs at a
 // fraction of the GPU's rate; scaled by flops it charged pipeline-parallel TorchTitan's
 // fp32 GEMMs that rate (2.2 ms for a 16x2048x2048 batch-16 GEMM the H100's fp32 peak does
