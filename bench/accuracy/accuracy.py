@@ -74,6 +74,11 @@ COVERAGE_RE = re.compile(r"([0-9.]+)% of the GPU time measured")
 # phantora-cluster's error band (bridge/error_band.h): the measured errors of the sources
 # that priced the run, weighted by the time each priced
 BAND_RE = re.compile(r"error band: ±([0-9.]+)%")
+# where the run's host time came from (bridge/host_time_profile.cc): "recorded", "model of N
+# recorded programs", "measured on this machine"
+HOST_TIME_RE = re.compile(r"^host time: ([^;(]*)", re.M)
+# every rank's mean step, as the training scripts print it: determinism.py compares them all
+RANK_MEAN_RE = re.compile(r"rank \d+: mean step [0-9.]+ ms")
 NOT_MEASURED = "not measured (needs a multi-GPU machine)"
 PROFILE_KNOWS = ("recorded", "left-out", "both")
 
@@ -408,8 +413,11 @@ def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None)
         raise SimulationFailed(f"simulation of {suite.name}/{key(cell)} failed (exit {p.returncode}):\n{tail}")
     cov = COVERAGE_RE.search(p.stdout)
     band = BAND_RE.search(p.stdout)
+    host = HOST_TIME_RE.search(p.stdout)
     return dict(result, measured_share=float(cov.group(1)) if cov else None,
-                band_pct=float(band.group(1)) if band else None)
+                band_pct=float(band.group(1)) if band else None,
+                host_time=host.group(1).strip() if host else None,
+                rank_means=sorted(set(RANK_MEAN_RE.findall(p.stdout))))
 
 
 def simulate_reps(build, suite, scenario, cell, steps, warmup, reps, verbose, timeout=None):

@@ -126,7 +126,8 @@ LearnedHostModel LearnHostModel(const ProfileReader& profile, const LearnOptions
     host_time::HostTimeModel model(options.model);
     for (const auto& [program, runs] : byProgram)
     {
-        host_time::GapSamples samples(host_time::GapSamples::Keys::KindAfterWaits);
+        host_time::GapSamples samples(host_time::GapSamples::Keys::KindAfterWaits,
+                                      options.maxDepth);
         for (const std::string& run : runs)
         {
             const double scale = ToReferenceHost(profile.Runs().at(run), referenceHostNs);

@@ -39,6 +39,8 @@ struct LearnOptions
     bool byCodePath{true};
     /// Learn from each thread's steady steps only (host_time::SteadyFrom); false: all gaps.
     bool steadyOnly{true};
+    /// The longest context (calls before a gap) the model learns: host_time::kDepth.
+    int maxDepth{host_time::kDepth};
 };
 
 struct LearnedHostModel
