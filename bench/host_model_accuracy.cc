@@ -124,11 +124,18 @@ int main(int argc, char** argv)
     int maxDepth = host_time::kDepth;
     app.add_option("--max-depth", maxDepth, "the longest context the model learns")
         ->check(CLI::Range(1, host_time::kDepth));
+    std::string leave = "program";
+    app.add_option("--leave", leave,
+                   "what is left out in turn: program (by its name: the harness's left-out "
+                   "tables) or code-path (one script and its word arguments; the script's "
+                   "other code paths stay, as other models of a recorded framework would)")
+        ->check(CLI::IsMember({"program", "code-path"}));
     std::size_t minPrograms = 1;
     app.add_option("--min-programs", minPrograms, "the fewest programs a key of the model needs");
     CLI11_PARSE(app, argc, argv);
     profile::LearnOptions options;
     options.maxDepth = maxDepth;
+    options.leaveOutCodePaths = leave == "code-path";
     options.model.minPrograms = minPrograms;
     bool scaleByHostSpeed = true;
     for (const std::string& rule : without)
@@ -176,7 +183,8 @@ int main(int argc, char** argv)
         {
             if (r.hostGaps)
             {
-                byProgram[r.program].push_back(run);
+                byProgram[options.leaveOutCodePaths ? profile::ModelProgram(r) : r.program]
+                    .push_back(run);
             }
         }
         std::printf("%s: %zu programs recorded host time (reference host %.0f ns)\n", file.c_str(),

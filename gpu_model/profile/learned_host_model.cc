@@ -117,7 +117,7 @@ LearnedHostModel LearnHostModel(const ProfileReader& profile, const LearnOptions
     std::map<std::string, std::vector<std::string>> byProgram;
     for (const auto& [run, r] : profile.Runs())
     {
-        if (r.hostGaps && !leaveOut.count(r.program))
+        if (r.hostGaps && !leaveOut.count(options.leaveOutCodePaths ? ModelProgram(r) : r.program))
         {
             byProgram[options.byCodePath ? ModelProgram(r) : Script(r)].push_back(run);
         }
