@@ -80,6 +80,9 @@ HOST_TIME_RE = re.compile(r"^host time: ([^;(]*)", re.M)
 # every rank's mean step, as the training scripts print it: determinism.py compares them all
 RANK_MEAN_RE = re.compile(r"rank \d+: mean step [0-9.]+ ms")
 NOT_MEASURED = "not measured (needs a multi-GPU machine)"
+# phantora-cluster --connect-timeout for every simulation (None: its default); determinism.py
+# sets it, since its busy run slows the ranks' imports on a small machine
+CONNECT_TIMEOUT = None
 PROFILE_KNOWS = ("recorded", "left-out", "both")
 
 
@@ -387,8 +390,9 @@ def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, e
     """`phantora-cluster --scenario S --nproc N -- <build's venv python> SCRIPT ARGS...`
     (\\p env added to this process's environment); the finished process, stdout and stderr
     together."""
-    cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
-           "--nproc", str(nproc), "--", os.path.join(build, "venv", "bin", "python"), script, *args]
+    cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario, "--nproc", str(nproc),
+           *(["--connect-timeout", str(CONNECT_TIMEOUT)] if CONNECT_TIMEOUT else []),
+           "--", os.path.join(build, "venv", "bin", "python"), script, *args]
     if verbose:
         print("+", " ".join(f"{k}={v}" for k, v in (env or {}).items()), " ".join(cmd), file=sys.stderr,
               flush=True)

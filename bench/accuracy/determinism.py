@@ -86,6 +86,7 @@ def cuda_example(args):
         for label, busy in LOADS:
             report = os.path.join(tmp, f"report{len(runs)}.json")
             cmd = [cluster, "--scenario", scenario, "--nproc", str(args.cuda_example), "--report", report,
+                   "--connect-timeout", str(args.connect_timeout),
                    "--", example, str(args.elements), str(args.example_steps)]
             with BusyCores(args.busy if busy else 0):
                 p = subprocess.run(cmd, cwd=accuracy.ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -139,11 +140,14 @@ def main():
                    help="spinning processes during the busy run (default: one per core)")
     p.add_argument("--max-spread", type=float, default=0.5, help="percent; exit 1 above it")
     p.add_argument("--sim-timeout", type=int, default=1800, help="seconds one simulation may take")
+    p.add_argument("--connect-timeout", type=int, default=900,
+                   help="seconds the ranks may take to start (phantora-cluster --connect-timeout)")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args()
     if args.steps <= args.warmup or args.warmup < 0:
         p.error("--steps must exceed --warmup >= 0")
 
+    accuracy.CONNECT_TIMEOUT = args.connect_timeout
     if args.cuda_example:
         sys.exit(verdict(cuda_example(args), args, "last rank's end"))
     suite, cell = find_cell(args.cell)
