@@ -375,7 +375,8 @@ TEST(Torch, AnUnrecordedDdpProgramGivesTheSameTimesOnABusyMachine)
         }
         const auto report = ScratchDir() / fmt::format("unrecorded{}.json", run);
         const CommandResult r = RunCommand(fmt::format(
-            "{} --scenario {} --nproc 4 --report {} -- {} {} {} --mode ddp --steps 3 2>&1",
+            "{} --scenario {} --nproc 4 --connect-timeout 600 --report {} -- {} {} {} --mode ddp "
+            "--steps 3 2>&1",
             PHANTORA_CLUSTER, scenario.string(), report.string(), PHANTORA_TORCH_PYTHON,
             copy.string(), kSmallModel));
         stop = true;

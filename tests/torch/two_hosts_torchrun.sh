@@ -21,12 +21,13 @@
 # PHANTORA_TWO_HOSTS_SCRIPT (default examples/torch/train_gpt.py; a renamed copy is a
 # program no profile recorded, priced by the host-time model), PHANTORA_TWO_HOSTS_ARGS
 # (default a small DDP model, 3 steps), PHANTORA_TWO_HOSTS_TIMEOUT (seconds a run may take,
-# 200).  It prints the largest difference between the two runs' step figures either way.
+# 200), PHANTORA_TWO_HOSTS_CONNECT_TIMEOUT (seconds the ranks may take to start, 120).  It prints the largest difference between the two runs' step figures either way.
 set -uo pipefail
 
 CLUSTER=$1 RANK_BIN=$2 PYTHON=$3 SRC=$4
 SCRIPT=${PHANTORA_TWO_HOSTS_SCRIPT:-$SRC/examples/torch/train_gpt.py}
 LIMIT=${PHANTORA_TWO_HOSTS_TIMEOUT:-200}
+CONNECT=${PHANTORA_TWO_HOSTS_CONNECT_TIMEOUT:-120} # phantora-cluster --connect-timeout
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/phantora-two-hosts.XXXXXX")
 # The fork servers' sockets: this run's own (they end by themselves, idle).
 export XDG_RUNTIME_DIR="$WORK/run"
@@ -94,7 +95,7 @@ step_times() { grep -Eo '(step [0-9]+: [0-9.]+ ms|rank [0-9]+: mean step [0-9.]+
 
 # 1. One launcher, four ranks; at the same time as the served run (host time is off, so
 # sharing the machine changes no simulated time).
-timeout "$LIMIT" "$CLUSTER" --scenario "$WORK/s.toml" --nproc 4 --progress never -- \
+timeout "$LIMIT" "$CLUSTER" --scenario "$WORK/s.toml" --nproc 4 --progress never --connect-timeout "$CONNECT" -- \
     "$PYTHON" "$SCRIPT" $SMALL > "$WORK/single.log" 2>&1 &
 SINGLE=$!
 PIDS+=("$SINGLE")
@@ -102,6 +103,7 @@ PIDS+=("$SINGLE")
 # 2. The bridge on "host" hub, serving four ranks over CURVE.
 in_ns hub timeout "$LIMIT" "$CLUSTER" --scenario "$WORK/s.toml" --serve --nproc 4 \
     --listen "tcp://$HUB:*" --keys "$WORK/keys" --heartbeat-timeout 20 --progress never \
+    --connect-timeout "$CONNECT" \
     -- "$PYTHON" "$SCRIPT" > "$WORK/server.log" 2>&1 &
 SERVER=$!
 PIDS+=("$SERVER")

@@ -380,6 +380,9 @@ TEST(GapSamples, ContextsLongerThanMaxDepthAreNotGathered)
             before = after;
         }
     }
+    s.labels.emplace_back("sync:device@x+0x20"); // the last k's gap ends here
+    s.gapBeforeNs.push_back(before);
+    s.callNs.push_back(-1);
     GapSamples deep;
     deep.Add(s);
     GapSamples shallow(GapSamples::Keys::All, 1);
