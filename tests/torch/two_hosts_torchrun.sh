@@ -21,13 +21,19 @@
 # PHANTORA_TWO_HOSTS_SCRIPT (default examples/torch/train_gpt.py; a renamed copy is a
 # program no profile recorded, priced by the host-time model), PHANTORA_TWO_HOSTS_ARGS
 # (default a small DDP model, 3 steps), PHANTORA_TWO_HOSTS_TIMEOUT (seconds a run may take,
-# 200), PHANTORA_TWO_HOSTS_CONNECT_TIMEOUT (seconds the ranks may take to start, 120).  It prints the largest difference between the two runs' step figures either way.
+# 200), PHANTORA_TWO_HOSTS_CONNECT_TIMEOUT (seconds the ranks may take to start, 120),
+# PHANTORA_TWO_HOSTS_HEARTBEAT_TIMEOUT and _BRIDGE_TIMEOUT (20 and 60 s: the bridge's and
+# phantora-rank's patience with each other).  It prints the largest difference between the two runs' step figures either way.
 set -uo pipefail
 
 CLUSTER=$1 RANK_BIN=$2 PYTHON=$3 SRC=$4
 SCRIPT=${PHANTORA_TWO_HOSTS_SCRIPT:-$SRC/examples/torch/train_gpt.py}
 LIMIT=${PHANTORA_TWO_HOSTS_TIMEOUT:-200}
 CONNECT=${PHANTORA_TWO_HOSTS_CONNECT_TIMEOUT:-120} # phantora-cluster --connect-timeout
+# How long the bridge and a group's phantora-rank wait on each other: the served bridge
+# learns the host-time model at the first hello, which a loaded machine can make slow.
+HEARTBEAT=${PHANTORA_TWO_HOSTS_HEARTBEAT_TIMEOUT:-20}
+BRIDGE_WAIT=${PHANTORA_TWO_HOSTS_BRIDGE_TIMEOUT:-60}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/phantora-two-hosts.XXXXXX")
 # The fork servers' sockets: this run's own (they end by themselves, idle).
 export XDG_RUNTIME_DIR="$WORK/run"
@@ -102,7 +108,7 @@ PIDS+=("$SINGLE")
 
 # 2. The bridge on "host" hub, serving four ranks over CURVE.
 in_ns hub timeout "$LIMIT" "$CLUSTER" --scenario "$WORK/s.toml" --serve --nproc 4 \
-    --listen "tcp://$HUB:*" --keys "$WORK/keys" --heartbeat-timeout 20 --progress never \
+    --listen "tcp://$HUB:*" --keys "$WORK/keys" --heartbeat-timeout "$HEARTBEAT" --progress never \
     --connect-timeout "$CONNECT" \
     -- "$PYTHON" "$SCRIPT" > "$WORK/server.log" 2>&1 &
 SERVER=$!
@@ -127,7 +133,8 @@ PIDS+=("$FOREIGN")
 for k in 0 1; do
     g=$([ "$k" = 0 ] && echo a || echo b)
     addr=$([ "$k" = 0 ] && echo "$ADDR_A" || echo "$ADDR_B")
-    in_ns "$g" timeout "$LIMIT" "$RANK_BIN" --connect "$EP" --keys "$WORK/keys" -- \
+    in_ns "$g" timeout "$LIMIT" "$RANK_BIN" --connect "$EP" --keys "$WORK/keys" \
+        --bridge-timeout "$BRIDGE_WAIT" -- \
         "$PYTHON" -m torch.distributed.run --nnodes 2 --node_rank "$k" --nproc_per_node 2 \
         --master_addr "$ADDR_A" --master_port 29411 --local_addr "$addr" \
         "$SCRIPT" $SMALL > "$WORK/group$k.log" 2>&1 &
