@@ -11,7 +11,7 @@
 // model never sees the left-out program's runs, whatever arguments they had.
 //
 //   phantora-host-model-accuracy profiles/H200.sqlite [profiles/H100.sqlite ...] [--tsv F]
-//       [--explain] [--without code-path|steady|hit-weights|min-samples ...]
+//       [--explain] [--by-code-path] [--without code-path|steady|hit-weights|min-samples ...]
 //
 // --without turns one of the model's rules off (host_time_model.h, learned_host_model.h),
 // to show what each one does.
@@ -78,6 +78,22 @@ void Price(const std::vector<host_time::Sequence>& threads, double scale,
     }
 }
 
+/// The calls after which \p sums's model misses most, \p n of them, per run of \p runs.
+void PrintWorst(const Sums& sums, std::size_t runs, std::size_t n, const char* indent)
+{
+    std::vector<std::pair<double, std::string>> worst;
+    for (const auto& [last, over] : sums.overByLast)
+    {
+        worst.emplace_back(-std::abs(over), last);
+    }
+    std::sort(worst.begin(), worst.end());
+    for (std::size_t k = 0; k < worst.size() && k < n; ++k)
+    {
+        std::printf("%safter %-90s %+10.1f ms/run\n", indent, worst[k].second.c_str(),
+                    sums.overByLast.at(worst[k].second) / 1e6 / static_cast<double>(runs));
+    }
+}
+
 double Pct(double sim, double real)
 {
     return real > 0 ? 100.0 * (sim - real) / real : 0.0;
@@ -93,16 +109,35 @@ int main(int argc, char** argv)
     app.add_option("profiles", files, "profile databases")->required()->check(CLI::ExistingFile);
     app.add_option("--tsv", tsv, "also write one row per program here");
     bool explain = false;
+    bool byCodePath = false;
+    app.add_flag("--by-code-path", byCodePath,
+                 "also one row per code path of each left-out program (its script and word "
+                 "arguments: zoo.py --model llama and --model resnet), priced by the same model");
     app.add_flag("--explain", explain,
                  "after each program, the calls whose following gaps the model misses most");
     std::vector<std::string> without;
     app.add_option("--without", without,
                    "learn the model without a rule: code-path (programs by script alone), steady "
                    "(learn from every gap), hit-weights (each program once), min-samples (keys "
-                   "seen once count)")
-        ->check(CLI::IsMember({"code-path", "steady", "hit-weights", "min-samples"}));
+                   "seen once count), host-speed (no run scaled by its host's measured speed)")
+        ->check(CLI::IsMember({"code-path", "steady", "hit-weights", "min-samples", "host-speed"}));
+    int maxDepth = host_time::kDepth;
+    app.add_option("--max-depth", maxDepth, "the longest context the model learns")
+        ->check(CLI::Range(1, host_time::kDepth));
+    std::string leave = "program";
+    app.add_option("--leave", leave,
+                   "what is left out in turn: program (by its name: the harness's left-out "
+                   "tables) or code-path (one script and its word arguments; the script's "
+                   "other code paths stay, as other models of a recorded framework would)")
+        ->check(CLI::IsMember({"program", "code-path"}));
+    std::size_t minPrograms = 1;
+    app.add_option("--min-programs", minPrograms, "the fewest programs a key of the model needs");
     CLI11_PARSE(app, argc, argv);
     profile::LearnOptions options;
+    options.maxDepth = maxDepth;
+    options.leaveOutCodePaths = leave == "code-path";
+    options.model.minPrograms = minPrograms;
+    bool scaleByHostSpeed = true;
     for (const std::string& rule : without)
     {
         if (rule == "code-path")
@@ -121,6 +156,10 @@ int main(int argc, char** argv)
         {
             options.model.minSamples = 1;
         }
+        else if (rule == "host-speed")
+        {
+            scaleByHostSpeed = false;
+        }
     }
 
     std::ofstream out;
@@ -138,13 +177,14 @@ int main(int argc, char** argv)
     for (const std::string& file : files)
     {
         const profile::ProfileReader profile{std::filesystem::path(file)};
-        const double reference = profile::ReferenceHostNs(profile);
+        const double reference = scaleByHostSpeed ? profile::ReferenceHostNs(profile) : 0.0;
         std::map<std::string, std::vector<std::string>> byProgram;
         for (const auto& [run, r] : profile.Runs())
         {
             if (r.hostGaps)
             {
-                byProgram[r.program].push_back(run);
+                byProgram[options.leaveOutCodePaths ? profile::ModelProgram(r) : r.program]
+                    .push_back(run);
             }
         }
         std::printf("%s: %zu programs recorded host time (reference host %.0f ns)\n", file.c_str(),
@@ -154,6 +194,9 @@ int main(int argc, char** argv)
                     "model's keys");
         double sumAbs = 0;
         double maxAbs = 0;
+        double pathSumAbs = 0;
+        double pathMaxAbs = 0;
+        std::size_t paths = 0;
         for (const auto& [program, runs] : byProgram)
         {
             const auto learned = profile::LearnHostModel(profile, options, reference, {program});
@@ -175,9 +218,18 @@ int main(int argc, char** argv)
             }
             const auto own = ownSamples.Reduce(host_time::GapStatistic::Median);
             Sums sums;
-            for (const auto& [t, scale] : threads)
+            // The code paths of the program (ModelProgram), each priced alone as well.
+            std::map<std::string, std::pair<Sums, std::size_t>> byPath;
+            for (std::size_t k = 0; k < runs.size(); ++k)
             {
-                Price(t, scale, learned.table, own, sums);
+                Price(threads[k].first, threads[k].second, learned.table, own, sums);
+                if (byCodePath)
+                {
+                    auto& [pathSums, pathRuns] =
+                        byPath[profile::ModelProgram(profile.Runs().at(runs[k]))];
+                    Price(threads[k].first, threads[k].second, learned.table, own, pathSums);
+                    ++pathRuns;
+                }
             }
             const double err = Pct(sums.model, sums.recorded);
             sumAbs += std::abs(err);
@@ -195,20 +247,23 @@ int main(int argc, char** argv)
                         program.c_str(), runs.size(), sums.gaps, perRun,
                         sums.model / 1e6 / static_cast<double>(runs.size()), err,
                         Pct(sums.own, sums.recorded), learned.programs, mix.c_str());
+            for (const auto& [path, entry] : byPath)
+            {
+                const auto& [p, n] = entry;
+                pathSumAbs += std::abs(Pct(p.model, p.recorded));
+                pathMaxAbs = std::max(pathMaxAbs, std::abs(Pct(p.model, p.recorded)));
+                ++paths;
+                std::printf("    %-90.90s %3zu %9zu %9.1f %9.1f %+8.1f%%\n", path.c_str(), n,
+                            p.gaps, p.recorded / 1e6 / static_cast<double>(n),
+                            p.model / 1e6 / static_cast<double>(n), Pct(p.model, p.recorded));
+                if (explain)
+                {
+                    PrintWorst(p, n, 4, "        ");
+                }
+            }
             if (explain)
             {
-                std::vector<std::pair<double, std::string>> worst;
-                for (const auto& [last, over] : sums.overByLast)
-                {
-                    worst.emplace_back(-std::abs(over), last);
-                }
-                std::sort(worst.begin(), worst.end());
-                for (std::size_t k = 0; k < worst.size() && k < 6; ++k)
-                {
-                    std::printf("      after %-90s %+10.1f ms/run\n", worst[k].second.c_str(),
-                                sums.overByLast[worst[k].second] / 1e6 /
-                                    static_cast<double>(runs.size()));
-                }
+                PrintWorst(sums, runs.size(), 6, "      ");
             }
             if (out)
             {
@@ -220,6 +275,11 @@ int main(int argc, char** argv)
         {
             std::printf("  left out: mean |error| %.1f%%, max %.1f%% over %zu programs\n",
                         sumAbs / static_cast<double>(byProgram.size()), maxAbs, byProgram.size());
+            if (paths > 0)
+            {
+                std::printf("  by code path: mean |error| %.1f%%, max %.1f%% over %zu code paths\n",
+                            pathSumAbs / static_cast<double>(paths), pathMaxAbs, paths);
+            }
         }
     }
     return 0;

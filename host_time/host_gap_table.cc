@@ -35,7 +35,8 @@ int64_t Median(std::vector<int64_t>& v)
     {
         return upper;
     }
-    const int64_t lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+    const int64_t lower =
+        *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
     return lower + (upper - lower) / 2;
 }
 
@@ -175,7 +176,8 @@ void GapSamples::Add(const Sequence& s, double scale, std::size_t from)
                 {
                     m_gaps[key].push_back(gap);
                 }
-            });
+            },
+            m_maxDepth);
         m_all.push_back(gap);
     }
 }

@@ -99,8 +99,9 @@ class Context
 public:
     void Push(const HostLabel& label);
     bool Empty() const { return m_count == 0; }
-    /// The keys to look up, most specific first, with the source each stands for.
-    template <class F> void ForEachKey(F&& f) const;
+    /// The keys to look up, most specific first, with the source each stands for; contexts
+    /// of at most \p maxDepth calls.
+    template <class F> void ForEachKey(F&& f, int maxDepth = kDepth) const;
 
 private:
     struct Entry
@@ -131,7 +132,10 @@ public:
         /// the call sites before it do not tell (host_time_model.h).
         KindAfterWaits,
     };
-    explicit GapSamples(Keys keys = Keys::All) : m_keys(keys) {}
+    explicit GapSamples(Keys keys = Keys::All, int maxDepth = kDepth)
+        : m_keys(keys), m_maxDepth(maxDepth)
+    {
+    }
 
     /// Adds \p thread's gaps and call times, each multiplied by \p scale (a recording
     /// host's speed relative to another's), from the gap after its call \p from on (the
@@ -151,6 +155,7 @@ private:
     const HostLabel& Label(const std::string& text);
 
     Keys m_keys;
+    int m_maxDepth;
     std::unordered_map<uint64_t, std::vector<int64_t>> m_gaps;
     std::unordered_map<uint64_t, std::vector<int64_t>> m_calls;
     std::vector<int64_t> m_all;
@@ -201,19 +206,20 @@ private:
     std::optional<int64_t> m_global;
 };
 
-template <class F> void Context::ForEachKey(F&& f) const
+template <class F> void Context::ForEachKey(F&& f, int maxDepth) const
 {
     static constexpr Source kLevels[] = {Source::Context, Source::ModuleContext,
                                          Source::BareContext};
     for (int level = 0; level < 3; ++level)
     {
-        for (int depth = std::min(m_count, kDepth); depth >= 1; --depth)
+        for (int depth = std::min({m_count, kDepth, maxDepth}); depth >= 1; --depth)
         {
             uint64_t key = Combine(0x51ed270b27f6fa5bull + static_cast<uint64_t>(level),
                                    static_cast<uint64_t>(depth));
             for (int back = 1; back <= depth; ++back)
             {
-                const Entry& e = m_ring[static_cast<std::size_t>((m_next - back + kDepth) % kDepth)];
+                const Entry& e =
+                    m_ring[static_cast<std::size_t>((m_next - back + kDepth) % kDepth)];
                 key = Combine(key, level == 0 ? e.full : level == 1 ? e.module : e.bare);
             }
             f(key, kLevels[level]);

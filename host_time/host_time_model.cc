@@ -83,7 +83,7 @@ GapTable HostTimeModel::Build() const
             {
                 samples += f.samples;
             }
-            if (samples < m_options.minSamples)
+            if (samples < m_options.minSamples || figures.size() < m_options.minPrograms)
             {
                 continue;
             }

@@ -44,6 +44,8 @@ public:
         /// Weigh each program by its hits per run at a key (false: each program once).
         bool weightByHits{true};
         std::size_t minSamples{kMinSamples};
+        /// The fewest programs that must have run a key for it to enter the model.
+        std::size_t minPrograms{1};
     };
 
     HostTimeModel() = default;

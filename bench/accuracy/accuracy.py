@@ -76,7 +76,15 @@ COVERAGE_RE = re.compile(r"([0-9.]+)% of the GPU time measured")
 # phantora-cluster's error band (bridge/error_band.h): the measured errors of the sources
 # that priced the run, weighted by the time each priced
 BAND_RE = re.compile(r"error band: ±([0-9.]+)%")
+# where the run's host time came from (bridge/host_time_profile.cc): "recorded", "model of N
+# recorded programs", "measured on this machine"
+HOST_TIME_RE = re.compile(r"^host time: ([^;(]*)", re.M)
+# every rank's mean step, as the training scripts print it: determinism.py compares them all
+RANK_MEAN_RE = re.compile(r"rank \d+: mean step [0-9.]+ ms")
 NOT_MEASURED = "not measured (needs a multi-GPU machine)"
+# phantora-cluster --connect-timeout for every simulation (None: its default); determinism.py
+# sets it, since its busy run slows the ranks' imports on a small machine
+CONNECT_TIMEOUT = None
 PROFILE_KNOWS = ("recorded", "left-out", "both")
 
 
@@ -398,9 +406,10 @@ def run_simulated(build, scenario, nproc, script, args, verbose, timeout=None, e
     finished process, stdout and stderr together."""
     # The run's own bound is --sim-timeout: a rank slow to make its first CUDA call (the
     # fork server importing transformers or TorchTitan on a loaded 2-core machine takes
-    # minutes) is no failure before it, unless --connect-timeout says otherwise.
+    # minutes) is no failure before it, unless --connect-timeout (or determinism.py's
+    # CONNECT_TIMEOUT) says otherwise.
     options = CLUSTER_OPTIONS if "--connect-timeout" in CLUSTER_OPTIONS else \
-        ["--connect-timeout", str(timeout or 1800), *CLUSTER_OPTIONS]
+        ["--connect-timeout", str(CONNECT_TIMEOUT or timeout or 1800), *CLUSTER_OPTIONS]
     cmd = [os.path.join(build, "bridge", "phantora-cluster"), "--scenario", scenario,
            "--nproc", str(nproc), *(["--report", report] if report else []), *options, "--",
            os.path.join(build, "venv", "bin", "python"), script, *args]
@@ -435,10 +444,13 @@ def simulate(build, suite, scenario, cell, steps, warmup, verbose, timeout=None)
         raise SimulationFailed(f"simulation of {suite.name}/{key(cell)} failed (exit {p.returncode}):\n{tail}")
     cov = COVERAGE_RE.search(p.stdout)
     band = BAND_RE.search(p.stdout)
+    host = HOST_TIME_RE.search(p.stdout)
     # the band's sources and their shares too (the report's error_band parts): --rebands
     # bands the saved cells with another table of errors without simulating them again
     return dict(result, measured_share=float(cov.group(1)) if cov else None,
-                band_pct=float(band.group(1)) if band else None, **band_inputs)
+                band_pct=float(band.group(1)) if band else None, **band_inputs,
+                host_time=host.group(1).strip() if host else None,
+                rank_means=sorted(set(RANK_MEAN_RE.findall(p.stdout))))
 
 
 def simulate_reps(build, suite, scenario, cell, steps, warmup, reps, verbose, timeout=None):

@@ -117,7 +117,7 @@ LearnedHostModel LearnHostModel(const ProfileReader& profile, const LearnOptions
     std::map<std::string, std::vector<std::string>> byProgram;
     for (const auto& [run, r] : profile.Runs())
     {
-        if (r.hostGaps && !leaveOut.count(r.program))
+        if (r.hostGaps && !leaveOut.count(options.leaveOutCodePaths ? ModelProgram(r) : r.program))
         {
             byProgram[options.byCodePath ? ModelProgram(r) : Script(r)].push_back(run);
         }
@@ -126,7 +126,8 @@ LearnedHostModel LearnHostModel(const ProfileReader& profile, const LearnOptions
     host_time::HostTimeModel model(options.model);
     for (const auto& [program, runs] : byProgram)
     {
-        host_time::GapSamples samples(host_time::GapSamples::Keys::KindAfterWaits);
+        host_time::GapSamples samples(host_time::GapSamples::Keys::KindAfterWaits,
+                                      options.maxDepth);
         for (const std::string& run : runs)
         {
             const double scale = ToReferenceHost(profile.Runs().at(run), referenceHostNs);

@@ -39,6 +39,11 @@ struct LearnOptions
     bool byCodePath{true};
     /// Learn from each thread's steady steps only (host_time::SteadyFrom); false: all gaps.
     bool steadyOnly{true};
+    /// The longest context (calls before a gap) the model learns: host_time::kDepth.
+    int maxDepth{host_time::kDepth};
+    /// What leaveOut names: ProgramName (false; every run of the script, whatever its
+    /// arguments), or ModelProgram (true; one code path, the others of the script stay).
+    bool leaveOutCodePaths{false};
 };
 
 struct LearnedHostModel
@@ -50,8 +55,8 @@ struct LearnedHostModel
 };
 
 /// The model of every program \p profile recorded host time of but those whose
-/// ProgramName is in \p leaveOut, each run scaled to \p referenceHostNs (0: unscaled).
-/// Reads the runs' gaps from the file.
+/// ProgramName (or ModelProgram: LearnOptions::leaveOutCodePaths) is in \p leaveOut, each run
+/// scaled to \p referenceHostNs (0: unscaled). Reads the runs' gaps from the file.
 LearnedHostModel LearnHostModel(const ProfileReader& profile, const LearnOptions& options,
                                 double referenceHostNs, const std::set<std::string>& leaveOut = {});
 LearnedHostModel LearnHostModel(const ProfileReader& profile, host_time::GapStatistic statistic,

@@ -341,3 +341,79 @@ TEST(LearnedHostModel, LearnsEachThreadsSteadyStepsOnly)
               1'000'000'000);
     fs::remove(db);
 }
+
+TEST(HostTimeModel, AKeyFewerProgramsRanThanMinProgramsLeavesItToShorterContexts)
+{
+    // Program a alone runs kernel x before its sync, 1 ms after it; both run k, 100 us after.
+    // With two programs needed a key, x's contexts go and the launch kind answers.
+    HostTimeModel one;
+    HostTimeModel two({GapStatistic::Median, true, kMinSamples, 2});
+    for (HostTimeModel* model : {&one, &two})
+    {
+        model->AddProgram(SamplesOf({Thread(8, 1'000'000, 5'000, "launch:x@libtorch_cuda.so+0x30"),
+                                     Thread(8, 100'000, 5'000)}));
+        model->AddProgram(SamplesOf({Thread(8, 100'000, 5'000)}));
+    }
+    const auto afterX = After({"sync:device@x+0x20", "launch:x@libtorch_cuda.so+0x30"});
+    EXPECT_EQ(one.Build().Lookup(afterX)->ns, 1'000'000);
+    const auto hit = two.Build().Lookup(afterX);
+    EXPECT_EQ(hit->source, Source::Kind);
+    EXPECT_NE(hit->ns, 1'000'000);
+}
+
+TEST(GapSamples, ContextsLongerThanMaxDepthAreNotGathered)
+{
+    // After k, 100 us when a sync came before it and 300 us when j did: two calls tell the
+    // gaps apart, k alone gives the median of both.
+    Sequence s;
+    int64_t before = -1;
+    for (int i = 0; i < 8; ++i)
+    {
+        for (const auto& [label, after] : {std::pair{"sync:device@x+0x20", 5'000},
+                                           std::pair{"launch:k@libtorch_cuda.so+0x10", 100'000},
+                                           std::pair{"launch:j@libtorch_cuda.so+0x40", 5'000},
+                                           std::pair{"launch:k@libtorch_cuda.so+0x10", 300'000}})
+        {
+            s.labels.emplace_back(label);
+            s.gapBeforeNs.push_back(before);
+            s.callNs.push_back(-1);
+            before = after;
+        }
+    }
+    s.labels.emplace_back("sync:device@x+0x20"); // the last k's gap ends here
+    s.gapBeforeNs.push_back(before);
+    s.callNs.push_back(-1);
+    GapSamples deep;
+    deep.Add(s);
+    GapSamples shallow(GapSamples::Keys::All, 1);
+    shallow.Add(s);
+    const auto afterSyncK = After({"sync:device@x+0x20", "launch:k@libtorch_cuda.so+0x10"});
+    EXPECT_EQ(deep.Reduce(GapStatistic::Median).Lookup(afterSyncK)->ns, 100'000);
+    EXPECT_EQ(shallow.Reduce(GapStatistic::Median).Lookup(afterSyncK)->ns, 200'000);
+}
+
+TEST(LearnedHostModel, LeavesOutAProgramByNameOrOneCodePathOfIt)
+{
+    // One script run with two models: left out by its name both go (nothing to learn from);
+    // left out by code path, the other model's figure stays.
+    const fs::path db = fs::temp_directory_path() /
+                        ("phantora_learned_code_path_" + std::to_string(::getpid()) + ".sqlite");
+    fs::remove(db);
+    {
+        phantora::profile::ProfileWriter w(db);
+        w.SetMetadata("gpu_model", "H200");
+        w.AddRun("a.tsv", "z.py", "python3 z.py --model a --batch 8");
+        w.SetHostGaps("a.tsv", {{"1.1", Thread(6, 100'000, 5'000)}});
+        w.AddRun("b.tsv", "z.py", "python3 z.py --model b --batch 8");
+        w.SetHostGaps("b.tsv", {{"1.1", Thread(6, 300'000, 5'000)}});
+        w.Commit();
+    }
+    const phantora::profile::ProfileReader reader(db);
+    phantora::profile::LearnOptions options;
+    EXPECT_TRUE(phantora::profile::LearnHostModel(reader, options, 0, {"z.py"}).table.Empty());
+    options.leaveOutCodePaths = true;
+    const auto withoutA = phantora::profile::LearnHostModel(reader, options, 0, {"z.py --model a"});
+    EXPECT_EQ(withoutA.programs, 1u);
+    EXPECT_EQ(withoutA.table.Lookup(After({"launch:k@libtorch_cuda.so+0x10"}))->ns, 300'000);
+    fs::remove(db);
+}
