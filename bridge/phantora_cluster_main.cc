@@ -2,8 +2,8 @@
 // bridge the ranks talk to, and the launcher that starts the ranks.
 #include "bridge_server.h"
 #include "cli_checks.h"
-#include "device_welcome.h"
 #include "console_lines.h"
+#include "device_welcome.h"
 #include "engine/simulation_engine.h"
 #include "gpu_model/profile/program_name.h"
 #include "launch/compile_environment.h"
@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <functional>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -59,6 +60,8 @@ int main(int argc, char** argv)
                "--help.");
     std::string scenarioFile = std::string(PHANTORA_SOURCE_DIR) + "/scenarios/default.toml";
     int nproc = 0;
+    int foldReplicas = 0;
+    int foldStride = 0;
     std::string reportFile;
     std::string missingFile;
     std::string traceFile;
@@ -88,6 +91,16 @@ int main(int argc, char** argv)
     app.add_option("--nproc", nproc, "ranks to start (default: every GPU of the scenario)")
         ->check(PositiveNumber())
         ->option_text("N");
+    app.add_option("--fold", foldReplicas,
+                   "run one process per model-parallel coordinate for the D data-parallel "
+                   "replicas of a world of --nproc ranks (docs/folding.md)")
+        ->check(PositiveNumber())
+        ->option_text("D");
+    app.add_option("--fold-stride", foldStride,
+                   "ranks between two replicas of a coordinate (default --nproc/D: the "
+                   "data-parallel dimension outermost; Megatron with PP > 1: TP x CP)")
+        ->check(PositiveNumber())
+        ->option_text("S");
     app.add_option("--report", reportFile, "write a JSON report of the run to FILE")
         ->option_text("FILE");
     app.add_option("--trace", traceFile, "write a Chrome/Perfetto trace (ui.perfetto.dev) to FILE")
@@ -268,6 +281,49 @@ int main(int argc, char** argv)
     {
         nproc = static_cast<int>(scenario.topology.gpus);
     }
+    std::optional<FoldLayout> fold;
+    if (foldReplicas > 1 || foldStride > 0)
+    {
+        if (foldReplicas == 0)
+        {
+            std::fprintf(stderr, "phantora-cluster: --fold-stride needs --fold D\n");
+            return 2;
+        }
+        if (serve)
+        {
+            std::fprintf(stderr, "phantora-cluster: --fold starts the live ranks itself; it "
+                                 "cannot be combined with --serve\n");
+            return 2;
+        }
+        std::string why;
+        if (!ParsePythonCommand(command, &why))
+        {
+            std::fprintf(stderr,
+                         "phantora-cluster: --fold runs torch programs (`python SCRIPT ARGS` "
+                         "or `python -m MODULE ARGS`), whose c10d store it serves: %s\n",
+                         why.c_str());
+            return 2;
+        }
+        if (const char* barrier = std::getenv("TORCH_DIST_INIT_BARRIER");
+            barrier && std::string(barrier) == "1")
+        {
+            std::fprintf(stderr, "phantora-cluster: --fold: TORCH_DIST_INIT_BARRIER=1 counts "
+                                 "every rank of the world into a store key, absent ones "
+                                 "included; unset it (torch's default)\n");
+            return 2;
+        }
+        try
+        {
+            fold.emplace(nproc, foldReplicas,
+                         foldStride > 0 ? foldStride : std::max(nproc / foldReplicas, 1));
+        }
+        catch (const std::invalid_argument& e)
+        {
+            std::fprintf(stderr, "phantora-cluster: --fold %d --nproc %d: %s\n", foldReplicas,
+                         nproc, e.what());
+            return 2;
+        }
+    }
     if (scenario.kernels.profile.empty() && scenario.kernels.extraProfiles.empty() &&
         scenario.cpu.hostModel.empty() && scenario.cpu.timeScale > 0)
     {
@@ -299,9 +355,9 @@ int main(int argc, char** argv)
             errorBands = ErrorBandTable::Read(bands);
         }
         TraceRecorder trace;
-        SimulationEngine engine(scenario, nproc, traceFile.empty() ? nullptr : &trace,
-                                sync == "optimistic" ? SyncMode::Optimistic
-                                                     : SyncMode::Conservative);
+        SimulationEngine engine(
+            scenario, nproc, traceFile.empty() ? nullptr : &trace,
+            sync == "optimistic" ? SyncMode::Optimistic : SyncMode::Conservative, fold);
         engine.PreferProfileProgram(profile::ProgramName(command));
         if (!serve)
         {
@@ -361,11 +417,23 @@ int main(int argc, char** argv)
             }
             PrintWrapped(stdout, running);
         }
+        if (fold)
+        {
+            PrintWrapped(stdout, fmt::format("phantora-cluster: folded: {}", fold->Describe()));
+        }
         std::fflush(stdout);
 
         LaunchSpec spec;
         spec.command = command;
         spec.nproc = nproc;
+        if (fold)
+        {
+            spec.live = fold->LiveRanks();
+            spec.foldStoreScript =
+                std::string(PHANTORA_PYTHON_SUPPORT_DIR) + "/phantora_fold_store.py";
+            // python/phantora_fold_guard.py: gloo groups with absent members fail at once.
+            spec.extraEnv["PHANTORA_FOLD"] = fmt::format("{} {}", fold->Replicas(), fold->Stride());
+        }
         spec.gpusPerNode = static_cast<int>(scenario.topology.gpusPerNode);
         spec.interposer = PHANTORA_INTERPOSER_PATH;
         // Processes a rank starts (compile workers) answer device queries with this
@@ -424,7 +492,7 @@ int main(int argc, char** argv)
                     {
                         simulatedNs = std::max(simulatedNs, r.clockNs);
                     }
-                    line.Tick(simulatedNs, launcher.Live(), nproc);
+                    line.Tick(simulatedNs, launcher.Live(), engine.Fold().LiveCount());
                 });
         }
         if (!serve)
