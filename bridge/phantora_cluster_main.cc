@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <functional>
@@ -310,6 +311,16 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "phantora-cluster: --fold: TORCH_DIST_INIT_BARRIER=1 counts "
                                  "every rank of the world into a store key, absent ones "
                                  "included; unset it (torch's default)\n");
+            return 2;
+        }
+        if (const char* perRoot = std::getenv("TORCH_NCCL_RANKS_PER_ROOT");
+            perRoot && std::atoi(perRoot) < nproc)
+        {
+            std::fprintf(stderr,
+                         "phantora-cluster: --fold: TORCH_NCCL_RANKS_PER_ROOT=%s has "
+                         "every %s-th rank make an NCCL id the others read from the "
+                         "store, absent ranks included; unset it\n",
+                         perRoot, perRoot);
             return 2;
         }
         try

@@ -317,7 +317,13 @@ void Launcher::Start(const LaunchSpec& requested)
                                      "`python -m MODULE ARGS` commands only: " +
                                      why);
         }
-        StartStoreHost(m_spec, *python);
+        m_storeHostCommand = *python;
+        if (!spec.forkServer)
+        {
+            StartStoreHost();
+        }
+        // else once the fork server forks the first rank (ReadControl): its import and the
+        // store host's would otherwise share the cores while the ranks' connect timeout runs
     }
     m_ranksStarted = std::chrono::steady_clock::now();
     if (spec.forkServer)
@@ -350,8 +356,14 @@ std::vector<int> Launcher::StartedRanks() const
     return all;
 }
 
-void Launcher::StartStoreHost(const LaunchSpec& spec, const PythonCommand& python)
+void Launcher::StartStoreHost()
 {
+    if (!m_storeHostCommand || m_storeHostPid > 0)
+    {
+        return;
+    }
+    const LaunchSpec& spec = m_spec;
+    const PythonCommand& python = *m_storeHostCommand;
     int port = spec.masterPort;
     if (port == 0)
     {
@@ -432,6 +444,7 @@ void Launcher::FallBackToExec(const std::string& how)
         p = Process{};
     }
     m_ranksStarted = std::chrono::steady_clock::now();
+    StartStoreHost();
     StartExecd(m_spec);
 }
 
@@ -583,6 +596,7 @@ void Launcher::ReadControl()
                 rank < static_cast<int>(m_procs.size()) && pid > 0)
             {
                 m_procs[static_cast<std::size_t>(rank)].pid = pid;
+                StartStoreHost();
             }
             fs.controlPartial.erase(0, pos + 1);
         }

@@ -142,8 +142,9 @@ private:
     /// One exec'd process per rank.
     void StartExecd(const LaunchSpec& spec);
     void StartForkServer(const LaunchSpec& spec, const PythonCommand& python);
-    /// Folded: the process serving the ranks' c10d store (LaunchSpec::foldStoreScript).
-    void StartStoreHost(const LaunchSpec& spec, const PythonCommand& python);
+    /// Folded: starts the process serving the ranks' c10d store (LaunchSpec::foldStoreScript)
+    /// unless it runs; the ranks' store clients retry until it listens.
+    void StartStoreHost();
     /// The ranks Start starts (LaunchSpec::live, or all).
     std::vector<int> StartedRanks() const;
     /// The fork server ended before forking a rank: say why, exec the ranks instead.
@@ -159,6 +160,7 @@ private:
     std::chrono::steady_clock::time_point m_ranksStarted{};
     std::vector<Process> m_procs;
     std::optional<ForkServer> m_forkServer;
+    std::optional<PythonCommand> m_storeHostCommand; ///< folded: the store host's interpreter
     int m_storeHostPid{-1};
     std::map<int, Stream> m_streams; ///< by fd
     std::function<void(int, const std::string&)> m_onLine;
