@@ -444,6 +444,10 @@ int main(int argc, char** argv)
                 std::string(PHANTORA_PYTHON_SUPPORT_DIR) + "/phantora_fold_store.py";
             // python/phantora_fold_guard.py: gloo groups with absent members fail at once.
             spec.extraEnv["PHANTORA_FOLD"] = fmt::format("{} {}", fold->Replicas(), fold->Stride());
+            // Over 128 ranks torch has every 128th rank of a group make an NCCL id and
+            // gathers them through the store; absent ranks make none.  One id (rank 0's)
+            // for any size: the simulated communicator is the same.
+            spec.extraEnv["TORCH_NCCL_RANKS_PER_ROOT"] = std::to_string(nproc);
         }
         spec.gpusPerNode = static_cast<int>(scenario.topology.gpusPerNode);
         spec.interposer = PHANTORA_INTERPOSER_PATH;
