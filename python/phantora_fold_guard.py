@@ -4,9 +4,8 @@ Folded, only replica 0 of each model-parallel coordinate runs.  NCCL groups with
 members are simulated by the bridge, but gloo connects every member of a group to every
 other over TCP when the group is created, and an absent member never connects: the live
 ranks would wait in the constructor until torch's timeout, the bridge seeing nothing but a
-rank busy on its CPU.  This guard makes that creation raise, naming the group, its absent
-ranks and what to do instead (Megatron: create_gloo_process_groups=False, Megatron-LM's
---disable-gloo-process-groups).  PHANTORA_FOLD is "REPLICAS STRIDE", set by
+rank busy on its CPU.  This guard makes that creation raise, naming the group and its
+absent ranks.  PHANTORA_FOLD is "REPLICAS STRIDE", set by
 phantora-cluster --fold."""
 
 import importlib.abc
@@ -42,9 +41,7 @@ def _patch(module):
                     f"phantora: cannot fold: a gloo process group over ranks {ranks[:16]}"
                     f"{'...' if len(ranks) > 16 else ''} has absent members ({absent[:8]}"
                     f"{'...' if len(absent) > 8 else ''}), which never connect to it; use NCCL "
-                    "groups only (Megatron: initialize_model_parallel(create_gloo_process_groups"
-                    "=False), Megatron-LM's --disable-gloo-process-groups) or run unfolded "
-                    "(docs/folding.md)")
+                    "groups only or run unfolded (docs/folding.md)")
         return helper(group_size, group_rank, global_ranks_in_group, backend, *args, **kwargs)
 
     guarded._phantora_fold_guard = True

@@ -81,9 +81,6 @@ def parse_args(argv=None):
     p.add_argument("--ep", type=int, default=1, help="expert-parallel size")
     p.add_argument("--dispatcher", choices=["alltoall", "allgather"], default="alltoall",
                    help="MoE token dispatcher")
-    p.add_argument("--no-gloo-groups", action="store_true",
-                   help="no gloo process groups (Megatron-LM's --disable-gloo-process-groups; "
-                   "needed folded, docs/folding.md)")
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1, help="steps left out of the averages")
     p.add_argument("--peak-tflops", type=float, default=0.0,
@@ -103,7 +100,6 @@ def initialize(args):
         virtual_pipeline_model_parallel_size=args.vpp or None,
         context_parallel_size=args.cp,
         expert_model_parallel_size=args.ep,
-        create_gloo_process_groups=not args.no_gloo_groups,
     )
     model_parallel_cuda_manual_seed(1234)
 
