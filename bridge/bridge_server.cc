@@ -630,15 +630,16 @@ RunOutcome BridgeServer::Run(Launcher& launcher)
             }
             // From the ranks' start: a fork server that failed and had them exec'd
             // restarted them.
-            if (m_pidOf.size() < static_cast<std::size_t>(m_engine.WorldSize()) &&
+            if (m_pidOf.size() < static_cast<std::size_t>(m_engine.Fold().LiveCount()) &&
                 std::chrono::steady_clock::now() - std::max(started, launcher.RanksStarted()) >
                     m_options.connectTimeout)
             {
                 std::string missing;
                 for (int r = 0; r < m_engine.WorldSize(); ++r)
                 {
-                    if (!m_pidOf.count(r) &&
-                        m_engine.Ranks()[static_cast<std::size_t>(r)].phase != RankPhase::Exited)
+                    const RankPhase phase = m_engine.Ranks()[static_cast<std::size_t>(r)].phase;
+                    if (!m_pidOf.count(r) && phase != RankPhase::Exited &&
+                        phase != RankPhase::Folded)
                     {
                         missing += fmt::format(" {}", r);
                     }

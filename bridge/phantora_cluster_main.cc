@@ -20,9 +20,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <functional>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -60,6 +62,8 @@ int main(int argc, char** argv)
                "--help.");
     std::string scenarioFile = std::string(PHANTORA_SOURCE_DIR) + "/scenarios/default.toml";
     int nproc = 0;
+    int foldReplicas = 0;
+    int foldStride = 0;
     std::string reportFile;
     std::string missingFile;
     std::string traceFile;
@@ -89,6 +93,16 @@ int main(int argc, char** argv)
     app.add_option("--nproc", nproc, "ranks to start (default: every GPU of the scenario)")
         ->check(PositiveNumber())
         ->option_text("N");
+    app.add_option("--fold", foldReplicas,
+                   "run one process per model-parallel coordinate for the D data-parallel "
+                   "replicas of a world of --nproc ranks (docs/folding.md)")
+        ->check(PositiveNumber())
+        ->option_text("D");
+    app.add_option("--fold-stride", foldStride,
+                   "ranks between two replicas of a coordinate (default --nproc/D: the "
+                   "data-parallel dimension outermost; Megatron with PP > 1: TP x CP)")
+        ->check(PositiveNumber())
+        ->option_text("S");
     app.add_option("--report", reportFile, "write a JSON report of the run to FILE")
         ->option_text("FILE");
     app.add_option("--trace", traceFile, "write a Chrome/Perfetto trace (ui.perfetto.dev) to FILE")
@@ -281,6 +295,59 @@ int main(int argc, char** argv)
     {
         nproc = static_cast<int>(scenario.topology.gpus);
     }
+    std::optional<FoldLayout> fold;
+    if (foldReplicas > 1 || foldStride > 0)
+    {
+        if (foldReplicas == 0)
+        {
+            std::fprintf(stderr, "phantora-cluster: --fold-stride needs --fold D\n");
+            return 2;
+        }
+        if (serve)
+        {
+            std::fprintf(stderr, "phantora-cluster: --fold starts the live ranks itself; it "
+                                 "cannot be combined with --serve\n");
+            return 2;
+        }
+        std::string why;
+        if (!ParsePythonCommand(command, &why))
+        {
+            std::fprintf(stderr,
+                         "phantora-cluster: --fold runs torch programs (`python SCRIPT ARGS` "
+                         "or `python -m MODULE ARGS`), whose c10d store it serves: %s\n",
+                         why.c_str());
+            return 2;
+        }
+        if (const char* barrier = std::getenv("TORCH_DIST_INIT_BARRIER");
+            barrier && std::string(barrier) == "1")
+        {
+            std::fprintf(stderr, "phantora-cluster: --fold: TORCH_DIST_INIT_BARRIER=1 counts "
+                                 "every rank of the world into a store key, absent ones "
+                                 "included; unset it (torch's default)\n");
+            return 2;
+        }
+        if (const char* perRoot = std::getenv("TORCH_NCCL_RANKS_PER_ROOT");
+            perRoot && std::atoi(perRoot) < nproc)
+        {
+            std::fprintf(stderr,
+                         "phantora-cluster: --fold: TORCH_NCCL_RANKS_PER_ROOT=%s has "
+                         "every %s-th rank make an NCCL id the others read from the "
+                         "store, absent ranks included; unset it\n",
+                         perRoot, perRoot);
+            return 2;
+        }
+        try
+        {
+            fold.emplace(nproc, foldReplicas,
+                         foldStride > 0 ? foldStride : std::max(nproc / foldReplicas, 1));
+        }
+        catch (const std::invalid_argument& e)
+        {
+            std::fprintf(stderr, "phantora-cluster: --fold %d --nproc %d: %s\n", foldReplicas,
+                         nproc, e.what());
+            return 2;
+        }
+    }
     if (scenario.kernels.profile.empty() && scenario.kernels.extraProfiles.empty() &&
         scenario.cpu.hostModel.empty() && scenario.cpu.timeScale > 0)
     {
@@ -312,9 +379,9 @@ int main(int argc, char** argv)
             errorBands = ErrorBandTable::Read(bands);
         }
         TraceRecorder trace;
-        SimulationEngine engine(scenario, nproc, traceFile.empty() ? nullptr : &trace,
-                                sync == "optimistic" ? SyncMode::Optimistic
-                                                     : SyncMode::Conservative);
+        SimulationEngine engine(
+            scenario, nproc, traceFile.empty() ? nullptr : &trace,
+            sync == "optimistic" ? SyncMode::Optimistic : SyncMode::Conservative, fold);
         engine.PreferProfileProgram(profile::ProgramName(command));
         if (!serve)
         {
@@ -373,11 +440,27 @@ int main(int argc, char** argv)
             }
             PrintWrapped(stdout, running);
         }
+        if (fold)
+        {
+            PrintWrapped(stdout, fmt::format("phantora-cluster: folded: {}", fold->Describe()));
+        }
         std::fflush(stdout);
 
         LaunchSpec spec;
         spec.command = command;
         spec.nproc = nproc;
+        if (fold)
+        {
+            spec.live = fold->LiveRanks();
+            spec.foldStoreScript =
+                std::string(PHANTORA_PYTHON_SUPPORT_DIR) + "/phantora_fold_store.py";
+            // python/phantora_fold_guard.py: gloo groups with absent members fail at once.
+            spec.extraEnv["PHANTORA_FOLD"] = fmt::format("{} {}", fold->Replicas(), fold->Stride());
+            // Over 128 ranks torch has every 128th rank of a group make an NCCL id and
+            // gathers them through the store; absent ranks make none.  One id (rank 0's)
+            // for any size: the simulated communicator is the same.
+            spec.extraEnv["TORCH_NCCL_RANKS_PER_ROOT"] = std::to_string(nproc);
+        }
         spec.gpusPerNode = static_cast<int>(scenario.topology.gpusPerNode);
         spec.interposer = PHANTORA_INTERPOSER_PATH;
         // Processes a rank starts (compile workers) answer device queries with this
@@ -436,7 +519,7 @@ int main(int argc, char** argv)
                     {
                         simulatedNs = std::max(simulatedNs, r.clockNs);
                     }
-                    line.Tick(simulatedNs, launcher.Live(), nproc);
+                    line.Tick(simulatedNs, launcher.Live(), engine.Fold().LiveCount());
                 });
         }
         if (!serve)

@@ -155,8 +155,13 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     std::printf("\n%-6s %18s %9s %8s %12s %14s %12s %9s %9s %9s\n", "rank", "simulated time",
                 "kernels", "copies", "collectives", "GPU busy", "peak memory", "compute",
                 "comm", "idle");
+    const FoldLayout& fold = engine.Fold();
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {
+        if (!fold.IsLive(rank))
+        {
+            continue; // its live rank's line stands for it
+        }
         const RankState& r = engine.Ranks()[static_cast<std::size_t>(rank)];
         const DeviceTimeline& tl = engine.Timeline(rank);
         const TimeShares t = SharesOf(r, tl);
@@ -170,12 +175,18 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
                     100.0 * t.Share(t.computeNs), 100.0 * t.Share(t.exposedCommNs),
                     100.0 * t.Share(t.idleNs));
     }
+    if (fold.Folds())
+    {
+        PrintWrapped(fmt::format("folded: {}; each of the {} absent ranks is its live replica "
+                                 "above (docs/folding.md)",
+                                 fold.Describe(), fold.WorldSize() - fold.LiveCount()));
+    }
     int64_t networkNs = 0;
     int64_t inSituNs = 0;
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {
-        networkNs += engine.Timeline(rank).CollectiveNetworkNs();
-        inSituNs += engine.Timeline(rank).CollectiveInSituNs();
+        networkNs += engine.Timeline(fold.Representative(rank)).CollectiveNetworkNs();
+        inSituNs += engine.Timeline(fold.Representative(rank)).CollectiveInSituNs();
     }
     if (inSituNs > networkNs && networkNs > 0)
     {
@@ -190,7 +201,7 @@ void PrintSummary(const SimulationEngine& engine, const RunInfo& info)
     int64_t blockedGapNs = 0;
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {
-        blockedGapNs += engine.Timeline(rank).BlockedGapNs();
+        blockedGapNs += engine.Timeline(fold.Representative(rank)).BlockedGapNs();
     }
     if (blockedGapNs > 0)
     {
@@ -249,11 +260,21 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
     j["kernels"] = KernelCostJson(engine.Kernels());
     j["host_time"] = HostTimeJson(engine);
     j["error_band"] = ErrorBandJson(engine, info);
+    const FoldLayout& fold = engine.Fold();
+    if (fold.Folds())
+    {
+        j["fold"] = {{"world_size", fold.WorldSize()},
+                     {"replicas", fold.Replicas()},
+                     {"stride", fold.Stride()},
+                     {"live_ranks", fold.LiveCount()}};
+    }
     nlohmann::json ranks = nlohmann::json::array();
     for (int rank = 0; rank < engine.WorldSize(); ++rank)
     {
-        const RankState& r = engine.Ranks()[static_cast<std::size_t>(rank)];
-        const DeviceTimeline& tl = engine.Timeline(rank);
+        // An absent rank is reported as its live replica, which stood for it.
+        const int source = fold.Representative(rank);
+        const RankState& r = engine.Ranks()[static_cast<std::size_t>(source)];
+        const DeviceTimeline& tl = engine.Timeline(source);
         const TimeShares t = SharesOf(r, tl);
         nlohmann::json byGroup = nlohmann::json::array();
         for (const auto& [key, tally] : r.tally)
@@ -291,6 +312,11 @@ void WriteJsonReport(const std::filesystem::path& file, const SimulationEngine& 
                            {"overlapped_communication", t.Share(t.overlapNs)},
                            {"idle", t.Share(t.idleNs)}}},
                          {"last_call", r.lastCall}});
+        if (source != rank)
+        {
+            ranks.back()["state"] = RankPhaseName(RankPhase::Folded);
+            ranks.back()["folded_into"] = source;
+        }
     }
     j["ranks"] = ranks;
     std::ofstream out(file);

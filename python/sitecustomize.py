@@ -1,7 +1,8 @@
 """Loaded by Python at start-up: phantora-cluster puts this folder on every rank's
 PYTHONPATH.  Installs the workload support the scenario names (its [workload] table)
 the DeepSpeed guard (phantora_deepspeed.py: a JIT-compiled op fails at once, naming
-it) and the advice after a missing module's traceback (phantora_missing_module.py: the
+it), the folding guard (phantora_fold_guard.py: a gloo group with absent ranks fails at
+once) and the advice after a missing module's traceback (phantora_missing_module.py: the
 venv and the pip line).  Nothing here runs unless phantora-cluster set the variables.
 A sitecustomize of the program's own, later on the path, is still loaded."""
 
@@ -20,6 +21,11 @@ if os.environ.get("PHANTORA_BRIDGE"):
 
     phantora_deepspeed.install()
     phantora_missing_module.install()
+
+if os.environ.get("PHANTORA_FOLD"):
+    import phantora_fold_guard
+
+    phantora_fold_guard.install()
 
 # Python imports only the first sitecustomize on the path: hand over to the next one.
 _here = os.path.dirname(os.path.abspath(__file__))

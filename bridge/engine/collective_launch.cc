@@ -13,14 +13,32 @@ namespace phantora
 {
 
 CollectiveLaunch::CollectiveLaunch(const Scenario& scenario, NetworkModel& network,
-                                   std::vector<DeviceTimeline>& timelines, const NcclSettings& nccl)
-    : m_scenario(scenario), m_network(network), m_timelines(timelines), m_nccl(nccl),
+                                   std::vector<DeviceTimeline>& timelines, const NcclSettings& nccl,
+                                   const FoldLayout& fold)
+    : m_scenario(scenario), m_network(network), m_timelines(timelines), m_nccl(nccl), m_fold(fold),
       m_matcher([this](const MatchedCollective& c) { StartMatched(c); }),
       m_p2p([this](const P2PMatcher::Transfer& t, std::function<void(int64_t)> done)
             { StartTransfer(t, std::move(done)); },
             [this](int rank, uint64_t ticket, int64_t endNs)
             { m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(ticket, endNs); })
 {
+}
+
+const std::vector<int>& CollectiveLaunch::AbsentMembersOf(const Communicator& comm, int live)
+{
+    auto [it, fresh] = m_absentMembers.try_emplace({comm.handle, live});
+    if (fresh && m_fold.Folds())
+    {
+        for (std::size_t i = 0; i < comm.ranks.size(); ++i)
+        {
+            const int r = comm.ranks[i];
+            if (!m_fold.IsLive(r) && m_fold.Representative(r) == live)
+            {
+                it->second.push_back(static_cast<int>(i));
+            }
+        }
+    }
+    return it->second;
 }
 
 uint64_t CollectiveLaunch::NumberCollective(uint64_t comm, int rank)
@@ -30,7 +48,8 @@ uint64_t CollectiveLaunch::NumberCollective(uint64_t comm, int rank)
 
 bool CollectiveLaunch::Issued(uint64_t comm, int rank, uint64_t sequence) const
 {
-    auto it = m_issued.find({comm, rank});
+    // An absent rank issues each collective when the live rank standing for it does.
+    auto it = m_issued.find({comm, m_fold.Representative(rank)});
     return it != m_issued.end() && it->second > sequence;
 }
 
@@ -44,7 +63,7 @@ bool CollectiveLaunch::AllIssued(const Communicator& comm, uint64_t sequence) co
 {
     for (int member : comm.ranks)
     {
-        auto it = m_issued.find({comm.handle, member});
+        auto it = m_issued.find({comm.handle, m_fold.Representative(member)});
         if (it == m_issued.end() || it->second <= sequence)
         {
             return false; // a member has not issued it yet
@@ -68,11 +87,20 @@ void CollectiveLaunch::EnqueueCollective(const RequestContext& ctx, const Commun
     const bool kernel = comm.ranks.size() >= 2 && chosen.choice;
     const uint32_t channels = kernel ? chosen.choice->nChannels : 0;
     const int64_t expectedNs = kernel ? std::llround(chosen.choice->estimatedNs) : 0;
+    const std::vector<int>& absent = AbsentMembersOf(comm, ctx.rank);
     m_timelines[static_cast<std::size_t>(ctx.rank)].EnqueueCollective(
         m.stream, ctx.nowNs, ticket,
-        [this, &comm, sequence, member, op = m.op, bytes = m.bytes, ticket,
+        [this, &comm, &absent, sequence, member, op = m.op, bytes = m.bytes, ticket,
          root = m.root](int64_t readyNs)
-        { m_matcher.Ready(comm, sequence, member, op, bytes, ticket, readyNs, root); },
+        {
+            // Its absent replicas reach it at the same instant: they run the same code on
+            // the same shapes (docs/folding.md).  They hold no ticket of a timeline.
+            for (int a : absent)
+            {
+                m_matcher.Ready(comm, sequence, a, op, bytes, 0, readyNs, root);
+            }
+            m_matcher.Ready(comm, sequence, member, op, bytes, ticket, readyNs, root);
+        },
         fmt::format("{} {} B", CollectiveName(m.op), m.bytes), channels, expectedNs);
 }
 
@@ -172,6 +200,17 @@ void CollectiveLaunch::StartTransfer(const P2PMatcher::Transfer& t,
     // Ordered among same-instant starts by who sends what, never by arrival.
     const NetworkModel::OrderKey order{src, (uint64_t{1} << 63) | (uint64_t{dst} << 44) |
                                                 (t.sequence & ((uint64_t{1} << 44) - 1))};
+    // Folded (both ends are live: OnP2P refuses others): each absent replica's copy too.
+    for (int d = 1; d < m_fold.Replicas(); ++d)
+    {
+        const auto copySrc = static_cast<uint32_t>(m_fold.InReplica(static_cast<int>(src), d));
+        const auto copyDst = static_cast<uint32_t>(m_fold.InReplica(static_cast<int>(dst), d));
+        m_network.StartCollective(
+            t.startNs, plan, {copySrc, copyDst}, [](int64_t) {},
+            {copySrc, (uint64_t{1} << 63) | (uint64_t{copyDst} << 44) |
+                          (t.sequence & ((uint64_t{1} << 44) - 1))},
+            fmt::format("send/recv {} B (replica {})", t.bytes, d));
+    }
     m_network.StartCollective(t.startNs, std::move(plan), {src, dst}, std::move(done), order,
                               fmt::format("send/recv {} B", t.bytes));
 }
@@ -271,10 +310,16 @@ void CollectiveLaunch::StartMatched(const MatchedCollective& c)
             static_cast<uint32_t>(c.comm->ranks[(i + static_cast<uint32_t>(c.root)) % n]));
     }
     std::vector<std::pair<int, uint64_t>> members;
+    std::vector<uint32_t> memberIndex; // each live member's rank in the communicator
     NetworkModel::OrderKey order{std::numeric_limits<int64_t>::max(), 0};
     for (uint32_t i = 0; i < n; ++i)
     {
+        if (!m_fold.IsLive(c.comm->ranks[i]))
+        {
+            continue; // absent: no timeline of its own to release
+        }
         members.emplace_back(c.comm->ranks[i], c.memberTickets[i]);
+        memberIndex.push_back(i);
         auto it = m_ticketOrder.find(c.memberTickets[i]);
         if (it != m_ticketOrder.end())
         {
@@ -295,27 +340,50 @@ void CollectiveLaunch::StartMatched(const MatchedCollective& c)
     {
         throw std::invalid_argument(made.refusal);
     }
+    nccl::Plan plan = nccl::MakePlan(c.op, ShapeOf(n), c.bytes, m_nccl.For(*c.comm), *made.choice);
+    const std::string label = fmt::format("{} {} B on {} ranks", CollectiveName(c.op), c.bytes, n);
+    if (m_fold.Folds() && std::all_of(c.comm->ranks.begin(), c.comm->ranks.end(),
+                                      [this](int r) { return m_fold.IsLive(r); }))
+    {
+        // A group inside the live replica: each absent replica runs its own copy at the
+        // same instant, on its own GPUs, and its traffic shares the network.
+        for (int d = 1; d < m_fold.Replicas(); ++d)
+        {
+            std::vector<uint32_t> copy;
+            copy.reserve(gpus.size());
+            for (uint32_t g : gpus)
+            {
+                copy.push_back(static_cast<uint32_t>(m_fold.InReplica(static_cast<int>(g), d)));
+            }
+            m_network.StartCollective(
+                c.startNs, plan, std::move(copy), [](int64_t) {},
+                {order.first < m_fold.WorldSize()
+                     ? m_fold.InReplica(static_cast<int>(order.first), d)
+                     : order.first,
+                 order.second},
+                label + fmt::format(" (replica {})", d));
+        }
+    }
     m_network.StartCollective(
-        c.startNs, nccl::MakePlan(c.op, ShapeOf(n), c.bytes, m_nccl.For(*c.comm), *made.choice),
-        std::move(gpus),
+        c.startNs, std::move(plan), std::move(gpus),
         NetworkModel::CompletionFn(
-            [this, members = std::move(members), startNs = c.startNs,
+            [this, members = std::move(members), memberIndex = std::move(memberIndex), n,
+             startNs = c.startNs,
              root = static_cast<uint32_t>(c.root)](const NetworkModel::Completion& done)
             {
                 // Each member ends when its own part does, as NCCL's kernel on its GPU:
-                // a broadcast's root before the chain's tail (plan rank p is member
-                // (p + root) mod n).
-                const auto count = static_cast<uint32_t>(members.size());
-                for (uint32_t i = 0; i < count; ++i)
+                // a broadcast's root before the chain's tail (plan rank p is communicator
+                // rank (p + root) mod n; a folded run's absent members release nothing).
+                const std::vector<int64_t>& ends = done.rankEndNs.at(0);
+                for (std::size_t m = 0; m < members.size(); ++m)
                 {
-                    const std::vector<int64_t>& ends = done.rankEndNs.at(0);
-                    const int64_t endNs = ends.at((i + count - root % count) % count);
-                    const auto& [rank, ticket] = members[i];
+                    const int64_t endNs = ends.at((memberIndex[m] + n - root % n) % n);
+                    const auto& [rank, ticket] = members[m];
                     m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(
                         ticket, InSituEnd(members, startNs, endNs), endNs);
                 }
             }),
-        order, fmt::format("{} {} B on {} ranks", CollectiveName(c.op), c.bytes, n));
+        order, label);
 }
 
 int64_t CollectiveLaunch::InSituEnd(const std::vector<std::pair<int, uint64_t>>& ranks,

@@ -8,6 +8,7 @@
 
 #include "engine/collective_matcher.h"
 #include "engine/communicator_registry.h"
+#include "engine/fold_layout.h"
 #include "engine/nccl_settings.h"
 #include "engine/p2p_matcher.h"
 #include "engine/request_context.h"
@@ -34,14 +35,20 @@ class CollectiveLaunch
 {
 public:
     /// \p timelines (one per rank) hear when each op may start and when it ended.
+    /// Folded (\p fold), an absent member reaches each collective with the live rank
+    /// standing for it, and its GPU's traffic runs on the network with the others'.
     CollectiveLaunch(const Scenario& scenario, NetworkModel& network,
-                     std::vector<DeviceTimeline>& timelines, const NcclSettings& nccl);
+                     std::vector<DeviceTimeline>& timelines, const NcclSettings& nccl,
+                     const FoldLayout& fold = FoldLayout::None());
     CollectiveLaunch(const CollectiveLaunch&) = delete;
     CollectiveLaunch& operator=(const CollectiveLaunch&) = delete;
 
     /// A fresh stream-op ticket: collectives, send/recv batches and host functions
     /// share one numbering.
     uint64_t NextTicket() { return m_nextTicket++; }
+
+    /// The communicator ranks of \p comm's absent members \p live stands for.
+    const std::vector<int>& AbsentMembersOf(const Communicator& comm, int live);
 
     /// \p rank's number for its next collective on \p comm (each member's k-th is one
     /// collective).
@@ -119,6 +126,10 @@ private:
     NetworkModel& m_network;
     std::vector<DeviceTimeline>& m_timelines;
     const NcclSettings& m_nccl;
+    const FoldLayout& m_fold;
+    /// (communicator, live rank) -> the communicator ranks of the absent members it
+    /// stands for.
+    std::map<std::pair<uint64_t, int>, std::vector<int>> m_absentMembers;
     CollectiveMatcher m_matcher;
     P2PMatcher m_p2p;
     uint64_t m_nextTicket{1};

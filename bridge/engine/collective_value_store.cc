@@ -8,7 +8,7 @@ namespace phantora
 {
 
 void CollectiveValueStore::Offer(uint64_t comm, uint64_t sequence, std::size_t commSize, int member,
-                                 const wire::NcclCollective& m)
+                                 const wire::NcclCollective& m, bool reads)
 {
     auto [it, fresh] = m_values.try_emplace({comm, sequence});
     ValueSlot& slot = it->second;
@@ -24,7 +24,7 @@ void CollectiveValueStore::Offer(uint64_t comm, uint64_t sequence, std::size_t c
         slot.root == m.root && member >= 0 && static_cast<std::size_t>(member) < slot.inputs.size())
     {
         slot.inputs[static_cast<std::size_t>(member)] = m.values;
-        ++slot.unfetched;
+        slot.unfetched += reads ? 1 : 0;
     }
 }
 

@@ -21,9 +21,11 @@ class CollectiveValueStore
 public:
     /// Member \p member of a communicator of \p commSize ranks issued its collective
     /// \p sequence on \p comm with its send buffer's bytes.  The first member to do so
-    /// fixes the operation; a member whose call disagrees with it is left out.
+    /// fixes the operation; a member whose call disagrees with it is left out.  A member
+    /// that will not read the result (an absent rank's bytes, offered by the live rank
+    /// standing for it) is offered with \p reads false.
     void Offer(uint64_t comm, uint64_t sequence, std::size_t commSize, int member,
-               const wire::NcclCollective& m);
+               const wire::NcclCollective& m, bool reads = true);
     /// Some member offered values for the collective and not all of them have read it.
     bool Holds(uint64_t comm, uint64_t sequence) const;
     /// Member \p member's result of the collective (Holds() must be true); unknown when

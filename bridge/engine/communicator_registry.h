@@ -1,8 +1,15 @@
 // NCCL communicators as the bridge sees them: which ranks belong, in which order.
 // A communicator exists once every member called ncclCommInitRank with its id, or
 // every member of its parent called ncclCommSplit.
+//
+// Folded (engine/fold_layout.h): only live members call.  A communicator is complete when
+// all its members are live and joined, or when its live members, each with its absent
+// replicas, make up all of its ranks in the order torch gives a group's ranks (ascending)
+// and no other live rank can still join: at once when it has more ranks than there are
+// live processes, else once the simulation would otherwise stand still (ResolveFolded).
 #pragma once
 
+#include "engine/fold_layout.h"
 #include "protocol/messages.h"
 
 #include <cstdint>
@@ -24,11 +31,19 @@ struct Communicator
 class CommunicatorRegistry
 {
 public:
+    /// \p fold (kept by reference) names the ranks that are absent; none by default.
+    explicit CommunicatorRegistry(const FoldLayout& fold = FoldLayout::None());
+
     struct Joined
     {
         const Communicator* comm;
         std::vector<int> waitingRanks; ///< every global rank that called init, to be answered
     };
+
+    /// Folded: completes every pending init whose live members and their replicas make
+    /// up all of its ranks (called when nothing else can move, so no other live rank can
+    /// still join one of them).  Empty when there is none.
+    std::vector<Joined> ResolveFolded();
 
     /// A member's ncclCommInitRank.  Returns the communicator once all nranks have joined.
     std::optional<Joined> Join(const wire::NcclId& id, int nranks, int commRank, int globalRank);
@@ -55,6 +70,7 @@ private:
         int nranks{0};
         std::vector<int> members; ///< communicator rank -> global rank, -1 while absent
         int joined{0};
+        std::vector<int> live; ///< members that joined (folded: the only ones that will)
     };
 
     struct PendingSplit
@@ -63,6 +79,17 @@ private:
     };
 
     const Communicator& Add(std::vector<int> ranks);
+    /// Folded: the ranks of \p p if its live members with their replicas are all of them,
+    /// in order; nullopt while more live members must join; throws CollectiveError when
+    /// they cannot be (the layout cannot fold this communicator).
+    std::optional<std::vector<int>> SpannedMembers(const PendingInit& p, int globalRank) const;
+    Joined Complete(const wire::NcclId& id, std::vector<int> ranks);
+    /// Folded: puts the absent members of \p parent into the \p groups (color -> (key,
+    /// parent member index)) the live members' colors say they belong to.
+    void AddAbsentMembers(const Communicator& parent, int globalRank,
+                          std::map<int, std::vector<std::pair<int, int>>>& groups) const;
+
+    const FoldLayout& m_fold;
 
     std::map<wire::NcclId, PendingInit> m_pending;
     /// (parent, split number) -> calls so far; each member's k-th split is the same split

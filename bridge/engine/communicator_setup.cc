@@ -20,18 +20,32 @@ void CommunicatorSetup::OnCommInit(const RequestContext& ctx, const wire::NcclCo
     w.call = fmt::format("ncclCommInitRank(nranks {}, rank {})", m.nranks, m.rank);
     m_lanes.Block(ctx, std::move(w));
     m_nccl.RecordCreation(ctx.rank, m.tuning);
-    auto joined = m_comms.Join(m.id, m.nranks, m.rank, ctx.rank);
-    if (!joined)
+    if (auto joined = m_comms.Join(m.id, m.nranks, m.rank, ctx.rank))
     {
-        return;
+        Joined(*joined, ctx.out);
     }
-    std::vector<std::pair<int, const Communicator*>> members;
-    for (int member : joined->waitingRanks)
+}
+
+bool CommunicatorSetup::ResolveFolded(std::vector<OutgoingReply>& out)
+{
+    const auto resolved = m_comms.ResolveFolded();
+    for (const auto& joined : resolved)
     {
-        members.emplace_back(member, joined->comm);
+        Joined(joined, out);
+    }
+    return !resolved.empty();
+}
+
+void CommunicatorSetup::Joined(const CommunicatorRegistry::Joined& joined,
+                               std::vector<OutgoingReply>& out)
+{
+    std::vector<std::pair<int, const Communicator*>> members;
+    for (int member : joined.waitingRanks)
+    {
+        members.emplace_back(member, joined.comm);
     }
     m_nccl.Settle(members);
-    LeaveTogether(members, ctx.out);
+    LeaveTogether(members, out);
 }
 
 void CommunicatorSetup::OnCommSplit(const RequestContext& ctx, const wire::NcclCommSplit& m)

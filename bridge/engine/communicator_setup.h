@@ -22,8 +22,12 @@ public:
 
     void OnCommInit(const RequestContext& ctx, const wire::NcclCommInit& m);
     void OnCommSplit(const RequestContext& ctx, const wire::NcclCommSplit& m);
+    /// Folded: completes the inits only live members and their replicas make up, once
+    /// nothing else can move (CommunicatorRegistry::ResolveFolded).  Whether any was.
+    bool ResolveFolded(std::vector<OutgoingReply>& out);
 
 private:
+    void Joined(const CommunicatorRegistry::Joined& joined, std::vector<OutgoingReply>& out);
     /// Ends the creation of communicators: each member gets its own (or none).
     void LeaveTogether(const std::vector<std::pair<int, const Communicator*>>& members,
                        std::vector<OutgoingReply>& out);

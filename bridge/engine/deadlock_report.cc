@@ -58,7 +58,7 @@ std::string DeadlockReport(const std::vector<RankState>& ranks,
                 }
             }
         }
-        else
+        else if (r.phase != RankPhase::Folded)
         {
             msg += fmt::format("\n  rank {} has {} (last call: {})", rank,
                                r.phase == RankPhase::Exited ? "exited" : "finished", r.lastCall);

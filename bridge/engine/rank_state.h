@@ -20,6 +20,7 @@ enum class RankPhase
     Waiting,      ///< (reports only) every thread waits for the bridge or in the host
     Finished,     ///< said goodbye; its clock is final
     Exited,       ///< the process is gone
+    Folded,       ///< absent: a live rank stands for it (engine/fold_layout.h)
 };
 
 /// How reports and diagnostics name a rank's phase.
@@ -37,6 +38,8 @@ inline const char* RankPhaseName(RankPhase p)
         return "finished";
     case RankPhase::Exited:
         return "exited";
+    case RankPhase::Folded:
+        return "folded";
     }
     return "?";
 }

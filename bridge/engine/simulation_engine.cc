@@ -74,9 +74,9 @@ bool MemoryBound(uint64_t ctas, const std::string& name)
 } // namespace
 
 SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, TraceRecorder* trace,
-                                   SyncMode mode)
-    : m_scenario(scenario), m_trace(trace), m_network(scenario),
-      m_kernels(scenario.gpu, scenario.kernels, scenario.file),
+                                   SyncMode mode, std::optional<FoldLayout> fold)
+    : m_scenario(scenario), m_trace(trace), m_fold(fold ? *fold : FoldLayout(worldSize)),
+      m_network(scenario), m_kernels(scenario.gpu, scenario.kernels, scenario.file),
       m_lanes(CheckedWorldSize(worldSize), trace),
       m_timelines(
           static_cast<std::size_t>(worldSize),
@@ -84,8 +84,8 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, Trac
                          scenario.gpu.commInterference ? scenario.gpu.smCount : 0,
                          StreamGap{scenario.gpu.streamGapNs, scenario.gpu.streamGapBesideBlockedNs,
                                    scenario.gpu.graphNodeGapNs})),
-      m_nccl(scenario.nccl), m_setup(m_comms, m_nccl, m_lanes),
-      m_launch(scenario, m_network, m_timelines, m_nccl),
+      m_comms(m_fold), m_nccl(scenario.nccl), m_setup(m_comms, m_nccl, m_lanes),
+      m_launch(scenario, m_network, m_timelines, m_nccl, m_fold),
       m_holds([this](int rank, uint64_t ticket, int64_t endNs)
               { TimelineOf(rank).CompleteCollective(ticket, endNs); }),
       m_commit(m_lanes.Ranks(), m_comms, m_launch, m_network, scenario.gpu.launchLatencyNs, mode,
@@ -96,6 +96,18 @@ SimulationEngine::SimulationEngine(const Scenario& scenario, int worldSize, Trac
     {
         throw SimulationError(fmt::format("{} ranks but the scenario {} has only {} GPUs",
                                           worldSize, scenario.file.string(), m_network.GpuCount()));
+    }
+    if (m_fold.WorldSize() != worldSize)
+    {
+        throw SimulationError(
+            fmt::format("a fold of {} for a world of {} ranks", m_fold.Describe(), worldSize));
+    }
+    for (int rank = 0; rank < worldSize; ++rank)
+    {
+        if (!m_fold.IsLive(rank))
+        {
+            m_lanes.Rank(rank).phase = RankPhase::Folded;
+        }
     }
     if (m_trace)
     {
@@ -112,6 +124,13 @@ void SimulationEngine::Handle(int rank, const wire::RequestEnvelope& req,
                               std::vector<OutgoingReply>& out)
 {
     RankState& r = m_lanes.Rank(rank);
+    if (r.phase == RankPhase::Folded)
+    {
+        throw SimulationError(fmt::format(
+            "a process connected as rank {}, which is folded into rank {} ({}): only live "
+            "ranks run",
+            rank, m_fold.Representative(rank), m_fold.Describe()));
+    }
     const RequestContext ctx = m_lanes.Enter(rank, req, m_commit.CommittedNs(), out);
     r.lastCall = wire::RequestName(req.body);
     DeviceTimeline& tl = TimelineOf(rank);
@@ -298,6 +317,12 @@ void SimulationEngine::OnCollective(const RequestContext& ctx, const wire::NcclC
     if (m.hasValues)
     {
         m_values.Offer(m.comm, sequence, comm.ranks.size(), member, m);
+        // An absent replica would have sent the same bytes: it runs the same code on the
+        // same values (docs/folding.md).
+        for (int absent : m_launch.AbsentMembersOf(comm, ctx.rank))
+        {
+            m_values.Offer(m.comm, sequence, comm.ranks.size(), absent, m, false);
+        }
     }
     m_launch.EnqueueCollective(ctx, comm, member, sequence, m, r.collectives);
 }
@@ -315,6 +340,20 @@ void SimulationEngine::OnP2P(const RequestContext& ctx, const wire::NcclP2P& m)
         tally.bytes += op.bytes;
     }
     const int member = m_comms.MemberIndex(comm, ctx.rank);
+    for (const wire::P2POp& op : m.ops)
+    {
+        if (op.peer >= 0 && static_cast<std::size_t>(op.peer) < comm.ranks.size() &&
+            !m_fold.IsLive(comm.ranks[static_cast<std::size_t>(op.peer)]))
+        {
+            // A send to another replica carries data that differs by replica (a pipeline
+            // stage of one replica feeding another's does not exist in DP layouts).
+            throw SimulationError(fmt::format(
+                "cannot fold: rank {} {} rank {}, which is absent ({}); only collectives may "
+                "span the folded dimension",
+                ctx.rank, op.send ? "sends to" : "receives from",
+                comm.ranks[static_cast<std::size_t>(op.peer)], m_fold.Describe()));
+        }
+    }
     CollectiveLaunch::P2PBatch batch = m_launch.NumberP2P(comm, member, m.ops);
     for (std::size_t i = 0; i < m.ops.size(); ++i)
     {
@@ -363,10 +402,17 @@ void SimulationEngine::Progress(std::vector<OutgoingReply>& out)
             // still have been about to start what completes them.
             const std::size_t before = out.size();
             m_waits.AnswerAll(out, QueryRule::SettleUnreachable);
-            if (out.size() == before)
+            if (out.size() != before)
             {
-                break;
+                continue;
             }
+            // Folded: a communicator its live members and their replicas make up is
+            // complete once no other live rank can still join it.
+            if (EveryRankWaits(m_lanes.Ranks()) && !m_network.Busy() && m_setup.ResolveFolded(out))
+            {
+                continue;
+            }
+            break;
         }
     }
     CheckDeadlock();
@@ -381,7 +427,8 @@ bool SimulationEngine::AllDone() const
 {
     const auto& ranks = m_lanes.Ranks();
     return std::all_of(ranks.begin(), ranks.end(),
-                       [](const RankState& r) { return r.phase == RankPhase::Exited; });
+                       [](const RankState& r)
+                       { return r.phase == RankPhase::Exited || r.phase == RankPhase::Folded; });
 }
 
 std::string SimulationEngine::StateReport() const

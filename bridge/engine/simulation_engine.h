@@ -19,6 +19,7 @@
 #include "engine/commit_policy.h"
 #include "engine/communicator_registry.h"
 #include "engine/communicator_setup.h"
+#include "engine/fold_layout.h"
 #include "engine/host_function_holds.h"
 #include "engine/lanes.h"
 #include "engine/nccl_settings.h"
@@ -37,6 +38,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,8 +49,11 @@ class SimulationEngine
 {
 public:
     /// \p trace, when given, receives every op and every blocking call as a span.
+    /// \p fold, when it folds, names the absent ranks (engine/fold_layout.h): they never
+    /// connect, and the live rank standing for each answers for it.
     SimulationEngine(const Scenario& scenario, int worldSize, TraceRecorder* trace = nullptr,
-                     SyncMode mode = SyncMode::Optimistic);
+                     SyncMode mode = SyncMode::Optimistic,
+                     std::optional<FoldLayout> fold = std::nullopt);
     SimulationEngine(const SimulationEngine&) = delete;
     SimulationEngine& operator=(const SimulationEngine&) = delete;
 
@@ -92,6 +97,7 @@ public:
     }
     const HostTimeProfile& HostTime() const { return m_hostTime; }
     int WorldSize() const { return m_lanes.WorldSize(); }
+    const FoldLayout& Fold() const { return m_fold; }
     /// Where simulated time stands and what holds it back: the commit bounds, the
     /// network's next completion and every thread's state (for a run that seems stalled).
     std::string StateReport() const;
@@ -112,6 +118,7 @@ private:
     // Declared in construction order: each part is given the ones above it.
     const Scenario& m_scenario;
     TraceRecorder* m_trace;
+    FoldLayout m_fold;
     HostTimeProfile m_hostTime;
     std::function<HostTimeProfile(const std::vector<std::string>&)> m_prepareHostTime;
     NetworkModel m_network;

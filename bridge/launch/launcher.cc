@@ -150,6 +150,10 @@ std::map<std::string, std::string> RankEnvironmentMap(const LaunchSpec& spec, in
     {
         env["MASTER_PORT"] = std::to_string(spec.masterPort);
     }
+    if (!spec.foldStoreScript.empty())
+    {
+        env["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+    }
     for (const auto& [key, value] : spec.extraEnv)
     {
         env[key] = value;
@@ -266,6 +270,11 @@ pid_t Spawn(const std::vector<char*>& argv, const std::vector<char*>& envp, int 
 Launcher::~Launcher()
 {
     TerminateAll(500);
+    if (m_storeHostPid > 0)
+    {
+        kill(m_storeHostPid, SIGKILL);
+        waitpid(m_storeHostPid, nullptr, 0);
+    }
     for (const auto& [fd, s] : m_streams)
     {
         close(fd);
@@ -289,6 +298,33 @@ void Launcher::Start(const LaunchSpec& requested)
     }
     m_procs.resize(static_cast<std::size_t>(spec.nproc));
     m_spec = spec;
+    for (int rank : StartedRanks())
+    {
+        if (rank < 0 || rank >= spec.nproc)
+        {
+            throw std::runtime_error(
+                fmt::format("rank {} to start is outside the world of {}", rank, spec.nproc));
+        }
+    }
+    if (!spec.foldStoreScript.empty())
+    {
+        std::string why;
+        const auto python = ParsePythonCommand(spec.command, &why);
+        if (!python)
+        {
+            throw std::runtime_error("a folded run serves torch's c10d store with the "
+                                     "program's Python, so it runs `python SCRIPT ARGS` or "
+                                     "`python -m MODULE ARGS` commands only: " +
+                                     why);
+        }
+        m_storeHostCommand = *python;
+        if (!spec.forkServer)
+        {
+            StartStoreHost();
+        }
+        // else once the fork server forks the first rank (ReadControl): its import and the
+        // store host's would otherwise share the cores while the ranks' connect timeout runs
+    }
     m_ranksStarted = std::chrono::steady_clock::now();
     if (spec.forkServer)
     {
@@ -300,15 +336,63 @@ void Launcher::Start(const LaunchSpec& requested)
                                      "MODULE ARGS` commands only: " +
                                      why);
         }
-        StartForkServer(spec, *python);
+        StartForkServer(m_spec, *python);
         return;
     }
-    StartExecd(spec);
+    StartExecd(m_spec);
+}
+
+std::vector<int> Launcher::StartedRanks() const
+{
+    if (!m_spec.live.empty())
+    {
+        return m_spec.live;
+    }
+    std::vector<int> all(static_cast<std::size_t>(m_spec.nproc));
+    for (int rank = 0; rank < m_spec.nproc; ++rank)
+    {
+        all[static_cast<std::size_t>(rank)] = rank;
+    }
+    return all;
+}
+
+void Launcher::StartStoreHost()
+{
+    if (!m_storeHostCommand || m_storeHostPid > 0)
+    {
+        return;
+    }
+    const LaunchSpec& spec = m_spec;
+    const PythonCommand& python = *m_storeHostCommand;
+    int port = spec.masterPort;
+    if (port == 0)
+    {
+        port = std::atoi(std::getenv("MASTER_PORT") ? std::getenv("MASTER_PORT") : "0");
+    }
+    // The caller's environment without the interposer: the store host is no rank.
+    std::map<std::string, std::string> env;
+    for (char** e = environ; *e; ++e)
+    {
+        std::string kv(*e);
+        const auto eq = kv.find('=');
+        if (eq != std::string::npos && kv.compare(0, eq, "LD_PRELOAD") != 0)
+        {
+            env[kv.substr(0, eq)] = kv.substr(eq + 1);
+        }
+    }
+    std::vector<std::string> args = {python.interpreter};
+    args.insert(args.end(), python.options.begin(), python.options.end());
+    args.insert(args.end(),
+                {spec.foldStoreScript, std::to_string(port), std::to_string(spec.nproc)});
+    const int devNull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    const std::vector<std::string> envStrings = EnvironmentStrings(env);
+    m_storeHostPid = Spawn(CStrings(args), CStrings(envStrings), devNull, STDERR_FILENO);
+    close(devNull);
 }
 
 void Launcher::StartExecd(const LaunchSpec& spec)
 {
-    for (int rank = 0; rank < spec.nproc; ++rank)
+    for (int rank : StartedRanks())
     {
         const auto out = Pipe();
         const auto err = Pipe();
@@ -360,6 +444,7 @@ void Launcher::FallBackToExec(const std::string& how)
         p = Process{};
     }
     m_ranksStarted = std::chrono::steady_clock::now();
+    StartStoreHost();
     StartExecd(m_spec);
 }
 
@@ -395,7 +480,7 @@ void Launcher::StartForkServer(const LaunchSpec& spec, const PythonCommand& pyth
     j["launcher_pid"] = getpid();
     j["fallback"] = spec.forkServerFallback;
     j["ranks"] = nlohmann::json::array();
-    for (int rank = 0; rank < spec.nproc; ++rank)
+    for (int rank : StartedRanks())
     {
         const auto out = Pipe();
         const auto err = Pipe();
@@ -473,8 +558,9 @@ void Launcher::StartForkServer(const LaunchSpec& spec, const PythonCommand& pyth
     m_forkServer->pid = pid;
     m_forkServer->alive = true;
     m_forkServer->controlFd = control[0];
-    for (auto& p : m_procs)
+    for (int rank : StartedRanks())
     {
+        Process& p = m_procs[static_cast<std::size_t>(rank)];
         p.pid = -1; // until the control pipe names it
         p.alive = true;
     }
@@ -510,6 +596,7 @@ void Launcher::ReadControl()
                 rank < static_cast<int>(m_procs.size()) && pid > 0)
             {
                 m_procs[static_cast<std::size_t>(rank)].pid = pid;
+                StartStoreHost();
             }
             fs.controlPartial.erase(0, pos + 1);
         }

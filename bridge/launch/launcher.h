@@ -27,7 +27,15 @@ namespace phantora
 struct LaunchSpec
 {
     std::vector<std::string> command;
-    int nproc{1};
+    int nproc{1}; ///< the world size (WORLD_SIZE)
+    /// The ranks to start; empty: all nproc.  Folded (docs/folding.md): the live ranks
+    /// only, and the c10d store is served by a process of the launcher's (foldStore).
+    std::vector<int> live;
+    /// Folded: `PYTHON foldStoreScript PORT WORLD` serves the ranks' c10d store (the real
+    /// torch TCPStore, which no rank hosts: rank 0 would wait for all WORLD ranks to
+    /// connect), and every rank is its client (TORCHELASTIC_USE_AGENT_STORE, as under a
+    /// torchrun agent).
+    std::string foldStoreScript;
     int gpusPerNode{1};
     std::string interposer;     ///< path of libphantora_interposer.so
     std::string bridgeEndpoint; ///< e.g. tcp://127.0.0.1:41234
@@ -134,6 +142,11 @@ private:
     /// One exec'd process per rank.
     void StartExecd(const LaunchSpec& spec);
     void StartForkServer(const LaunchSpec& spec, const PythonCommand& python);
+    /// Folded: starts the process serving the ranks' c10d store (LaunchSpec::foldStoreScript)
+    /// unless it runs; the ranks' store clients retry until it listens.
+    void StartStoreHost();
+    /// The ranks Start starts (LaunchSpec::live, or all).
+    std::vector<int> StartedRanks() const;
     /// The fork server ended before forking a rank: say why, exec the ranks instead.
     void FallBackToExec(const std::string& how);
     /// "RANK PID" lines from the fork server's control pipe.
@@ -147,6 +160,8 @@ private:
     std::chrono::steady_clock::time_point m_ranksStarted{};
     std::vector<Process> m_procs;
     std::optional<ForkServer> m_forkServer;
+    std::optional<PythonCommand> m_storeHostCommand; ///< folded: the store host's interpreter
+    int m_storeHostPid{-1};
     std::map<int, Stream> m_streams; ///< by fd
     std::function<void(int, const std::string&)> m_onLine;
 };
