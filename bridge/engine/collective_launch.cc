@@ -375,9 +375,16 @@ void CollectiveLaunch::StartMatched(const MatchedCollective& c)
                 // a broadcast's root before the chain's tail (plan rank p is communicator
                 // rank (p + root) mod n; a folded run's absent members release nothing).
                 const std::vector<int64_t>& ends = done.rankEndNs.at(0);
+                // Folded, absent members arrive at the next collective with their live
+                // replica; unfolded, that collective starts when its slowest member arrives.
+                // So where members are absent the live ones follow the slowest end.
+                const bool absent = members.size() < n;
+                const int64_t slowestNs =
+                    ends.empty() ? done.endNs : *std::max_element(ends.begin(), ends.end());
                 for (std::size_t m = 0; m < members.size(); ++m)
                 {
-                    const int64_t endNs = ends.at((memberIndex[m] + n - root % n) % n);
+                    const int64_t endNs =
+                        absent ? slowestNs : ends.at((memberIndex[m] + n - root % n) % n);
                     const auto& [rank, ticket] = members[m];
                     m_timelines[static_cast<std::size_t>(rank)].CompleteCollective(
                         ticket, InSituEnd(members, startNs, endNs), endNs);
